@@ -1,0 +1,108 @@
+import { Hono, type Context } from "hono";
+import { QualifiedName } from "../core/names";
+import type { Result } from "../core/problem";
+import { conversationStub } from "../env";
+import { ConversationId } from "../protocol/methods";
+import type { ApiEnv } from "./auth";
+import { problemResponse } from "./problem-response";
+import { readJson, readQuery } from "./read-input";
+import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, TurnBody } from "./schemas";
+
+/** `/v1/conversations/…`: every route resolves the conversation through the caller's own tenant. */
+export const conversations = new Hono<ApiEnv>();
+
+type ApiContext = Context<ApiEnv>;
+
+function reply<T>(c: ApiContext, result: Result<T>, status: 200 | 201 = 200): Response {
+  return result.ok ? c.json(result.value as object, status) : problemResponse(c, result.problem);
+}
+
+/** The conversation named in the path, or a 404 that looks the same whether it is malformed, missing or someone else's. */
+function conversation(c: ApiContext) {
+  const id = ConversationId.safeParse(c.req.param("id"));
+  return id.success ? conversationStub(c.env, c.var.owner, id.data) : null;
+}
+
+const noSuchConversation = (c: ApiContext) => problemResponse(c, { type: "not-found", detail: "no such conversation" });
+
+conversations.post("/", async (c) => {
+  const body = await readJson(c, CreateConversationBody, { optional: true });
+  if (!body.ok) return problemResponse(c, body.problem);
+  const id = crypto.randomUUID();
+  return reply(c, await conversationStub(c.env, c.var.owner, id).create(c.var.owner, id, body.value.agent), 201);
+});
+
+conversations.get("/:id", async (c) => {
+  const stub = conversation(c);
+  return stub ? reply(c, await stub.info(c.var.owner)) : noSuchConversation(c);
+});
+
+conversations.delete("/:id", async (c) => {
+  const stub = conversation(c);
+  return stub ? reply(c, await stub.end(c.var.owner)) : noSuchConversation(c);
+});
+
+conversations.post("/:id/turns", async (c) => {
+  const stub = conversation(c);
+  if (!stub) return noSuchConversation(c);
+  const body = await readJson(c, TurnBody);
+  return body.ok ? reply(c, await stub.turn(c.var.owner, body.value)) : problemResponse(c, body.problem);
+});
+
+conversations.get("/:id/messages", async (c) => {
+  const stub = conversation(c);
+  return stub ? reply(c, await stub.messages(c.var.owner)) : noSuchConversation(c);
+});
+
+conversations.post("/:id/messages", async (c) => {
+  const stub = conversation(c);
+  if (!stub) return noSuchConversation(c);
+  const body = await readJson(c, AppendMessagesBody);
+  return body.ok ? reply(c, await stub.appendMessages(c.var.owner, body.value.messages), 201) : problemResponse(c, body.problem);
+});
+
+conversations.get("/:id/attachments", async (c) => {
+  const stub = conversation(c);
+  return stub ? reply(c, await stub.attachments(c.var.owner)) : noSuchConversation(c);
+});
+
+conversations.post("/:id/attachments", async (c) => {
+  const stub = conversation(c);
+  if (!stub) return noSuchConversation(c);
+  const body = await readJson(c, Attachment);
+  return body.ok ? reply(c, await stub.attach(c.var.owner, body.value), 201) : problemResponse(c, body.problem);
+});
+
+conversations.delete("/:id/attachments", async (c) => {
+  const stub = conversation(c);
+  if (!stub) return noSuchConversation(c);
+  const body = await readJson(c, Attachment);
+  return body.ok ? reply(c, await stub.detach(c.var.owner, body.value)) : problemResponse(c, body.problem);
+});
+
+conversations.get("/:id/resources", async (c) => {
+  const stub = conversation(c);
+  return stub ? reply(c, await stub.resources(c.var.owner)) : noSuchConversation(c);
+});
+
+conversations.delete("/:id/resources/:fullId", async (c) => {
+  const stub = conversation(c);
+  if (!stub) return noSuchConversation(c);
+  return reply(c, await stub.removeResource(c.var.owner, c.req.param("fullId"), { notifyApp: true }));
+});
+
+conversations.get("/:id/contexts/:provider/items", async (c) => {
+  const stub = conversation(c);
+  if (!stub) return noSuchConversation(c);
+  const provider = QualifiedName.safeParse(c.req.param("provider"));
+  if (!provider.success) return problemResponse(c, { type: "invalid-request", detail: "provider must be 'app:provider'" });
+  const query = readQuery(c, ItemsQuery);
+  return query.ok ? reply(c, await stub.browse(c.var.owner, provider.data, query.value)) : problemResponse(c, query.problem);
+});
+
+conversations.get("/:id/events", async (c) => {
+  const stub = conversation(c);
+  if (!stub) return noSuchConversation(c);
+  const query = readQuery(c, EventsQuery);
+  return query.ok ? reply(c, await stub.events(c.var.owner, query.value)) : problemResponse(c, query.problem);
+});

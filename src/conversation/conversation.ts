@@ -1,0 +1,254 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Attachment, EventsQuery, TurnBody } from "../api/schemas";
+import { contextKey } from "../core/attachments";
+import { acknowledgedApps, mergeAttachments } from "../core/attachments";
+import type { ContextList } from "../core/context-data";
+import { LIMITS } from "../core/limits";
+import type { AppendableMessage } from "../core/messages";
+import { fail, ok, type Result } from "../core/problem";
+import { contextVersion } from "../core/version";
+import { hubStub, type Env, type Owner } from "../env";
+import type { AppHub } from "../hub/app-hub";
+import type { AttachmentInfo, ContextEvent, ConversationInfo, ResourceInfo, StoredMessage, TurnResult } from "../protocol/frontend";
+import type { ContextsListParams } from "../protocol/methods";
+import { migrate } from "../storage/migrate";
+import { CONVERSATION_MIGRATIONS } from "./migrations";
+import { SerialQueue } from "./serial-queue";
+import { ConversationStore, type ConversationMeta } from "./store";
+import { checkAttachable, takeTurn } from "./turn";
+
+export interface PushedResource {
+  fullId: string;
+  title: string;
+  content: string;
+  summary?: string | undefined;
+  type?: string | undefined;
+}
+
+/**
+ * One per conversation: history as the model read it, the context ledger,
+ * attachments, session resources, turns and events, all in its SQLite. Every
+ * change goes through one queue, so turns and appends never interleave.
+ */
+export class Conversation extends DurableObject<Env> {
+  private readonly store: ConversationStore;
+  private readonly queue = new SerialQueue();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new ConversationStore(ctx.storage);
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, CONVERSATION_MIGRATIONS);
+    });
+  }
+
+  async create(owner: Owner, conversationId: string, agent?: string): Promise<Result<ConversationInfo>> {
+    return this.queue.run(async () => {
+      if (this.store.meta()) return fail("conflict", "conversation already exists");
+      let agentContexts: string[] = [];
+      if (agent !== undefined) {
+        const found = await this.hub(owner).agent(agent);
+        if (!found) return fail("not-found", `no agent '${agent}' is registered`);
+        agentContexts = found.attachedContexts;
+      }
+      const createdAt = new Date().toISOString();
+      this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, createdAt });
+      await this.hub(owner).conversationActive(conversationId);
+      return ok(this.describe(this.store.meta()!));
+    });
+  }
+
+  info(owner: Owner): Result<ConversationInfo> {
+    const meta = this.owned(owner);
+    return meta.ok ? ok(this.describe(meta.value)) : meta;
+  }
+
+  async turn(owner: Owner, body: TurnBody): Promise<Result<TurnResult>> {
+    return this.queue.run(async () => {
+      const meta = this.owned(owner);
+      if (!meta.ok) return meta;
+      return takeTurn({ store: this.store, hub: this.hub(owner), meta: meta.value, now: () => new Date() }, body);
+    });
+  }
+
+  messages(owner: Owner): Result<{ messages: StoredMessage[] }> {
+    const meta = this.owned(owner);
+    return meta.ok ? ok({ messages: this.store.messages() }) : meta;
+  }
+
+  /** The model's reply and tool results; every result must answer an open call of this conversation. */
+  async appendMessages(owner: Owner, messages: AppendableMessage[]): Promise<Result<{ appended: number; lastSeq: number }>> {
+    return this.queue.run(async () => {
+      const meta = this.live(owner);
+      if (!meta.ok) return meta;
+      const open = this.store.openToolCalls();
+      for (const [i, m] of messages.entries()) {
+        if (m.role === "assistant") for (const call of m.tool_calls ?? []) open.add(call.id);
+        else if (!open.delete(m.tool_call_id)) {
+          return fail("invalid-request", `messages.${i}: no open tool call '${m.tool_call_id}' to answer`, [
+            { path: `messages.${i}.tool_call_id`, message: "unknown or already answered" },
+          ]);
+        }
+      }
+      const at = new Date().toISOString();
+      const lastSeq = this.store.transaction(() => {
+        let seq = 0;
+        for (const m of messages) seq = this.store.appendMessage(null, m, at);
+        this.store.addEvent(null, "messages.appended", null, { count: messages.length, lastSeq: seq }, at);
+        return seq;
+      });
+      return ok({ appended: messages.length, lastSeq });
+    });
+  }
+
+  attachments(owner: Owner): Result<{ attachments: AttachmentInfo[] }> {
+    const meta = this.owned(owner);
+    return meta.ok ? ok({ attachments: this.store.attachments() }) : meta;
+  }
+
+  /** A picked item is fetched once here so the user learns at once if it does not exist. */
+  async attach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
+    return this.queue.run(async () => {
+      const meta = this.live(owner);
+      if (!meta.ok) return meta;
+      if (this.store.attachments().length >= LIMITS.attachmentsPerConversation) {
+        return fail("limit-exceeded", `a conversation may have at most ${LIMITS.attachmentsPerConversation} attachments`);
+      }
+      const hub = this.hub(owner);
+      const checked = await checkAttachable(hub, attachment);
+      if (!checked.ok) return checked;
+      if (attachment.itemId !== undefined) {
+        const item = await hub.item(attachment.context, attachment.itemId);
+        if (!item.ok) return item;
+        if (item.value === null) return fail("not-found", `'${attachment.context}' has no item '${attachment.itemId}'`);
+      }
+      const key = contextKey(attachment.context, attachment.itemId);
+      const at = new Date().toISOString();
+      if (this.store.attach(key, attachment.context, attachment.itemId, at)) this.store.addEvent(null, "attachment.added", key, {}, at);
+      return ok({ attachments: this.store.attachments() });
+    });
+  }
+
+  async detach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
+    return this.queue.run(async () => {
+      const meta = this.live(owner);
+      if (!meta.ok) return meta;
+      const key = contextKey(attachment.context, attachment.itemId);
+      if (!this.store.detach(key)) return fail("not-found", `'${key}' is not attached`);
+      this.store.addEvent(null, "attachment.removed", key, {}, new Date().toISOString());
+      return ok({ attachments: this.store.attachments() });
+    });
+  }
+
+  resources(owner: Owner): Result<{ resources: ResourceInfo[] }> {
+    const meta = this.owned(owner);
+    return meta.ok ? ok({ resources: this.store.resources().map(({ content: _content, ...info }) => info) }) : meta;
+  }
+
+  /** Pushed by an app through the hub; only apps this conversation acknowledges may push. */
+  async pushResource(owner: Owner, app: string, resource: PushedResource): Promise<Result<ResourceInfo>> {
+    return this.queue.run(async () => {
+      const meta = this.live(owner);
+      if (!meta.ok) return meta;
+      const allowed = acknowledgedApps(
+        mergeAttachments(meta.value.agentContexts, this.store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId }))),
+      );
+      if (!allowed.has(app)) {
+        return fail(
+          "forbidden",
+          `app '${app}' may not push into this conversation: its agent (${meta.value.agent ?? "none yet"}) does not name '${app}' in attachedContexts and the user has not attached any of its contexts`,
+        );
+      }
+      const replacing = this.store.resource(resource.fullId) !== null;
+      if (!replacing && this.store.resources().length >= LIMITS.resourcesPerConversation) {
+        return fail("limit-exceeded", `a conversation holds at most ${LIMITS.resourcesPerConversation} resources`);
+      }
+      const at = new Date().toISOString();
+      const record = { ...resource, app, version: await contextVersion(resource), updatedAt: at };
+      this.store.transaction(() => {
+        this.store.putResource(record);
+        this.store.addEvent(null, replacing ? "resource.replaced" : "resource.pushed", resource.fullId, { app, version: record.version }, at);
+      });
+      const { content: _content, ...info } = this.store.resource(resource.fullId)!;
+      return ok(info);
+    });
+  }
+
+  async removeResource(owner: Owner, fullId: string, options: { notifyApp: boolean }): Promise<Result<{ removed: string }>> {
+    return this.queue.run(async () => {
+      const meta = this.owned(owner);
+      if (!meta.ok) return meta;
+      if (!this.store.deleteResource(fullId)) return fail("not-found", `no resource '${fullId}' in this conversation`);
+      this.store.addEvent(null, "resource.removed", fullId, { by: options.notifyApp ? "user" : "app" }, new Date().toISOString());
+      if (options.notifyApp) this.hub(owner).notifyResourceRemoved(meta.value.conversationId, fullId);
+      return ok({ removed: fullId });
+    });
+  }
+
+  async browse(owner: Owner, ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {
+    const meta = this.owned(owner);
+    if (!meta.ok) return meta;
+    return this.hub(owner).listItems(ref, params);
+  }
+
+  events(owner: Owner, query: EventsQuery): Result<{ events: ContextEvent[]; nextAfter: number }> {
+    const meta = this.owned(owner);
+    if (!meta.ok) return meta;
+    const after = query.after ?? 0;
+    const events = this.store.events(after, query.limit ?? 100);
+    return ok({ events, nextAfter: events.at(-1)?.seq ?? after });
+  }
+
+  /** Ends the session: resources are cleared and each app told; further turns are refused. */
+  async end(owner: Owner): Promise<Result<ConversationInfo & { resourcesRemoved: number }>> {
+    return this.queue.run(async () => {
+      const meta = this.owned(owner);
+      if (!meta.ok) return meta;
+      if (meta.value.endedAt) return ok({ ...this.describe(meta.value), resourcesRemoved: 0 });
+      const resources = this.store.resources();
+      const at = new Date().toISOString();
+      this.store.transaction(() => {
+        for (const r of resources) this.store.deleteResource(r.fullId);
+        this.store.end(at);
+        this.store.addEvent(null, "conversation.ended", null, { resourcesRemoved: resources.length }, at);
+      });
+      const hub = this.hub(owner);
+      await Promise.all([
+        hub.conversationEnded(meta.value.conversationId),
+        ...resources.map((r) => hub.notifyResourceRemoved(meta.value.conversationId, r.fullId)),
+      ]);
+      return ok({ ...this.describe(this.store.meta()!), resourcesRemoved: resources.length });
+    });
+  }
+
+  private hubFor: DurableObjectStub<AppHub> | null = null;
+
+  /** One conversation belongs to one user, so one hub: its stub is kept. */
+  private hub(owner: Owner): DurableObjectStub<AppHub> {
+    this.hubFor ??= hubStub(this.env, owner);
+    return this.hubFor;
+  }
+
+  /** Another user's conversation (or none) looks the same from outside: not found. */
+  private owned(owner: Owner): Result<ConversationMeta> {
+    const meta = this.store.meta();
+    if (!meta || meta.tenant !== owner.tenant || meta.user !== owner.user) return fail("not-found", "no such conversation");
+    return ok(meta);
+  }
+
+  private live(owner: Owner): Result<ConversationMeta> {
+    const meta = this.owned(owner);
+    if (meta.ok && meta.value.endedAt) return fail("conflict", "this conversation has ended");
+    return meta;
+  }
+
+  private describe(meta: ConversationMeta): ConversationInfo {
+    return {
+      id: meta.conversationId,
+      createdAt: meta.createdAt,
+      endedAt: meta.endedAt,
+      agent: meta.agent,
+      messageCount: this.store.messageCount(),
+    };
+  }
+}

@@ -1,0 +1,268 @@
+import type { LedgerEntry, LedgerKind } from "../core/ledger";
+import type { ChatMessage, ToolCall } from "../core/messages";
+import type { AttachmentInfo, ContextEvent, ResourceInfo, StoredMessage } from "../protocol/frontend";
+
+export interface ConversationMeta {
+  conversationId: string;
+  tenant: string;
+  user: string;
+  agent: string | null;
+  agentContexts: string[];
+  createdAt: string;
+  endedAt: string | null;
+}
+
+export interface ResourceRecord extends ResourceInfo {
+  content: string;
+}
+
+export interface TurnRecord {
+  turnId: string;
+  requestDigest: string;
+  systemPrompt: string;
+  userSeq: number;
+  result: string;
+}
+
+type Row = Record<string, SqlStorageValue>;
+
+/** The Conversation object's SQLite, one method per question or change; no policy lives here. */
+export class ConversationStore {
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  private get sql() {
+    return this.storage.sql;
+  }
+
+  transaction<T>(run: () => T): T {
+    return this.storage.transactionSync(run);
+  }
+
+  meta(): ConversationMeta | null {
+    const row = this.sql.exec<Row>("SELECT * FROM conversation").toArray()[0];
+    if (!row) return null;
+    return {
+      conversationId: row.conversation_id as string,
+      tenant: row.tenant as string,
+      user: row.user as string,
+      agent: row.agent as string | null,
+      agentContexts: JSON.parse(row.agent_contexts as string) as string[],
+      createdAt: row.created_at as string,
+      endedAt: row.ended_at as string | null,
+    };
+  }
+
+  create(meta: Omit<ConversationMeta, "endedAt">): void {
+    this.sql.exec(
+      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, created_at) VALUES (1, ?, ?, ?, ?, ?, ?)",
+      meta.conversationId,
+      meta.tenant,
+      meta.user,
+      meta.agent,
+      JSON.stringify(meta.agentContexts),
+      meta.createdAt,
+    );
+  }
+
+  setAgent(agent: string, contexts: readonly string[]): void {
+    this.sql.exec("UPDATE conversation SET agent = ?, agent_contexts = ?", agent, JSON.stringify(contexts));
+  }
+
+  end(at: string): void {
+    this.sql.exec("UPDATE conversation SET ended_at = ? WHERE ended_at IS NULL", at);
+  }
+
+  // ── messages ──
+
+  appendMessage(turnId: string | null, message: ChatMessage, at: string): number {
+    const toolCalls = message.role === "assistant" && message.tool_calls ? JSON.stringify(message.tool_calls) : null;
+    const toolCallId = message.role === "tool" ? message.tool_call_id : null;
+    return this.sql
+      .exec<{ seq: number }>(
+        "INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+        turnId,
+        message.role,
+        message.content,
+        toolCalls,
+        toolCallId,
+        at,
+      )
+      .one().seq;
+  }
+
+  messages(throughSeq = Number.MAX_SAFE_INTEGER): StoredMessage[] {
+    return this.sql.exec<Row>("SELECT * FROM messages WHERE seq <= ? ORDER BY seq", throughSeq).toArray().map(storedMessage);
+  }
+
+  messageCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n;
+  }
+
+  /** Tool calls the assistant made that have no result yet. */
+  openToolCalls(): Set<string> {
+    const open = new Set<string>();
+    for (const row of this.sql.exec<Row>("SELECT role, tool_calls, tool_call_id FROM messages WHERE role IN ('assistant', 'tool') ORDER BY seq")) {
+      if (row.role === "assistant" && row.tool_calls) for (const call of JSON.parse(row.tool_calls as string) as ToolCall[]) open.add(call.id);
+      if (row.role === "tool") open.delete(row.tool_call_id as string);
+    }
+    return open;
+  }
+
+  // ── the context ledger ──
+
+  ledger(): LedgerEntry[] {
+    return this.sql
+      .exec<Row>("SELECT kind, key, title, version FROM context_versions")
+      .toArray()
+      .map((r) => ({ kind: r.kind as LedgerKind, key: r.key as string, title: r.title as string, version: r.version as string }));
+  }
+
+  recordInjection(entry: LedgerEntry, turnId: string, messageSeq: number, at: string): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO context_versions (kind, key, title, version, turn_id, message_seq, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      entry.kind,
+      entry.key,
+      entry.title,
+      entry.version,
+      turnId,
+      messageSeq,
+      at,
+    );
+  }
+
+  forget(kind: LedgerKind, key: string): void {
+    this.sql.exec("DELETE FROM context_versions WHERE kind = ? AND key = ?", kind, key);
+  }
+
+  // ── runtime attachments ──
+
+  attachments(): AttachmentInfo[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM attachments ORDER BY created_at, key")
+      .toArray()
+      .map((r) => ({
+        key: r.key as string,
+        context: r.ref as string,
+        ...(r.item_id === null ? {} : { itemId: r.item_id as string }),
+        createdAt: r.created_at as string,
+      }));
+  }
+
+  attach(key: string, ref: string, itemId: string | undefined, at: string): boolean {
+    return this.sql.exec("INSERT OR IGNORE INTO attachments (key, ref, item_id, created_at) VALUES (?, ?, ?, ?)", key, ref, itemId ?? null, at)
+      .rowsWritten > 0;
+  }
+
+  detach(key: string): boolean {
+    return this.sql.exec("DELETE FROM attachments WHERE key = ?", key).rowsWritten > 0;
+  }
+
+  // ── session resources ──
+
+  resources(): ResourceRecord[] {
+    return this.sql.exec<Row>("SELECT * FROM resources ORDER BY updated_at, full_id").toArray().map(resourceRecord);
+  }
+
+  resource(fullId: string): ResourceRecord | null {
+    const row = this.sql.exec<Row>("SELECT * FROM resources WHERE full_id = ?", fullId).toArray()[0];
+    return row ? resourceRecord(row) : null;
+  }
+
+  putResource(r: Omit<ResourceRecord, "sizeChars">): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO resources (full_id, app, title, content, summary, type, version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      r.fullId,
+      r.app,
+      r.title,
+      r.content,
+      r.summary ?? null,
+      r.type ?? null,
+      r.version,
+      r.updatedAt,
+    );
+  }
+
+  deleteResource(fullId: string): boolean {
+    return this.sql.exec("DELETE FROM resources WHERE full_id = ?", fullId).rowsWritten > 0;
+  }
+
+  // ── turns ──
+
+  turn(turnId: string): TurnRecord | null {
+    const row = this.sql.exec<Row>("SELECT * FROM turns WHERE turn_id = ?", turnId).toArray()[0];
+    if (!row) return null;
+    return {
+      turnId: row.turn_id as string,
+      requestDigest: row.request_digest as string,
+      systemPrompt: row.system_prompt as string,
+      userSeq: row.user_seq as number,
+      result: row.result as string,
+    };
+  }
+
+  saveTurn(t: TurnRecord, at: string): void {
+    this.sql.exec(
+      "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, result, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      t.turnId,
+      t.requestDigest,
+      t.systemPrompt,
+      t.userSeq,
+      t.result,
+      at,
+    );
+  }
+
+  // ── events ──
+
+  addEvent(turnId: string | null, type: string, subject: string | null, data: Record<string, unknown>, at: string): void {
+    this.sql.exec("INSERT INTO events (turn_id, type, subject, data, at) VALUES (?, ?, ?, ?, ?)", turnId, type, subject, JSON.stringify(data), at);
+  }
+
+  events(after: number, limit: number): ContextEvent[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
+      .toArray()
+      .map((r) => ({
+        seq: r.seq as number,
+        turnId: r.turn_id as string | null,
+        type: r.type as string,
+        subject: r.subject as string | null,
+        data: JSON.parse(r.data as string) as Record<string, unknown>,
+        at: r.at as string,
+      }));
+  }
+}
+
+function storedMessage(row: Row): StoredMessage {
+  return { seq: row.seq as number, turnId: row.turn_id as string | null, createdAt: row.created_at as string, message: chatMessage(row) };
+}
+
+function chatMessage(row: Row): ChatMessage {
+  switch (row.role) {
+    case "assistant":
+      return row.tool_calls
+        ? { role: "assistant", content: row.content as string | null, tool_calls: JSON.parse(row.tool_calls as string) as ToolCall[] }
+        : { role: "assistant", content: row.content as string | null };
+    case "tool":
+      return { role: "tool", tool_call_id: row.tool_call_id as string, content: row.content as string };
+    case "system":
+      return { role: "system", content: row.content as string };
+    default:
+      return { role: "user", content: row.content as string };
+  }
+}
+
+function resourceRecord(row: Row): ResourceRecord {
+  const content = row.content as string;
+  return {
+    fullId: row.full_id as string,
+    app: row.app as string,
+    title: row.title as string,
+    content,
+    ...(row.summary === null ? {} : { summary: row.summary as string }),
+    ...(row.type === null ? {} : { type: row.type as string }),
+    version: row.version as string,
+    sizeChars: content.length,
+    updatedAt: row.updated_at as string,
+  };
+}

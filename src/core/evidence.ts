@@ -1,0 +1,55 @@
+/**
+ * The evidence record of one turn, in the vocabulary of the draft Agent Context
+ * standard: what was available (surface), what was chosen or left out and why
+ * (selection), limits and use (budget), the ordered blocks (assembly), where each
+ * became visible (injection), and what could not be read (missing).
+ */
+import type { LedgerKind, MissingReason } from "./ledger";
+
+export type OmissionReason = "unchanged" | "empty" | "budget" | "missing";
+export type InjectionMarker = "first" | "updated" | "removed";
+
+export interface SurfaceItem {
+  id: string;
+  kind: "runtime_state" | "external_resource";
+  source: { ref: string; itemId?: string; digest?: string };
+}
+
+export interface AssemblyBlock {
+  kind: "system_prompt" | "session_history" | "user_message" | "context" | "resource";
+  id?: string;
+  tokens: number;
+  target: "system_prompt" | "message_history" | "user_message" | "user_message_appendix";
+}
+
+export interface MissingContext {
+  id: string;
+  reason: MissingReason;
+  detail: string;
+  severity: "warning";
+}
+
+export interface ContextEnvelope {
+  standard: "agent-context/draft";
+  turnId: string;
+  conversationId: string;
+  createdAt: string;
+  surface: { items: SurfaceItem[] };
+  selection: {
+    selected: { id: string; reason: "first" | "updated" }[];
+    omitted: { id: string; reason: OmissionReason }[];
+    removed: { id: string; reason: "detached" | "empty" }[];
+  };
+  budget: { appendixChars: { limit: number; used: number } };
+  assembly: { blocks: AssemblyBlock[] };
+  injection: { id: string; kind: LedgerKind; target: "user_message_appendix"; marker: InjectionMarker }[];
+  missing: MissingContext[];
+}
+
+export interface TurnUsage {
+  system: number;
+  history: number;
+  message: number;
+  contexts: number;
+  total: number;
+}

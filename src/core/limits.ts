@@ -1,0 +1,35 @@
+/**
+ * Every size the runtime accepts, in one place. Chosen so that one stored row
+ * (a user message plus its reminder appendix) stays well under Durable Object
+ * SQLite's 2 MB row limit even when every character is four UTF-8 bytes.
+ */
+export const LIMITS = {
+  /** HTTP request body, bytes. */
+  httpBodyBytes: 1_048_576,
+  /**
+   * One WebSocket text frame, in characters. Half the platform's 1 MiB message
+   * limit, so a frame the runtime can still read gets a clear error rather than
+   * a closed socket; a 100,000-character context fits with room to spare.
+   */
+  frameChars: 524_288,
+  /** A user or assistant message's text. */
+  messageChars: 64_000,
+  /** Content of one context an app returns, or one pushed resource (as sanqian-notes caps its pushes). */
+  contextContentChars: 100_000,
+  /** All context and resource text injected into one turn's reminder. */
+  appendixChars: 400_000,
+  titleChars: 200,
+  summaryChars: 2_000,
+  /** Names of apps, providers and agents. */
+  nameChars: 64,
+  itemIdChars: 256,
+  systemPromptChars: 32_000,
+  attachmentsPerConversation: 32,
+  resourcesPerConversation: 32,
+  attachedContextsPerAgent: 32,
+  providersPerApp: 64,
+  agentsPerApp: 64,
+  toolsPerAgent: 128,
+  messagesPerAppend: 64,
+  listItemsPerPage: 100,
+} as const;

@@ -1,0 +1,26 @@
+import type { LedgerChange } from "./ledger";
+import { markerTitle, neutralize } from "./neutralize";
+
+const LABEL = { context: "Context", resource: "Resource" } as const;
+
+/** One change as the model reads it: a one-line marker, then the (neutralised) content. */
+export function renderChange(change: LedgerChange): string {
+  const label = LABEL[change.kind];
+  switch (change.change) {
+    case "first":
+      return `[${label}: ${markerTitle(change.title)}]\n${neutralize(change.content)}`;
+    case "updated":
+      return `[${label} updated: ${markerTitle(change.title)}]\n${neutralize(change.content)}`;
+    case "removed":
+      return `[${label} removed: ${markerTitle(change.key, 600)}]`;
+  }
+}
+
+/** The `<system_reminder>` appendix, or "" when there is nothing to say. */
+export function renderReminder(parts: readonly string[]): string {
+  return parts.length === 0 ? "" : `<system_reminder>\n${parts.join("\n\n")}\n</system_reminder>`;
+}
+
+export function withReminder(userText: string, reminder: string): string {
+  return reminder === "" ? userText : `${userText}\n\n${reminder}`;
+}

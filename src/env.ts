@@ -1,0 +1,32 @@
+import type { AppHub } from "./hub/app-hub";
+import type { Conversation } from "./conversation/conversation";
+
+export interface Env {
+  CONVERSATIONS: DurableObjectNamespace<Conversation>;
+  APP_HUB: DurableObjectNamespace<AppHub>;
+  MEMORY: KVNamespace;
+  ARTIFACTS: R2Bucket;
+  /** Signs and verifies API keys and app tokens (HS256). */
+  AUTH_SECRET: string;
+  PROVIDER_DEADLINE_MS?: string;
+}
+
+/** Who is asking, from the verified credential only: never from a request body. */
+export interface Owner {
+  tenant: string;
+  user: string;
+}
+
+/** Storage names derive from the authenticated tenant, so one tenant can never address another's objects. */
+export function conversationStub(env: Env, owner: Owner, conversationId: string) {
+  return env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(`${owner.tenant}/${conversationId}`));
+}
+
+export function hubStub(env: Env, owner: Owner) {
+  return env.APP_HUB.get(env.APP_HUB.idFromName(`${owner.tenant}/${owner.user}`));
+}
+
+export function providerDeadlineMs(env: Env): number {
+  const parsed = Number(env.PROVIDER_DEADLINE_MS);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : 2000;
+}

@@ -1,0 +1,253 @@
+import { DurableObject } from "cloudflare:workers";
+import { mergeAttachments, type ContextRequest } from "../core/attachments";
+import { ContextData, ContextList } from "../core/context-data";
+import type { MissingReason, Observation } from "../core/ledger";
+import { LIMITS } from "../core/limits";
+import { splitQualified } from "../core/names";
+import { fail, ok, type Result } from "../core/problem";
+import { contextVersion } from "../core/version";
+import { providerDeadlineMs, type Env, type Owner } from "../env";
+import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
+import { ErrorCode, issuesOf, JsonRpcFrame, isResponse, rpcError, rpcNotification, rpcRequest, rpcResult } from "../protocol/jsonrpc";
+import { APP_SUBPROTOCOL, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
+import { migrate } from "../storage/migrate";
+import { handleAppRequest, type RpcOutcome } from "./app-requests";
+import { HUB_MIGRATIONS } from "./migrations";
+import { AppCallError, PendingCalls } from "./pending-calls";
+import { Registry, type ProviderRecord } from "./registry";
+import { saveSession, sessionOf, type SocketSession } from "./socket-session";
+
+/** A context pulled for a turn, as the conversation will diff it. */
+export type PulledContext = Observation & { ref: string; itemId?: string };
+
+export interface PreparedTurn {
+  agent: AgentInfo;
+  pulled: PulledContext[];
+}
+
+/**
+ * One per tenant+user: the apps' sockets (hibernatable), their registrations and
+ * agents (SQLite), and the calls the runtime makes to apps.
+ */
+export class AppHub extends DurableObject<Env> {
+  private readonly registry: Registry;
+  private readonly pending = new PendingCalls();
+  private activeConversation: string | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.registry = new Registry(ctx.storage);
+    // Heartbeats are answered without waking the object.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, HUB_MIGRATIONS);
+      this.activeConversation = this.registry.activeConversation();
+    });
+  }
+
+  /** The Worker has authenticated the app; its identity arrives in internal headers. */
+  override async fetch(request: Request): Promise<Response> {
+    const tenant = request.headers.get("x-cr-tenant");
+    const user = request.headers.get("x-cr-user");
+    const app = request.headers.get("x-cr-app");
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket" || !tenant || !user || !app) {
+      return new Response("expected an authenticated WebSocket upgrade", { status: 400 });
+    }
+    this.registry.rememberIdentity({ tenant, user });
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, [app]);
+    saveSession(server, { app, sessionId: crypto.randomUUID(), initializedAt: null });
+    const headers = new Headers();
+    if (request.headers.get("x-cr-subprotocol") === APP_SUBPROTOCOL) headers.set("Sec-WebSocket-Protocol", APP_SUBPROTOCOL);
+    return new Response(null, { status: 101, webSocket: client, headers });
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const session = sessionOf(ws);
+    if (!session) return;
+    if (typeof message !== "string") return ws.send(rpcError(null, ErrorCode.InvalidRequest, "send JSON-RPC as text frames"));
+    if (message.length > LIMITS.frameChars) {
+      return ws.send(rpcError(null, ErrorCode.TooLarge, `frame exceeds ${LIMITS.frameChars} characters`));
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(message);
+    } catch {
+      return ws.send(rpcError(null, ErrorCode.ParseError, "frame is not valid JSON"));
+    }
+    const parsed = JsonRpcFrame.safeParse(data);
+    if (!parsed.success) {
+      return ws.send(rpcError(idOf(data), ErrorCode.InvalidRequest, "not a JSON-RPC 2.0 message", { issues: issuesOf(parsed.error) }));
+    }
+    const frame = parsed.data;
+    if (isResponse(frame)) {
+      this.pending.settle(frame.id, session.sessionId, "error" in frame ? { error: frame.error } : { result: frame.result ?? null });
+      return;
+    }
+    const outcome = await this.answer(ws, session, frame.method, frame.params);
+    if (frame.id === undefined) return;
+    ws.send("error" in outcome ? rpcError(frame.id, outcome.error.code, outcome.error.message, outcome.error.data) : rpcResult(frame.id, outcome.result));
+  }
+
+  /** A failure behind a method (a Conversation object that threw) is an error answer, never a dropped request. */
+  private async answer(ws: WebSocket, session: SocketSession, method: string, params: unknown): Promise<RpcOutcome> {
+    try {
+      return await handleAppRequest({ env: this.env, registry: this.registry, ws, session }, method, params);
+    } catch (error) {
+      console.error("app request failed", method, error instanceof Error ? error.message : String(error));
+      return { error: { code: ErrorCode.InternalError, message: `'${method}' failed inside the runtime; try again` } };
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket): Promise<void> {
+    this.dropSocket(ws);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.dropSocket(ws);
+  }
+
+  private dropSocket(ws: WebSocket): void {
+    const session = sessionOf(ws);
+    if (session) this.pending.failSession(session.sessionId, new AppCallError("offline", `app '${session.app}' disconnected`));
+  }
+
+  // ── Called by the Worker and the Conversation objects ─────────────────────
+
+  agent(fullId: string): AgentInfo | null {
+    return this.registry.agent(fullId);
+  }
+
+  agents(): AgentInfo[] {
+    return this.registry.agents();
+  }
+
+  provider(ref: string): ProviderInfo | null {
+    const record = this.registry.provider(ref);
+    return record ? { ...record, online: this.socketFor(record.app) !== null } : null;
+  }
+
+  providers(): ProviderInfo[] {
+    return this.registry.providers().map((p) => ({ ...p, online: this.socketFor(p.app) !== null }));
+  }
+
+  /**
+   * Everything a turn needs from the apps, in one call: the agent, and every
+   * context it and the user attached, pulled in parallel under the deadline.
+   * A provider's failure is data (a missing context), never a failed turn.
+   */
+  async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[]): Promise<PreparedTurn | null> {
+    const agent = this.registry.agent(agentId);
+    if (!agent) return null;
+    this.conversationActive(conversationId);
+    const requests = mergeAttachments(agent.attachedContexts, runtime);
+    return { agent, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
+  }
+
+  async listItems(ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {
+    const answer = await this.callProvider(ref, "list", (provider) => ({ ...params, provider }));
+    if (!answer.ok) return unanswered(answer);
+    const list = ContextList.safeParse(answer.value);
+    return list.success ? ok(list.data) : fail("provider-unavailable", `'${ref}' answered with an invalid list`, issuesOf(list.error));
+  }
+
+  async item(ref: string, id: string): Promise<Result<ContextData | null>> {
+    const answer = await this.callProvider(ref, "get", (provider) => ({ provider, id }));
+    if (!answer.ok) return unanswered(answer);
+    const data = ContextData.nullable().safeParse(answer.value);
+    return data.success ? ok(data.data) : fail("provider-unavailable", `'${ref}' answered with invalid data`, issuesOf(data.error));
+  }
+
+  /** Resources pushed without a conversationId go to the conversation the user most recently created or spoke in. */
+  conversationActive(conversationId: string): void {
+    if (this.activeConversation === conversationId) return;
+    this.activeConversation = conversationId;
+    this.registry.setActiveConversation(conversationId);
+  }
+
+  conversationEnded(conversationId: string): void {
+    if (this.activeConversation !== conversationId) return;
+    this.activeConversation = null;
+    this.registry.clearActiveConversation(conversationId);
+  }
+
+  notifyResourceRemoved(conversationId: string, fullId: string): void {
+    const { app } = splitQualified(fullId);
+    const frame = rpcNotification("resources/removed", { fullId, conversationId });
+    for (const ws of this.ctx.getWebSockets(app)) if (sessionOf(ws)?.initializedAt != null) ws.send(frame);
+  }
+
+  owner(): Owner | null {
+    return this.registry.identity();
+  }
+
+  // ── Calls to apps ─────────────────────────────────────────────────────────
+
+  private async pullOne(conversationId: string, request: ContextRequest): Promise<PulledContext> {
+    const base = { key: request.key, kind: "context" as const, ref: request.ref, ...(request.itemId !== undefined ? { itemId: request.itemId } : {}) };
+    const answer =
+      request.itemId === undefined
+        ? await this.callProvider(request.ref, "current", (provider) => ({ provider, conversationId }))
+        : await this.callProvider(request.ref, "get", (provider) => ({ provider, id: request.itemId }));
+    if (!answer.ok) return { ...base, status: "missing", reason: answer.reason, detail: answer.detail };
+    const data = ContextData.nullable().safeParse(answer.value);
+    if (!data.success) {
+      const first = data.error.issues[0];
+      return { ...base, status: "missing", reason: "invalid", detail: `invalid ContextData: ${first?.path.join(".")} ${first?.message}` };
+    }
+    if (data.data === null) return { ...base, status: "empty" };
+    const title = data.data.title?.trim() || (request.itemId === undefined ? answer.provider.name : `${answer.provider.name}: ${request.itemId}`);
+    return { ...base, status: "present", title, version: await contextVersion(data.data), content: data.data.content };
+  }
+
+  private async callProvider(
+    ref: string,
+    method: ProviderMethod,
+    params: (providerId: string) => unknown,
+  ): Promise<ProviderAnswer> {
+    const provider = this.registry.provider(ref);
+    const failure = (reason: MissingReason, detail: string) => ({ ok: false as const, reason, detail });
+    if (!provider) return failure("unknown_provider", `no app has registered provider '${ref}'`);
+    if (!provider.methods.includes(method)) return failure("unsupported", `'${ref}' does not implement '${method}'`);
+    const ws = this.socketFor(provider.app);
+    const session = ws && sessionOf(ws);
+    if (!ws || !session) return failure("offline", `app '${provider.app}' is not connected`);
+    const { id, answer } = this.pending.start(session.sessionId, providerDeadlineMs(this.env));
+    try {
+      ws.send(rpcRequest(id, `contexts/${method}`, params(splitQualified(ref).name)));
+      return { ok: true, value: await answer, provider };
+    } catch (error) {
+      if (error instanceof AppCallError) return failure(error.reason, error.message);
+      this.pending.failSession(session.sessionId, new AppCallError("offline", "socket failed"));
+      return failure("offline", `app '${provider.app}' could not be reached`);
+    }
+  }
+
+  /** The app's most recently initialised socket: the one whose registrations are current. */
+  private socketFor(app: string): WebSocket | null {
+    let best: WebSocket | null = null;
+    let bestAt = -1;
+    for (const ws of this.ctx.getWebSockets(app)) {
+      const session = sessionOf(ws);
+      if (session?.initializedAt != null && session.initializedAt > bestAt && ws.readyState === WebSocket.OPEN) {
+        best = ws;
+        bestAt = session.initializedAt;
+      }
+    }
+    return best;
+  }
+}
+
+type ProviderAnswer =
+  | { ok: true; value: unknown; provider: ProviderRecord }
+  | { ok: false; reason: MissingReason; detail: string };
+
+function unanswered(answer: Extract<ProviderAnswer, { ok: false }>): Result<never> {
+  const type = answer.reason === "unknown_provider" ? "not-found" : answer.reason === "unsupported" ? "invalid-request" : "provider-unavailable";
+  return fail(type, answer.detail);
+}
+
+function idOf(data: unknown): string | number | null {
+  const id = (data as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}

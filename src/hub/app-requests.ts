@@ -1,0 +1,113 @@
+import { z } from "zod";
+import { conversationStub, type Env } from "../env";
+import { qualify } from "../core/names";
+import { ErrorCode, issuesOf } from "../protocol/jsonrpc";
+import {
+  AgentDefinition,
+  ContextsChangedParams,
+  InitializeParams,
+  PROTOCOL_VERSION,
+  ResourcePushParams,
+  ResourceRemoveParams,
+} from "../protocol/methods";
+import type { Registry } from "./registry";
+import { problemToRpc, type RpcFailure } from "./rpc-errors";
+import { saveSession, type SocketSession } from "./socket-session";
+
+export type RpcOutcome = { result: unknown } | { error: RpcFailure };
+
+export interface AppRequestContext {
+  env: Env;
+  registry: Registry;
+  ws: WebSocket;
+  session: SocketSession;
+}
+
+type Handler = (ctx: AppRequestContext, params: unknown) => Promise<RpcOutcome> | RpcOutcome;
+
+/** The methods an app may call, each validating its params before touching state. */
+const HANDLERS: Record<string, Handler> = {
+  initialize: (ctx, raw) =>
+    withParams(InitializeParams, raw, (params) => {
+      if (params.app.name !== ctx.session.app) {
+        return failure(ErrorCode.Forbidden, `this token is for app '${ctx.session.app}', not '${params.app.name}'`);
+      }
+      ctx.registry.replaceApp(params, ctx.session.sessionId);
+      saveSession(ctx.ws, { ...ctx.session, initializedAt: Date.now() });
+      return { result: { protocolVersion: PROTOCOL_VERSION, sessionId: ctx.session.sessionId } };
+    }),
+
+  "agents/create": (ctx, raw) =>
+    initialized(ctx, () =>
+      withParams(AgentDefinition, raw, (params) => {
+        const upserted = ctx.registry.upsertAgent(ctx.session.app, params);
+        return upserted.ok ? { result: { agentId: upserted.value.id } } : { error: problemToRpc(upserted.problem) };
+      }),
+    ),
+
+  "resources/push": (ctx, raw) =>
+    initialized(ctx, () =>
+      withParams(ResourcePushParams, raw, async (params) => {
+        const target = conversationFor(ctx, params.conversationId);
+        if ("error" in target) return target;
+        const fullId = qualify(ctx.session.app, params.id ?? crypto.randomUUID());
+        const pushed = await target.stub.pushResource(target.owner, ctx.session.app, {
+          fullId,
+          title: params.title,
+          content: params.content,
+          summary: params.summary,
+          type: params.type,
+        });
+        if (!pushed.ok) return { error: problemToRpc(pushed.problem) };
+        return { result: { fullId, conversationId: target.conversationId } };
+      }),
+    ),
+
+  "resources/remove": (ctx, raw) =>
+    initialized(ctx, () =>
+      withParams(ResourceRemoveParams, raw, async (params) => {
+        if (!params.fullId.startsWith(`${ctx.session.app}:`)) {
+          return failure(ErrorCode.Forbidden, `an app may remove only its own resources ('${ctx.session.app}:…')`);
+        }
+        const target = conversationFor(ctx, params.conversationId);
+        if ("error" in target) return target;
+        const removed = await target.stub.removeResource(target.owner, params.fullId, { notifyApp: false });
+        return removed.ok ? { result: {} } : { error: problemToRpc(removed.problem) };
+      }),
+    ),
+
+  // A hint only: the runtime pulls every attached provider before each turn anyway.
+  "contexts/changed": (ctx, raw) => initialized(ctx, () => withParams(ContextsChangedParams, raw, () => ({ result: {} }))),
+};
+
+export function handleAppRequest(ctx: AppRequestContext, method: string, params: unknown): Promise<RpcOutcome> | RpcOutcome {
+  const handler = HANDLERS[method];
+  return handler ? handler(ctx, params) : failure(ErrorCode.MethodNotFound, `unknown method '${method}'`);
+}
+
+function failure(code: ErrorCode, message: string, data?: unknown): RpcOutcome {
+  return { error: data === undefined ? { code, message } : { code, message, data } };
+}
+
+function withParams<S extends z.ZodType, R extends RpcOutcome | Promise<RpcOutcome>>(
+  schema: S,
+  raw: unknown,
+  run: (params: z.output<S>) => R,
+): R | RpcOutcome {
+  const parsed = schema.safeParse(raw ?? {});
+  if (!parsed.success) return failure(ErrorCode.InvalidParams, "invalid params", { issues: issuesOf(parsed.error) });
+  return run(parsed.data);
+}
+
+function initialized(ctx: AppRequestContext, run: () => Promise<RpcOutcome> | RpcOutcome): Promise<RpcOutcome> | RpcOutcome {
+  return ctx.session.initializedAt !== null ? run() : failure(ErrorCode.NotInitialized, "send 'initialize' first");
+}
+
+function conversationFor(ctx: AppRequestContext, requested: string | undefined) {
+  const owner = ctx.registry.identity();
+  const conversationId = requested ?? ctx.registry.activeConversation();
+  if (!owner || !conversationId) {
+    return failure(ErrorCode.NotFound, "no conversation is active for this user yet; pass conversationId") as { error: RpcFailure };
+  }
+  return { owner, conversationId, stub: conversationStub(ctx.env, owner, conversationId) };
+}

@@ -1,0 +1,4 @@
+import init from "../../migrations/hub/0001_init.sql";
+import type { Migration } from "../storage/migrate";
+
+export const HUB_MIGRATIONS: Migration[] = [{ version: 1, name: "0001_init", sql: init }];

@@ -1,0 +1,160 @@
+import type { Owner } from "../env";
+import { LIMITS } from "../core/limits";
+import { fail, ok, type Result } from "../core/problem";
+import { qualify, splitQualified } from "../core/names";
+import type { z } from "zod";
+import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
+import type { AgentDefinition, InitializeParams, ProviderMethod } from "../protocol/methods";
+
+type ParsedInit = z.output<typeof InitializeParams>;
+type ParsedAgent = z.output<typeof AgentDefinition>;
+export type ProviderRecord = Omit<ProviderInfo, "online">;
+
+interface ProviderRow extends Record<string, SqlStorageValue> {
+  app: string;
+  id: string;
+  name: string;
+  description: string;
+  methods: string;
+}
+
+interface AgentRow extends Record<string, SqlStorageValue> {
+  app: string;
+  agent_id: string;
+  name: string;
+  description: string | null;
+  system_prompt: string;
+  tools: string;
+  attached_contexts: string;
+  updated_at: string;
+}
+
+/** The hub's SQLite: who it belongs to, which apps registered which providers and agents. */
+export class Registry {
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  private get sql() {
+    return this.storage.sql;
+  }
+
+  identity(): Owner | null {
+    const row = this.sql.exec<{ tenant: string; user: string }>("SELECT tenant, user FROM hub_identity").toArray()[0];
+    return row ? { tenant: row.tenant, user: row.user } : null;
+  }
+
+  rememberIdentity(owner: Owner): void {
+    this.sql.exec("INSERT OR IGNORE INTO hub_identity (id, tenant, user) VALUES (1, ?, ?)", owner.tenant, owner.user);
+  }
+
+  /** A (re)initialising app replaces everything it registered before: providers and agents alike, atomically. */
+  replaceApp(init: ParsedInit, sessionId: string): void {
+    const { app, contexts, agents } = init;
+    this.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM providers WHERE app = ?", app.name);
+      this.sql.exec("DELETE FROM agents WHERE app = ?", app.name);
+      this.sql.exec(
+        "INSERT OR REPLACE INTO apps (name, version, display_name, session_id, initialized_at) VALUES (?, ?, ?, ?, ?)",
+        app.name,
+        app.version,
+        app.displayName ?? null,
+        sessionId,
+        new Date().toISOString(),
+      );
+      for (const p of contexts) {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO providers (app, id, name, description, methods) VALUES (?, ?, ?, ?, ?)",
+          app.name,
+          p.id,
+          p.name,
+          p.description,
+          JSON.stringify([...new Set(p.methods)]),
+        );
+      }
+      for (const agent of agents) this.writeAgent(app.name, agent);
+    });
+  }
+
+  provider(ref: string): ProviderRecord | null {
+    const { app, name } = splitQualified(ref);
+    const row = this.sql.exec<ProviderRow>("SELECT * FROM providers WHERE app = ? AND id = ?", app, name).toArray()[0];
+    return row ? providerRecord(row) : null;
+  }
+
+  providers(): ProviderRecord[] {
+    return this.sql.exec<ProviderRow>("SELECT * FROM providers ORDER BY app, id").toArray().map(providerRecord);
+  }
+
+  upsertAgent(app: string, def: ParsedAgent): Result<AgentInfo> {
+    const count = this.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM agents WHERE app = ? AND agent_id != ?", app, def.agentId)
+      .one().n;
+    if (count >= LIMITS.agentsPerApp) return fail("limit-exceeded", `an app may register at most ${LIMITS.agentsPerApp} agents`);
+    this.writeAgent(app, def);
+    return ok(this.agent(qualify(app, def.agentId))!);
+  }
+
+  private writeAgent(app: string, def: ParsedAgent): void {
+    this.sql.exec(
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      app,
+      def.agentId,
+      def.name,
+      def.description ?? null,
+      def.systemPrompt,
+      JSON.stringify(def.tools),
+      JSON.stringify([...new Set(def.attachedContexts)]),
+      new Date().toISOString(),
+    );
+  }
+
+  agent(fullId: string): AgentInfo | null {
+    const { app, name } = splitQualified(fullId);
+    const row = this.sql.exec<AgentRow>("SELECT * FROM agents WHERE app = ? AND agent_id = ?", app, name).toArray()[0];
+    return row ? agentInfo(row) : null;
+  }
+
+  agents(): AgentInfo[] {
+    return this.sql.exec<AgentRow>("SELECT * FROM agents ORDER BY app, agent_id").toArray().map(agentInfo);
+  }
+
+  activeConversation(): string | null {
+    return this.sql.exec<{ conversation_id: string }>("SELECT conversation_id FROM active_conversation").toArray()[0]?.conversation_id ?? null;
+  }
+
+  clearActiveConversation(conversationId: string): void {
+    this.sql.exec("DELETE FROM active_conversation WHERE conversation_id = ?", conversationId);
+  }
+
+  setActiveConversation(conversationId: string): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO active_conversation (id, conversation_id, at) VALUES (1, ?, ?)",
+      conversationId,
+      new Date().toISOString(),
+    );
+  }
+}
+
+function providerRecord(row: ProviderRow): ProviderRecord {
+  return {
+    id: qualify(row.app, row.id),
+    app: row.app,
+    name: row.name,
+    description: row.description,
+    methods: JSON.parse(row.methods) as ProviderMethod[],
+  };
+}
+
+function agentInfo(row: AgentRow): AgentInfo {
+  const info: AgentInfo = {
+    id: qualify(row.app, row.agent_id),
+    app: row.app,
+    name: row.name,
+    systemPrompt: row.system_prompt,
+    tools: JSON.parse(row.tools) as string[],
+    attachedContexts: JSON.parse(row.attached_contexts) as string[],
+    updatedAt: row.updated_at,
+  };
+  if (row.description !== null) info.description = row.description;
+  return info;
+}

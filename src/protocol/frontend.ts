@@ -1,0 +1,89 @@
+/**
+ * Response shapes of the frontend API, shared by the Worker and `ContextClient`.
+ * Request shapes are the zod schemas in `src/api/schemas.ts`.
+ */
+import type { ContextEnvelope, MissingContext, TurnUsage } from "../core/evidence";
+import type { ChatMessage } from "../core/messages";
+
+export interface AgentInfo {
+  id: string;
+  app: string;
+  name: string;
+  description?: string;
+  systemPrompt: string;
+  tools: string[];
+  attachedContexts: string[];
+  updatedAt: string;
+}
+
+export interface ProviderInfo {
+  id: string;
+  app: string;
+  name: string;
+  description: string;
+  methods: ("current" | "list" | "get")[];
+  online: boolean;
+}
+
+export interface ConversationInfo {
+  id: string;
+  createdAt: string;
+  endedAt: string | null;
+  agent: string | null;
+  messageCount: number;
+}
+
+export interface TurnResult {
+  turnId: string;
+  conversationId: string;
+  agent: { id: string; name: string; tools: string[] };
+  /** The full model input, OpenAI chat format. */
+  messages: ChatMessage[];
+  usage: TurnUsage;
+  missing: MissingContext[];
+  envelope: ContextEnvelope;
+  /** True when this answer was stored by an earlier request with the same turnId. */
+  replayed: boolean;
+}
+
+export interface StoredMessage {
+  seq: number;
+  turnId: string | null;
+  createdAt: string;
+  message: ChatMessage;
+}
+
+export interface AttachmentInfo {
+  key: string;
+  context: string;
+  itemId?: string;
+  createdAt: string;
+}
+
+export interface ResourceInfo {
+  fullId: string;
+  app: string;
+  title: string;
+  summary?: string;
+  type?: string;
+  version: string;
+  sizeChars: number;
+  updatedAt: string;
+}
+
+export interface ContextEvent {
+  seq: number;
+  turnId: string | null;
+  type: string;
+  subject: string | null;
+  data: Record<string, unknown>;
+  at: string;
+}
+
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  issues?: { path: string; message: string }[];
+}

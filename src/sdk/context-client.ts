@@ -1,0 +1,150 @@
+import type { z } from "zod";
+import type {
+  AppendMessagesBody,
+  Attachment,
+  CreateConversationBody,
+  EventsQuery,
+  ItemsQuery,
+  TurnBody,
+} from "../api/schemas";
+import type { ContextList } from "../core/context-data";
+import type {
+  AgentInfo,
+  AttachmentInfo,
+  ContextEvent,
+  ConversationInfo,
+  ProblemDocument,
+  ProviderInfo,
+  ResourceInfo,
+  StoredMessage,
+  TurnResult,
+} from "../protocol/frontend";
+
+export interface ContextClientOptions {
+  /** The runtime's base URL, e.g. `https://context.example.com`. */
+  url: string;
+  apiKey: string;
+  /** Defaults to the platform's `fetch`. */
+  fetch?: typeof fetch;
+}
+
+/** A non-2xx answer: the runtime's `application/problem+json` document and its status. */
+export class ContextRuntimeError extends Error {
+  override readonly name = "ContextRuntimeError";
+  constructor(
+    readonly status: number,
+    readonly problem: ProblemDocument,
+  ) {
+    super(problem.detail ? `${problem.title}: ${problem.detail}` : problem.title);
+  }
+}
+
+type Query = Record<string, string | number | undefined>;
+
+/** The frontend API (chat UIs, agent loops): conversations, turns, attachments, resources, events. */
+export class ContextClient {
+  private readonly base: string;
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly options: ContextClientOptions) {
+    this.base = options.url.replace(/\/+$/, "");
+    // Called through a closure: browsers reject `fetch` invoked as a method of another object.
+    this.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  createConversation(body: z.input<typeof CreateConversationBody> = {}): Promise<Pick<ConversationInfo, "id" | "createdAt" | "agent">> {
+    return this.send("POST", "/v1/conversations", { body });
+  }
+
+  conversation(id: string): Promise<ConversationInfo> {
+    return this.send("GET", conversationPath(id));
+  }
+
+  async endConversation(id: string): Promise<void> {
+    await this.send("DELETE", conversationPath(id));
+  }
+
+  turn(id: string, body: z.input<typeof TurnBody>): Promise<TurnResult> {
+    return this.send("POST", `${conversationPath(id)}/turns`, { body });
+  }
+
+  async appendMessages(id: string, messages: z.input<typeof AppendMessagesBody>["messages"]): Promise<void> {
+    await this.send("POST", `${conversationPath(id)}/messages`, { body: { messages } });
+  }
+
+  messages(id: string): Promise<{ messages: StoredMessage[] }> {
+    return this.send("GET", `${conversationPath(id)}/messages`);
+  }
+
+  attach(id: string, attachment: z.input<typeof Attachment>): Promise<{ attachments: AttachmentInfo[] }> {
+    return this.send("POST", `${conversationPath(id)}/attachments`, { body: attachment });
+  }
+
+  detach(id: string, attachment: z.input<typeof Attachment>): Promise<{ attachments: AttachmentInfo[] }> {
+    return this.send("DELETE", `${conversationPath(id)}/attachments`, { body: attachment });
+  }
+
+  attachments(id: string): Promise<{ attachments: AttachmentInfo[] }> {
+    return this.send("GET", `${conversationPath(id)}/attachments`);
+  }
+
+  resources(id: string): Promise<{ resources: ResourceInfo[] }> {
+    return this.send("GET", `${conversationPath(id)}/resources`);
+  }
+
+  async removeResource(id: string, fullId: string): Promise<void> {
+    await this.send("DELETE", `${conversationPath(id)}/resources/${encodeURIComponent(fullId)}`);
+  }
+
+  /** A provider's catalog (the + menu); `provider` is `app:provider`. */
+  browse(id: string, provider: string, query: z.output<typeof ItemsQuery> = {}): Promise<ContextList> {
+    return this.send("GET", `${conversationPath(id)}/contexts/${encodeURIComponent(provider)}/items`, { query });
+  }
+
+  events(id: string, query: EventsQuery = {}): Promise<{ events: ContextEvent[]; nextAfter: number }> {
+    return this.send("GET", `${conversationPath(id)}/events`, { query });
+  }
+
+  agents(): Promise<{ agents: AgentInfo[] }> {
+    return this.send("GET", "/v1/agents");
+  }
+
+  providers(): Promise<{ providers: ProviderInfo[] }> {
+    return this.send("GET", "/v1/contexts");
+  }
+
+  private async send<T>(method: string, path: string, { body, query }: { body?: unknown; query?: Query } = {}): Promise<T> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.options.apiKey}`, Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const response = await this.fetch(`${this.base}${path}${queryString(query)}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new ContextRuntimeError(response.status, problemOf(response, text));
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+}
+
+function conversationPath(id: string): string {
+  return `/v1/conversations/${encodeURIComponent(id)}`;
+}
+
+function queryString(query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+/** The runtime's problem document; anything else (a proxy's HTML page, say) becomes one. */
+function problemOf(response: Response, text: string): ProblemDocument {
+  try {
+    const problem = JSON.parse(text) as ProblemDocument | null;
+    if (typeof problem?.type === "string" && typeof problem.title === "string") return problem;
+  } catch {
+    // not JSON: described below
+  }
+  return { type: "about:blank", title: response.statusText || `HTTP ${response.status}`, status: response.status, detail: text.slice(0, 500) };
+}

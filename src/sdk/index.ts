@@ -1,0 +1,10 @@
+/** Clients of Context Runtime: `ContextApp` for apps that provide context, `ContextClient` for agent frontends. */
+export { ContextApp, ContextAppError } from "./context-app";
+export type { ContextAppEvents, ContextAppOptions, ContextProvider, CurrentArgs, ListArgs, ProviderPage } from "./context-app";
+export { ContextClient, ContextRuntimeError } from "./context-client";
+export type { ContextClientOptions } from "./context-client";
+export type { SocketLike, WebSocketCtor } from "./websocket";
+export { ErrorCode } from "../protocol/jsonrpc";
+export type { ContextData, ContextList, ContextListItem } from "../core/context-data";
+export type { AgentDefinition, ResourcePushParams, ResourcePushResult, ResourcesRemovedParams } from "../protocol/methods";
+export type * from "../protocol/frontend";

@@ -1,0 +1,132 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ContextClient, ContextRuntimeError } from "../../src/sdk/context-client";
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A stand-in runtime: records each request and answers with whatever the test queued. */
+let server: Server;
+let baseUrl: string;
+let seen: Seen[] = [];
+let reply: { status: number; type?: string; body?: string } = { status: 200, body: "{}" };
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    request.on("end", () => {
+      seen.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
+      response.writeHead(reply.status, reply.type ? { "content-type": reply.type } : {});
+      response.end(reply.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`; // the trailing slash must not double
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+beforeEach(() => {
+  seen = [];
+  reply = { status: 200, type: "application/json", body: "{}" };
+});
+
+function client() {
+  return new ContextClient({ url: baseUrl, apiKey: "fk_test" });
+}
+
+function only(): Seen {
+  expect(seen).toHaveLength(1);
+  return seen[0] as Seen;
+}
+
+describe("ContextClient requests", () => {
+  it("sends the bearer key and a JSON body, and returns the parsed answer", async () => {
+    reply = { status: 201, type: "application/json", body: '{"id":"conv-0001","createdAt":"2026-11-23T09:00:00Z","agent":"notes:assistant"}' };
+    const created = await client().createConversation({ agent: "notes:assistant" });
+
+    expect(created).toEqual({ id: "conv-0001", createdAt: "2026-11-23T09:00:00Z", agent: "notes:assistant" });
+    const request = only();
+    expect(request.method).toBe("POST");
+    expect(request.url).toBe("/v1/conversations");
+    expect(request.headers.authorization).toBe("Bearer fk_test");
+    expect(request.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(request.body)).toEqual({ agent: "notes:assistant" });
+  });
+
+  it("sends no body or content-type on GET and DELETE without one", async () => {
+    await client().conversation("conv-0001");
+    reply = { status: 204 };
+    await expect(client().endConversation("conv-0001")).resolves.toBeUndefined();
+    expect(seen.map((s) => [s.method, s.url, s.body, s.headers["content-type"]])).toEqual([
+      ["GET", "/v1/conversations/conv-0001", "", undefined],
+      ["DELETE", "/v1/conversations/conv-0001", "", undefined],
+    ]);
+  });
+
+  it.each([
+    ["turn", (c: ContextClient) => c.turn("conv-0001", { turnId: "t1", agent: "notes:assistant", message: "hi" }), "POST", "/v1/conversations/conv-0001/turns", { turnId: "t1", agent: "notes:assistant", message: "hi" }],
+    ["appendMessages", (c: ContextClient) => c.appendMessages("conv-0001", [{ role: "assistant", content: "hello" }]), "POST", "/v1/conversations/conv-0001/messages", { messages: [{ role: "assistant", content: "hello" }] }],
+    ["messages", (c: ContextClient) => c.messages("conv-0001"), "GET", "/v1/conversations/conv-0001/messages", undefined],
+    ["attach", (c: ContextClient) => c.attach("conv-0001", { context: "notes:notes", itemId: "n1" }), "POST", "/v1/conversations/conv-0001/attachments", { context: "notes:notes", itemId: "n1" }],
+    ["detach", (c: ContextClient) => c.detach("conv-0001", { context: "notes:notes" }), "DELETE", "/v1/conversations/conv-0001/attachments", { context: "notes:notes" }],
+    ["attachments", (c: ContextClient) => c.attachments("conv-0001"), "GET", "/v1/conversations/conv-0001/attachments", undefined],
+    ["resources", (c: ContextClient) => c.resources("conv-0001"), "GET", "/v1/conversations/conv-0001/resources", undefined],
+    ["removeResource", (c: ContextClient) => c.removeResource("conv-0001", "notes:sel/1"), "DELETE", "/v1/conversations/conv-0001/resources/notes%3Asel%2F1", undefined],
+    ["browse", (c: ContextClient) => c.browse("conv-0001", "notes:notes", { query: "a b&c", cursor: "20", limit: 5 }), "GET", "/v1/conversations/conv-0001/contexts/notes%3Anotes/items?query=a+b%26c&cursor=20&limit=5", undefined],
+    ["browse without a query", (c: ContextClient) => c.browse("conv-0001", "notes:notes"), "GET", "/v1/conversations/conv-0001/contexts/notes%3Anotes/items", undefined],
+    ["events", (c: ContextClient) => c.events("conv-0001", { after: 7, limit: 50 }), "GET", "/v1/conversations/conv-0001/events?after=7&limit=50", undefined],
+    ["agents", (c: ContextClient) => c.agents(), "GET", "/v1/agents", undefined],
+    ["providers", (c: ContextClient) => c.providers(), "GET", "/v1/contexts", undefined],
+  ] as const)("%s → %s %s", async (_name, call, method, url, body) => {
+    await call(client());
+    const request = only();
+    expect([request.method, request.url]).toEqual([method, url]);
+    expect(request.headers.authorization).toBe("Bearer fk_test");
+    expect(request.body ? JSON.parse(request.body) : undefined).toEqual(body);
+    expect(request.headers["content-type"]).toBe(body === undefined ? undefined : "application/json");
+  });
+
+  it("uses the given fetch", async () => {
+    const calls: string[] = [];
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      calls.push(`${init?.method} ${String(input)}`);
+      return new Response('{"agents":[]}', { status: 200, headers: { "content-type": "application/json" } });
+    };
+    await expect(new ContextClient({ url: "https://runtime.example", apiKey: "k", fetch }).agents()).resolves.toEqual({ agents: [] });
+    expect(calls).toEqual(["GET https://runtime.example/v1/agents"]);
+  });
+});
+
+describe("ContextClient errors", () => {
+  it("throws ContextRuntimeError with the status and the problem document", async () => {
+    const problem = {
+      type: "invalid-request",
+      title: "The request is not valid",
+      status: 400,
+      detail: "message: too short",
+      issues: [{ path: "message", message: "too short" }],
+    };
+    reply = { status: 400, type: "application/problem+json", body: JSON.stringify(problem) };
+    const error = await client()
+      .turn("conv-0001", { agent: "notes:assistant", message: "" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextRuntimeError);
+    expect(error).toMatchObject({ status: 400, problem, message: "The request is not valid: message: too short" });
+  });
+
+  it("describes an answer that is not a problem document", async () => {
+    reply = { status: 502, type: "text/html", body: "<h1>Bad gateway</h1>" };
+    const error = await client()
+      .agents()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextRuntimeError);
+    expect(error).toMatchObject({ status: 502, problem: { type: "about:blank", title: "Bad Gateway", status: 502, detail: "<h1>Bad gateway</h1>" } });
+  });
+});

@@ -1,0 +1,8 @@
+import type { Env as RuntimeEnv } from "../../src/env";
+
+/** Types `env` from "cloudflare:workers" in the workerd tests as the runtime's bindings. */
+declare global {
+  namespace Cloudflare {
+    interface Env extends RuntimeEnv {}
+  }
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import type { AgentInfo, ProviderInfo } from "../../src/protocol/frontend";
+import { PROTOCOL_VERSION } from "../../src/protocol/methods";
+import { freshIdentity, Frontend } from "./support/runtime";
+import { TestApp } from "./support/test-app";
+
+describe("the app hub", () => {
+  it("replaces an app's providers and agents in one step when it initialises again", async () => {
+    const id = freshIdentity();
+    const first = await TestApp.connect(id, "notes", { old: { current: () => ({ content: "old" }) } });
+    await first.createAgent("legacy", ["notes:old"]);
+    const frontend = await Frontend.for(id);
+
+    const res = await first.request("initialize", {
+      protocolVersion: PROTOCOL_VERSION,
+      app: { name: "notes", version: "2.0.0" },
+      contexts: [{ id: "fresh", name: "Fresh", methods: ["current"] }],
+      agents: [{ agentId: "assistant", name: "Assistant", systemPrompt: "Help.", attachedContexts: ["notes:fresh"] }],
+    });
+    expect(res.result).toMatchObject({ protocolVersion: PROTOCOL_VERSION });
+    const { agents } = await frontend.json<{ agents: AgentInfo[] }>("GET", "/v1/agents");
+    expect(agents.map((a) => [a.id, a.attachedContexts])).toEqual([["notes:assistant", ["notes:fresh"]]]);
+    const { providers } = await frontend.json<{ providers: ProviderInfo[] }>("GET", "/v1/contexts");
+    expect(providers.map((p) => [p.id, p.methods, p.online])).toEqual([["notes:fresh", ["current"], true]]);
+  });
+
+  it("sends provider calls to the app's most recently initialised socket", async () => {
+    const id = freshIdentity();
+    const older = await TestApp.connect(id, "notes", { editor: { current: () => ({ content: "from older" }) } });
+    const newer = await TestApp.connect(id, "notes", { editor: { current: () => ({ content: "from newer" }) } });
+    const agent = await newer.createAgent("assistant", ["notes:editor"]);
+    const frontend = await Frontend.for(id);
+    const conversation = await frontend.conversation();
+    const turn = await frontend.turn(conversation, { agent, message: "which?" });
+    expect(turn.messages.at(-1)!.content).toContain("from newer");
+    expect(older.calls).toEqual([]);
+  });
+
+  it("falls back to the provider's name for a blank title", async () => {
+    const id = freshIdentity();
+    const app = await TestApp.connect(id, "notes", { editor: { name: "Editor State", current: () => ({ content: "x", title: "  " }) } });
+    const agent = await app.createAgent("assistant", ["notes:editor"]);
+    const frontend = await Frontend.for(id);
+    const turn = await frontend.turn(await frontend.conversation(), { agent, message: "hi" });
+    expect(turn.messages.at(-1)!.content).toContain("[Context: Editor State]\nx");
+  });
+
+  it("accepts answers from encoders that drop a null result or add members", async () => {
+    const id = freshIdentity();
+    const app = await TestApp.connect(id, "notes", { editor: { current: () => new Promise(() => undefined) } });
+    app.ws.addEventListener("message", (event) => {
+      const frame = JSON.parse(String(event.data)) as { id?: string; method?: string };
+      if (frame.method === "contexts/current") app.ws.send(JSON.stringify({ jsonrpc: "2.0", id: frame.id, extra: true }));
+    });
+    const agent = await app.createAgent("assistant", ["notes:editor"]);
+    const frontend = await Frontend.for(id);
+    const turn = await frontend.turn(await frontend.conversation(), { agent, message: "hi" });
+    expect(turn.missing).toEqual([]);
+    expect(turn.envelope.selection.omitted).toEqual([{ id: "notes:editor", reason: "empty" }]);
+  });
+});

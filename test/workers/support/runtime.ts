@@ -1,0 +1,71 @@
+import { env, exports } from "cloudflare:workers";
+import { mintToken } from "../../../src/api/credentials";
+import type { TurnResult } from "../../../src/protocol/frontend";
+
+export const BASE = "https://runtime.test";
+
+export interface Identity {
+  tenant: string;
+  user: string;
+}
+
+let counter = 0;
+/** A fresh tenant per test keeps every test's hub and conversations apart. */
+export function freshIdentity(): Identity {
+  counter += 1;
+  return { tenant: `t${Date.now().toString(36)}${counter}`, user: "alice" };
+}
+
+export function apiKey(id: Identity): Promise<string> {
+  return mintToken(env.AUTH_SECRET, { kind: "frontend", tenant: id.tenant, sub: id.user });
+}
+
+export function appToken(id: Identity, app: string): Promise<string> {
+  return mintToken(env.AUTH_SECRET, { kind: "app", tenant: id.tenant, sub: id.user, app });
+}
+
+export function worker(): Fetcher {
+  return (exports as unknown as { default: Fetcher }).default;
+}
+
+/** A frontend calling the Worker with its API key. */
+export class Frontend {
+  constructor(private readonly key: string) {}
+
+  static async for(id: Identity): Promise<Frontend> {
+    return new Frontend(await apiKey(id));
+  }
+
+  request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    const init: RequestInit = { method, headers: { Authorization: `Bearer ${this.key}`, ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === "string" ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)["Content-Type"] ??= "application/json";
+    }
+    return worker().fetch(`${BASE}${path}`, init);
+  }
+
+  async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.request(method, path, body);
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
+    return JSON.parse(text) as T;
+  }
+
+  async conversation(agent?: string): Promise<string> {
+    const { id } = await this.json<{ id: string }>("POST", "/v1/conversations", agent ? { agent } : {});
+    return id;
+  }
+
+  turn(conversationId: string, body: Record<string, unknown>): Promise<TurnResult> {
+    return this.json<TurnResult>("POST", `/v1/conversations/${conversationId}/turns`, body);
+  }
+}
+
+/** The reminder appendix of the last user message, or "" when the turn carried none. */
+export function reminderOf(result: TurnResult): string {
+  const last = result.messages.at(-1);
+  const content = typeof last?.content === "string" ? last.content : "";
+  const at = content.indexOf("<system_reminder>");
+  return at === -1 ? "" : content.slice(at);
+}
