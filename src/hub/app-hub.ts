@@ -99,8 +99,14 @@ export class AppHub extends DurableObject<Env> {
     }
   }
 
-  override async webSocketClose(ws: WebSocket): Promise<void> {
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     this.dropSocket(ws);
+    // Completes the close handshake where the runtime does not do it for us; a no-op where it already has.
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
+    } catch {
+      // already closed
+    }
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
