@@ -1,7 +1,7 @@
 // The registry these machines reach serves workerd's Linux binaries only, so `npm install` leaves the
 // macOS and Windows optional packages out of package-lock.json and `npm ci` then calls the lock out of
 // sync. This puts those entries back (platform-guarded, so they install only where they belong).
-// Run after any `npm install` that rewrites the lock: `node scripts/lock-platforms.mjs`.
+// Run `npm run lock:platforms` after any `npm install` that adds or upgrades packages.
 import { readFileSync, writeFileSync } from "node:fs";
 
 const lockPath = new URL("../package-lock.json", import.meta.url);
