@@ -5,6 +5,8 @@
 import { mintToken } from "../src/api/credentials";
 import { ContextClient } from "../src/sdk";
 import { startLocalRuntime } from "../scripts/local-runtime";
+import { summary } from "./stats";
+import { httpFloor, timedFetch } from "./timed-fetch";
 import { benchInjectedTokens } from "./tokens";
 import { benchTurns, printTurnBench } from "./turns";
 
@@ -12,20 +14,23 @@ const secret = `bench-${crypto.randomUUID()}`;
 const runtime = await startLocalRuntime(secret);
 try {
   const identity = { tenant: "bench", sub: "bench" };
-  const client = new ContextClient({ url: runtime.url, apiKey: await mintToken(secret, { kind: "frontend", ...identity }) });
+  const timed = timedFetch();
+  const client = new ContextClient({ url: runtime.url, apiKey: await mintToken(secret, { kind: "frontend", ...identity }), fetch: timed.fetch });
   const appToken = (app: string) => mintToken(secret, { kind: "app", ...identity, app });
   const turns = Number(process.env.TURNS ?? 500);
   const perConversation = 25;
   const conversations = Math.ceil((turns + 5) / perConversation);
 
   console.log(`Context Runtime benchmarks — local wrangler dev at ${runtime.url}, Node ${process.version}`);
+  console.log(`\nThe local stack's floor: GET /health, answered by the Worker alone through wrangler dev's proxy`);
+  console.log(`  round trip       ${summary(await httpFloor(runtime.url, 300))}`);
   printTurnBench(
     `Turns with three providers answering at once (${conversations} conversations × ${perConversation} turns)`,
-    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, providerDelaysMs: [0, 0, 0], conversations, turnsPerConversation: perConversation }),
+    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: timed.lastServerMs, providerDelaysMs: [0, 0, 0], conversations, turnsPerConversation: perConversation }),
   );
   printTurnBench(
     "Turns with providers taking 1, 3 and 5 ms",
-    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, providerDelaysMs: [1, 3, 5], conversations: Math.ceil(conversations / 2), turnsPerConversation: perConversation }),
+    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: timed.lastServerMs, providerDelaysMs: [1, 3, 5], conversations: Math.ceil(conversations / 2), turnsPerConversation: perConversation }),
   );
 
   const t = await benchInjectedTokens({ url: runtime.url, appToken: await appToken("tokens"), client, turns: 30 });

@@ -11,13 +11,21 @@ export interface TurnBenchOptions {
   url: string;
   appToken: string;
   client: ContextClient;
+  /** The runtime's own time for the client's last request (its Server-Timing header). */
+  lastServerMs: () => number;
   /** Simulated work per provider (ms); the runtime's overhead is measured net of the slowest. */
   providerDelaysMs: [number, number, number];
   conversations: number;
   turnsPerConversation: number;
 }
 
-export async function benchTurns(o: TurnBenchOptions): Promise<{ latency: number[]; overhead: number[] }> {
+export interface TurnBench {
+  latency: number[];
+  overhead: number[];
+  server: number[];
+}
+
+export async function benchTurns(o: TurnBenchOptions): Promise<TurnBench> {
   let slowest = 0;
   const provider = (id: string, delayMs: number) => ({
     id,
@@ -47,6 +55,7 @@ export async function benchTurns(o: TurnBenchOptions): Promise<{ latency: number
 
   const latency: number[] = [];
   const overhead: number[] = [];
+  const server: number[] = [];
   for (let conv = 0; conv < o.conversations; conv++) {
     const { id } = await o.client.createConversation({ agent: agentId });
     for (let t = 0; t < o.turnsPerConversation; t++) {
@@ -58,15 +67,17 @@ export async function benchTurns(o: TurnBenchOptions): Promise<{ latency: number
         // the first few turns warm up the isolate and are not counted
         latency.push(elapsed);
         overhead.push(elapsed - slowest);
+        server.push(o.lastServerMs());
       }
     }
   }
   await app.close();
-  return { latency, overhead };
+  return { latency, overhead, server };
 }
 
-export function printTurnBench(title: string, r: { latency: number[]; overhead: number[] }): void {
+export function printTurnBench(title: string, r: TurnBench): void {
   console.log(`\n${title}`);
   console.log(`  turn latency     ${summary(r.latency)}`);
   console.log(`  runtime overhead ${summary(r.overhead)}  (latency − slowest provider's answer time)`);
+  console.log(`  inside the Worker ${summary(r.server)}  (Server-Timing: from the request's arrival to its answer)`);
 }

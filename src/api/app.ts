@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { timing } from "hono/timing";
 import { LIMITS } from "../core/limits";
 import { hubStub } from "../env";
 import { appCredential, offersAppSubprotocol, requireApiKey, type ApiEnv } from "./auth";
@@ -40,6 +41,8 @@ function refuseSocket(headers: Headers, code: number, reason: string): Response 
 }
 
 const v1 = new Hono<ApiEnv>();
+// `Server-Timing: total;dur=…`: the runtime's own time, apart from the network, for frontends and the benchmark.
+v1.use("*", timing({ totalDescription: "runtime" }));
 v1.use("*", requireApiKey);
 v1.use(
   "*",

@@ -1,11 +1,11 @@
 import { createMiddleware } from "hono/factory";
+import type { TimingVariables } from "hono/timing";
 import type { Env, Owner } from "../env";
 import { APP_SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX } from "../protocol/methods";
 import { verifyToken, type Credential } from "./credentials";
 import { problemResponse } from "./problem-response";
 
-export type ApiEnv = { Bindings: Env; Variables: { owner: Owner } };
-
+export type ApiEnv = { Bindings: Env; Variables: { owner: Owner } & TimingVariables };
 
 /** Frontends: `Authorization: Bearer <api key>`; the key names the tenant and user. */
 export const requireApiKey = createMiddleware<ApiEnv>(async (c, next) => {

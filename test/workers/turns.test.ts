@@ -91,6 +91,13 @@ describe("turns", () => {
     expect(agents.map((a) => a.id)).toEqual([agent]);
   });
 
+  it("reports the runtime's own time in a Server-Timing header", async () => {
+    const { agent, frontend, conversation } = await setup();
+    const res = await frontend.request("POST", `/v1/conversations/${conversation}/turns`, { agent, message: "timed" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Server-Timing")).toMatch(/^total;dur=\d+(\.\d+)?;desc="runtime"$/);
+  });
+
   it("records context events for the conversation", async () => {
     const { agent, frontend, conversation } = await setup();
     await frontend.turn(conversation, { agent, message: "one" });
