@@ -53,7 +53,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const now = deps.now();
   const at = now.toISOString();
   const history = store.messages().map((m) => m.message);
-  const assembly = assembleTurn({
+  const assembled = assembleTurn({
     turnId,
     conversationId: meta.conversationId,
     now,
@@ -63,6 +63,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     ledger: store.ledger(),
     observations: [...pulled, ...resources],
   });
+  if (!assembled.ok) return assembled;
+  const assembly = assembled.value;
   const result: StoredTurnResult = {
     turnId,
     conversationId: meta.conversationId,
@@ -75,7 +77,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   store.transaction(() => {
     if (meta.agent !== agent.id || !sameList(meta.agentContexts, agent.attachedContexts)) store.setAgent(agent.id, agent.attachedContexts);
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
-    const userSeq = store.appendMessage(turnId, assembly.userMessage, at);
+    const userSeq = store.appendMessage(turnId, assembly.userMessage!, at);
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, userSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
     store.saveTurn({ turnId, requestDigest, systemPrompt: agent.systemPrompt, userSeq, result: JSON.stringify(result) }, at);

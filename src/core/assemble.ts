@@ -1,10 +1,21 @@
+import { dropOrder, fitBudget, PRIORITY, type BudgetItem, type Truncation } from "./budget";
 import type { ContextEnvelope, MissingContext, SurfaceItem, TurnUsage } from "./evidence";
+import { groupMessages } from "./groups";
 import { diffLedger, type LedgerChange, type LedgerEntry, type Observation } from "./ledger";
 import { LIMITS } from "./limits";
 import type { ChatMessage } from "./messages";
 import { neutralize } from "./neutralize";
-import { renderChange, renderReminder, withReminder } from "./reminder";
+import { fail, ok, type Result } from "./problem";
+import { renderChange, renderReminder, withAppendix } from "./reminder";
 import { countTokens, MESSAGE_OVERHEAD_TOKENS } from "./tokens";
+
+/** A block of the appendix other than the context markers: memory, task state. */
+export interface AppendixSection {
+  kind: "memory" | "task_state";
+  /** Best first: under a budget the last entries are given up first. */
+  entries: readonly { id: string; text: string }[];
+  wrap(texts: readonly string[]): string;
+}
 
 export interface TurnInput {
   turnId: string;
@@ -12,15 +23,22 @@ export interface TurnInput {
   now: Date;
   systemPrompt: string;
   history: readonly ChatMessage[];
-  userText: string;
+  /** The user's new message; absent on a continuation (a turn that only carries tool results). */
+  userText?: string | undefined;
   ledger: readonly LedgerEntry[];
   /** Attached contexts first, then session resources, in the order they should appear. */
   observations: readonly (Observation & { ref?: string; itemId?: string })[];
+  sections?: readonly AppendixSection[];
+  /** The model input's budget in tokens; none means unbounded. */
+  maxTokens?: number | undefined;
   appendixLimitChars?: number;
 }
 
+type UserMessage = Extract<ChatMessage, { role: "user" }>;
+
 export interface TurnAssembly {
-  userMessage: Extract<ChatMessage, { role: "user" }>;
+  /** The new user message, as stored; null on a continuation. */
+  userMessage: UserMessage | null;
   messages: ChatMessage[];
   ledger: { upserts: LedgerEntry[]; deletes: { kind: LedgerEntry["kind"]; key: string }[] };
   envelope: ContextEnvelope;
@@ -28,39 +46,111 @@ export interface TurnAssembly {
   missing: MissingContext[];
 }
 
+type Change = LedgerChange & { rendered: string };
+
 /**
  * Assemble one turn: diff what was observed against the ledger, render the
- * changes into the reminder appendix of the new user message, and say what the
- * ledger becomes. Pure: storage and provider calls are the caller's.
+ * changes (with memory and task state) into the appendix of the new user
+ * message, fit everything to the token budget by priority class, and say what
+ * the ledger becomes. Pure: storage and provider calls are the caller's.
  */
-export function assembleTurn(input: TurnInput): TurnAssembly {
+export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const limit = input.appendixLimitChars ?? LIMITS.appendixChars;
-  const diff = diffLedger(input.ledger, input.observations);
-
-  const parts: string[] = [];
-  const upserts: LedgerEntry[] = [];
-  const deletes: TurnAssembly["ledger"]["deletes"] = [];
   const envelope = emptyEnvelope(input, limit);
-  const blockTokens: ContextEnvelope["assembly"]["blocks"] = [];
-  let used = 0;
+  const continuation = input.userText === undefined;
+  const diff = diffLedger(input.ledger, continuation ? input.ledger.map(stillThere) : input.observations);
 
+  // The character limit is a hard cap on the appendix, applied before the token budget.
+  const changes: Change[] = [];
+  let chars = 0;
   for (const change of diff.changes) {
     const rendered = renderChange(change);
-    if (change.change !== "removed" && used + rendered.length > limit) {
-      // Left for a later turn: the ledger is untouched, so it is injected once it fits.
+    if (change.change !== "removed" && chars + rendered.length > limit) {
       envelope.selection.omitted.push({ id: change.key, reason: "budget" });
       continue;
     }
-    used += rendered.length;
-    parts.push(rendered);
-    envelope.injection.push({ id: change.key, kind: change.kind, target: "user_message_appendix", marker: change.change });
-    if (change.change === "removed") {
-      deletes.push({ kind: change.kind, key: change.key });
-      envelope.selection.removed.push({ id: change.key, reason: change.reason });
+    chars += rendered.length;
+    changes.push({ ...change, rendered });
+  }
+  envelope.budget.appendixChars.used = chars;
+
+  const system: ChatMessage = { role: "system", content: input.systemPrompt };
+  const groups = groupMessages(input.history);
+  const lastUser = groups.findLastIndex((g) => g.kind === "user");
+  const userText = continuation ? null : neutralize(input.userText!);
+  const sections = input.sections ?? [];
+
+  const items: BudgetItem[] = [{ id: "identity", kind: "identity", priority: PRIORITY.identity, age: 0, tokens: messageTokens(system) }];
+  if (userText !== null) items.push({ id: "user_message", kind: "user_message", priority: PRIORITY.identity, age: 0, tokens: MESSAGE_OVERHEAD_TOKENS + countTokens(userText) });
+  groups.forEach((g, i) => {
+    // On a continuation the last user message is the current one, and the tool work after it is this turn's.
+    const priority = continuation && i === lastUser ? PRIORITY.identity : continuation && i > lastUser ? PRIORITY.current : PRIORITY.history;
+    const kind = priority === PRIORITY.history ? "history" : g.kind === "user" ? "user_message" : "tool_results";
+    items.push({ id: `history:${g.start}`, kind, priority, age: i, tokens: g.messages.reduce((sum, m) => sum + messageTokens(m), 0) });
+  });
+  changes.forEach((c, i) => {
+    // Removed markers are kept last: they are a few tokens and keep the ledger honest.
+    const age = c.change === "removed" ? Number.MAX_SAFE_INTEGER : i;
+    items.push({ id: `${c.kind}:${c.key}`, kind: c.kind, priority: PRIORITY.current, age, tokens: countTokens(c.rendered) + 1 });
+  });
+  for (const section of sections) {
+    const priority = section.kind === "memory" ? PRIORITY.memory : PRIORITY.current;
+    const count = section.entries.length;
+    section.entries.forEach((e, i) => items.push({ id: `${section.kind}:${e.id}`, kind: section.kind, priority, age: count - i, tokens: countTokens(e.text) + 1 }));
+  }
+
+  const render = (kept: ReadonlySet<string>) => {
+    const blocks = sections.flatMap((s) => {
+      const texts = s.entries.filter((e) => kept.has(`${s.kind}:${e.id}`)).map((e) => e.text);
+      return texts.length ? [{ kind: s.kind, text: s.wrap(texts) }] : [];
+    });
+    const shown = changes.filter((c) => kept.has(`${c.kind}:${c.key}`));
+    const reminder = renderReminder(shown.map((c) => c.rendered));
+    const userMessage: UserMessage | null = userText === null ? null : { role: "user", content: withAppendix(userText, [...blocks.map((b) => b.text), reminder]) };
+    const history = groups.filter((g) => kept.has(`history:${g.start}`)).flatMap((g) => g.messages);
+    const messages = [system, ...history, ...(userMessage ? [userMessage] : [])];
+    return { userMessage, messages, shown, blocks, reminder, history };
+  };
+
+  let truncations: Truncation[] = [];
+  let kept = new Set(items.map((i) => i.id));
+  let out = render(kept);
+  if (input.maxTokens !== undefined) {
+    const maxTokens = input.maxTokens;
+    const tooSmall = (required: number) =>
+      fail<TurnAssembly>("limit-exceeded", `a budget of ${maxTokens} tokens cannot hold the system prompt and the current user message (${required} tokens)`);
+    const fit = fitBudget(items, maxTokens, (set) => appendixOverhead(sections, changes, set));
+    if (!fit.ok) return tooSmall(fit.required);
+    ({ kept, truncations } = fit);
+    out = render(kept);
+    // Seams and wrappers are estimated; the rendered input is what must fit, so give up more if it does not.
+    for (const item of dropOrder(items)) {
+      if (usageOf(out.messages) <= maxTokens) break;
+      if (!kept.has(item.id)) continue;
+      kept.delete(item.id);
+      truncations.push({ id: item.id, kind: item.kind, priority: item.priority, tokens: item.tokens });
+      out = render(kept);
+    }
+    if (usageOf(out.messages) > maxTokens) return tooSmall(usageOf(out.messages));
+  }
+
+  const upserts: LedgerEntry[] = [];
+  const deletes: TurnAssembly["ledger"]["deletes"] = [];
+  const blockTokens: ContextEnvelope["assembly"]["blocks"] = [];
+  for (const c of changes) {
+    if (!kept.has(`${c.kind}:${c.key}`)) {
+      // Left for a later turn: the ledger is untouched, so it is injected once it fits.
+      envelope.selection.omitted.push({ id: c.key, reason: "budget" });
+      continue;
+    }
+    envelope.injection.push({ id: c.key, kind: c.kind, target: "user_message_appendix", marker: c.change });
+    if (c.change === "removed") {
+      deletes.push({ kind: c.kind, key: c.key });
+      envelope.selection.removed.push({ id: c.key, reason: c.reason });
     } else {
-      upserts.push(ledgerEntry(change));
-      envelope.selection.selected.push({ id: change.key, reason: change.change });
-      blockTokens.push({ kind: change.kind, id: change.key, tokens: countTokens(rendered), target: "user_message_appendix" });
+      upserts.push({ key: c.key, kind: c.kind, title: c.title, version: c.version });
+      envelope.selection.selected.push({ id: c.key, reason: c.change });
+      blockTokens.push({ kind: c.kind, id: c.key, tokens: countTokens(c.rendered), target: "user_message_appendix" });
     }
   }
   for (const key of diff.unchanged) envelope.selection.omitted.push({ id: key, reason: "unchanged" });
@@ -68,25 +158,56 @@ export function assembleTurn(input: TurnInput): TurnAssembly {
   const missing = diff.missing.map((m): MissingContext => ({ id: m.key, reason: m.reason, detail: m.detail, severity: "warning" }));
   for (const m of missing) envelope.selection.omitted.push({ id: m.id, reason: "missing" });
   envelope.missing = missing;
-  envelope.budget.appendixChars.used = used;
 
-  const reminder = renderReminder(parts);
-  const userMessage = { role: "user" as const, content: withReminder(neutralize(input.userText), reminder) };
-  const system = { role: "system" as const, content: input.systemPrompt };
-  const messages: ChatMessage[] = [system, ...input.history, userMessage];
-
-  const usage = measure(system, input.history, input.userText, reminder);
+  const sectionTokens = (kind: AppendixSection["kind"]) => out.blocks.filter((b) => b.kind === kind).reduce((sum, b) => sum + countTokens(b.text), 0);
+  const usage: TurnUsage = {
+    system: messageTokens(system),
+    history: out.history.reduce((sum, m) => sum + messageTokens(m), 0),
+    message: userText === null ? 0 : MESSAGE_OVERHEAD_TOKENS + countTokens(userText),
+    contexts: countTokens(out.reminder),
+    memory: sectionTokens("memory"),
+    taskState: sectionTokens("task_state"),
+    total: usageOf(out.messages),
+  };
+  envelope.budget.maxTokens = input.maxTokens ?? null;
+  envelope.budget.usedTokens = usage.total;
+  envelope.budget.truncations = truncations;
   envelope.assembly.blocks = [
     { kind: "system_prompt", tokens: usage.system, target: "system_prompt" },
     { kind: "session_history", tokens: usage.history, target: "message_history" },
     { kind: "user_message", tokens: usage.message, target: "user_message" },
+    ...(usage.memory ? [{ kind: "memory" as const, tokens: usage.memory, target: "user_message_appendix" as const }] : []),
+    ...(usage.taskState ? [{ kind: "task_state" as const, tokens: usage.taskState, target: "user_message_appendix" as const }] : []),
     ...blockTokens,
   ];
-  return { userMessage, messages, ledger: { upserts, deletes }, envelope, usage, missing };
+  const ledger = { upserts, deletes };
+  return ok({ userMessage: out.userMessage, messages: out.messages, ledger, envelope, usage, missing });
 }
 
-function ledgerEntry(change: Extract<LedgerChange, { change: "first" | "updated" }>): LedgerEntry {
-  return { key: change.key, kind: change.kind, title: change.title, version: change.version };
+/** On a continuation nothing is pulled: every ledger entry counts as unchanged. */
+function stillThere(entry: LedgerEntry): Observation {
+  return { key: entry.key, kind: entry.kind, status: "present", title: entry.title, version: entry.version, content: "" };
+}
+
+/** Wrappers and seams the kept appendix entries cost beyond their own tokens. */
+function appendixOverhead(sections: readonly AppendixSection[], changes: readonly Change[], kept: ReadonlySet<string>): number {
+  let tokens = 0;
+  for (const s of sections) if (s.entries.some((e) => kept.has(`${s.kind}:${e.id}`))) tokens += countTokens(s.wrap([])) + 2;
+  if (changes.some((c) => kept.has(`${c.kind}:${c.key}`))) tokens += countTokens(renderReminder([""])) + 2;
+  return tokens;
+}
+
+export function messageTokens(message: ChatMessage): number {
+  let tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(message.content ?? "");
+  if (message.role === "assistant" && message.tool_calls) {
+    for (const call of message.tool_calls) tokens += countTokens(call.function.name) + countTokens(call.function.arguments);
+  }
+  return tokens;
+}
+
+/** What the model reads, in tokens: the figure every budget is checked against. */
+export function usageOf(messages: readonly ChatMessage[]): number {
+  return messages.reduce((sum, m) => sum + messageTokens(m), 0);
 }
 
 function emptyEnvelope(input: TurnInput, limit: number): ContextEnvelope {
@@ -97,7 +218,7 @@ function emptyEnvelope(input: TurnInput, limit: number): ContextEnvelope {
     createdAt: input.now.toISOString(),
     surface: { items: input.observations.map(surfaceItem) },
     selection: { selected: [], omitted: [], removed: [] },
-    budget: { appendixChars: { limit, used: 0 } },
+    budget: { maxTokens: null, usedTokens: 0, appendixChars: { limit, used: 0 }, truncations: [] },
     assembly: { blocks: [] },
     injection: [],
     missing: [],
@@ -109,22 +230,4 @@ function surfaceItem(obs: TurnInput["observations"][number]): SurfaceItem {
   if (obs.itemId !== undefined) source.itemId = obs.itemId;
   if (obs.status === "present") source.digest = obs.version;
   return { id: obs.key, kind: obs.kind === "context" ? "runtime_state" : "external_resource", source };
-}
-
-export function messageTokens(message: ChatMessage): number {
-  let tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(message.content ?? "");
-  if (message.role === "assistant" && message.tool_calls) {
-    for (const call of message.tool_calls) tokens += countTokens(call.function.name) + countTokens(call.function.arguments);
-  }
-  return tokens;
-}
-
-function measure(system: ChatMessage, history: readonly ChatMessage[], userText: string, reminder: string): TurnUsage {
-  const usage = {
-    system: messageTokens(system),
-    history: history.reduce((sum, m) => sum + messageTokens(m), 0),
-    message: MESSAGE_OVERHEAD_TOKENS + countTokens(userText),
-    contexts: countTokens(reminder),
-  };
-  return { ...usage, total: usage.system + usage.history + usage.message + usage.contexts };
 }

@@ -4,6 +4,7 @@
  * (selection), limits and use (budget), the ordered blocks (assembly), where each
  * became visible (injection), and what could not be read (missing).
  */
+import type { Truncation } from "./budget";
 import type { LedgerKind, MissingReason } from "./ledger";
 
 export type OmissionReason = "unchanged" | "empty" | "budget" | "missing";
@@ -16,7 +17,7 @@ export interface SurfaceItem {
 }
 
 export interface AssemblyBlock {
-  kind: "system_prompt" | "session_history" | "user_message" | "context" | "resource";
+  kind: "system_prompt" | "session_history" | "user_message" | "context" | "resource" | "memory" | "task_state";
   id?: string;
   tokens: number;
   target: "system_prompt" | "message_history" | "user_message" | "user_message_appendix";
@@ -40,7 +41,14 @@ export interface ContextEnvelope {
     omitted: { id: string; reason: OmissionReason }[];
     removed: { id: string; reason: "detached" | "empty" }[];
   };
-  budget: { appendixChars: { limit: number; used: number } };
+  budget: {
+    /** The turn's token budget, or null when none was given. */
+    maxTokens: number | null;
+    usedTokens: number;
+    appendixChars: { limit: number; used: number };
+    /** What was given up to fit, lowest class and oldest first. */
+    truncations: Truncation[];
+  };
   assembly: { blocks: AssemblyBlock[] };
   injection: { id: string; kind: LedgerKind; target: "user_message_appendix"; marker: InjectionMarker }[];
   missing: MissingContext[];
@@ -51,5 +59,7 @@ export interface TurnUsage {
   history: number;
   message: number;
   contexts: number;
+  memory: number;
+  taskState: number;
   total: number;
 }

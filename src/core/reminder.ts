@@ -21,6 +21,7 @@ export function renderReminder(parts: readonly string[]): string {
   return parts.length === 0 ? "" : `<system_reminder>\n${parts.join("\n\n")}\n</system_reminder>`;
 }
 
-export function withReminder(userText: string, reminder: string): string {
-  return reminder === "" ? userText : `${userText}\n\n${reminder}`;
+/** The user's text, then each non-empty appendix block, a blank line apart. */
+export function withAppendix(userText: string, blocks: readonly string[]): string {
+  return [userText, ...blocks.filter((b) => b !== "")].join("\n\n");
 }

@@ -6,21 +6,24 @@ import { markerTitle, neutralize } from "../../src/core/neutralize";
 import { contextVersion } from "../../src/core/version";
 import type { Observation } from "../../src/core/ledger";
 
-const turn = (observations: Observation[], extra: Partial<Parameters<typeof assembleTurn>[0]> = {}) =>
-  assembleTurn({ turnId: "t", conversationId: "c", now: new Date(0), systemPrompt: "sys", history: [], userText: "hi", ledger: [], observations, ...extra });
+function turn(observations: Observation[], extra: Partial<Parameters<typeof assembleTurn>[0]> = {}) {
+  const assembled = assembleTurn({ turnId: "t", conversationId: "c", now: new Date(0), systemPrompt: "sys", history: [], userText: "hi", ledger: [], observations, ...extra });
+  if (!assembled.ok) throw new Error(assembled.problem.detail);
+  return assembled.value;
+}
 const present = (key: string, content: string, title = key): Observation => ({ key, kind: "context", status: "present", title, version: "v", content });
 
 describe("the reminder appendix", () => {
   it("renders the markers on the last user message", () => {
     const t = turn([present("notes:editor", "line 1", "Editor")], { ledger: [{ key: "notes:old", kind: "context", title: "Old", version: "1" }] });
-    expect(t.userMessage.content).toBe("hi\n\n<system_reminder>\n[Context: Editor]\nline 1\n\n[Context removed: notes:old]\n</system_reminder>");
+    expect(t.userMessage?.content).toBe("hi\n\n<system_reminder>\n[Context: Editor]\nline 1\n\n[Context removed: notes:old]\n</system_reminder>");
     expect(t.messages).toEqual([{ role: "system", content: "sys" }, t.userMessage]);
     expect(t.ledger).toEqual({ upserts: [{ key: "notes:editor", kind: "context", title: "Editor", version: "v" }], deletes: [{ kind: "context", key: "notes:old" }] });
   });
 
   it("adds nothing to the user message when nothing changed", () => {
     const t = turn([present("a", "x")], { ledger: [{ key: "a", kind: "context", title: "a", version: "v" }] });
-    expect(t.userMessage.content).toBe("hi");
+    expect(t.userMessage?.content).toBe("hi");
   });
 
   it("leaves a context that does not fit the appendix for a later turn, and says so", () => {
@@ -38,7 +41,7 @@ describe("the reminder appendix", () => {
     fc.assert(
       fc.property(text, text, text, (content, title, user) => {
         const t = turn([present("notes:a", content, title)], { userText: user });
-        const body = t.userMessage.content;
+        const body = t.userMessage?.content ?? "";
         expect(body.match(/<\s*\/?\s*system[\s_-]*reminder/gi)).toHaveLength(2);
         expect(body.endsWith("\n</system_reminder>")).toBe(true);
         const markers = body.split("\n").filter((line) => /^[[\uFF3B]\s*(context|resource)/i.test(line));

@@ -1,0 +1,44 @@
+import type { ChatMessage } from "./messages";
+
+/**
+ * History as whole groups: a user message; an assistant reply; or an
+ * assistant's tool calls with every result that answers them. Whatever trims
+ * history works on groups, so a tool result is never separated from its call.
+ */
+export interface MessageGroup {
+  kind: "user" | "assistant" | "tool_calls";
+  /** Index of the group's first message in the history. */
+  start: number;
+  messages: ChatMessage[];
+}
+
+export function groupMessages(history: readonly ChatMessage[]): MessageGroup[] {
+  const groups: MessageGroup[] = [];
+  let calls: MessageGroup | null = null;
+  let open = new Set<string>();
+  history.forEach((message, index) => {
+    if (message.role === "tool" && calls && open.has(message.tool_call_id)) {
+      calls.messages.push(message);
+      open.delete(message.tool_call_id);
+      return;
+    }
+    calls = null;
+    if (message.role === "assistant" && message.tool_calls?.length) {
+      calls = { kind: "tool_calls", start: index, messages: [message] };
+      open = new Set(message.tool_calls.map((c) => c.id));
+      groups.push(calls);
+      return;
+    }
+    // A stray tool message or a system note stands alone; the store never writes either, but history may be resumed from elsewhere.
+    groups.push({ kind: message.role === "user" ? "user" : "assistant", start: index, messages: [message] });
+  });
+  return groups;
+}
+
+/** Tool calls in `history` that no tool message answers. */
+export function unansweredCalls(history: readonly ChatMessage[]): { id: string; name: string }[] {
+  const answered = new Set(history.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
+  return history.flatMap((m) =>
+    m.role === "assistant" ? (m.tool_calls ?? []).filter((c) => !answered.has(c.id)).map((c) => ({ id: c.id, name: c.function.name })) : [],
+  );
+}
