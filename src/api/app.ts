@@ -5,6 +5,8 @@ import { LIMITS } from "../core/limits";
 import { hubStub } from "../env";
 import { appCredential, offersAppSubprotocol, requireApiKey, type ApiEnv } from "./auth";
 import { conversations } from "./conversations";
+import { memories } from "./memory";
+import { artifacts } from "./artifacts";
 import { problemResponse } from "./problem-response";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
 
@@ -52,6 +54,8 @@ v1.use(
   }),
 );
 v1.route("/conversations", conversations);
+v1.route("/memories", memories);
+v1.route("/", artifacts);
 v1.get("/agents", async (c) => c.json({ agents: await hubStub(c.env, c.var.owner).agents() }));
 v1.get("/contexts", async (c) => c.json({ providers: await hubStub(c.env, c.var.owner).providers() }));
 api.route("/v1", v1);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { LIMITS } from "../core/limits";
-import { AppendableMessage } from "../core/messages";
+import { ArtifactRef, TaskId } from "../artifacts/task-state";
+import { AppendableMessage, ToolMessage } from "../core/messages";
 import { QualifiedName } from "../core/names";
 
 /** Bodies and query strings of the frontend API (DESIGN §4). */
@@ -16,14 +17,32 @@ export const CreateConversationBody = z.object({ agent: QualifiedName.optional()
 
 export const TurnId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "1-128 letters, digits, '_', '.', ':' or '-'");
 
+/** A result for a tool call the model made; it is redacted and trimmed before it is stored. */
+export const ToolResult = ToolMessage.omit({ role: true }).strict();
+
+export const TurnBudget = z
+  .object({
+    /** The whole model input, in tokens. */
+    maxTokens: z.number().int().min(64).max(2_000_000),
+  })
+  .strict();
+
 export const TurnBody = z
   .object({
     turnId: TurnId.optional(),
     agent: QualifiedName,
-    message: z.string().min(1).max(LIMITS.messageChars),
+    /** The user's new message; leave it out to continue after tool results. */
+    message: z.string().min(1).max(LIMITS.messageChars).optional(),
     attachments: z.array(Attachment).max(LIMITS.attachmentsPerConversation).optional(),
+    toolResults: z.array(ToolResult).min(1).max(LIMITS.toolResultsPerTurn).optional(),
+    /** The task this turn works on: memory is read from its namespace chain. */
+    task: TaskId.optional(),
+    /** Artifacts the task has produced: the model reads their summaries and pointers, never the payloads. */
+    taskState: z.array(ArtifactRef).max(LIMITS.taskStateRefs).optional(),
+    budget: TurnBudget.optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => b.message !== undefined || b.toolResults !== undefined, { message: "send a message, toolResults, or both", path: ["message"] });
 export type TurnBody = z.infer<typeof TurnBody>;
 
 export const AppendMessagesBody = z

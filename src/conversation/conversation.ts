@@ -15,7 +15,10 @@ import { migrate } from "../storage/migrate";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ConversationStore, type ConversationMeta } from "./store";
-import { checkAttachable, takeTurn } from "./turn";
+import { admitMessages, type ToolResultReport } from "./tool-results";
+import { checkAttachable, storeAdmitted, takeTurn } from "./turn";
+import { turnSections } from "./turn-sections";
+import { tenantAuditKey } from "../protect/audit";
 
 export interface PushedResource {
   fullId: string;
@@ -46,13 +49,14 @@ export class Conversation extends DurableObject<Env> {
     return this.queue.run(async () => {
       if (this.store.meta()) return fail("conflict", "conversation already exists");
       let agentContexts: string[] = [];
+      let resultPolicies = {};
       if (agent !== undefined) {
         const found = await this.hub(owner).agent(agent);
         if (!found) return fail("not-found", `no agent '${agent}' is registered`);
-        agentContexts = found.attachedContexts;
+        ({ attachedContexts: agentContexts, resultPolicies } = found);
       }
       const createdAt = new Date().toISOString();
-      this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, createdAt });
+      this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, createdAt });
       await this.hub(owner).conversationActive(conversationId);
       return ok(this.describe(this.store.meta()!));
     });
@@ -67,7 +71,8 @@ export class Conversation extends DurableObject<Env> {
     return this.queue.run(async () => {
       const meta = this.owned(owner);
       if (!meta.ok) return meta;
-      return takeTurn({ store: this.store, hub: this.hub(owner), meta: meta.value, now: () => new Date() }, body);
+      const deps = { store: this.store, hub: this.hub(owner), meta: meta.value, auditKey: await this.auditKey(owner), now: () => new Date(), sections: turnSections(body) };
+      return takeTurn(deps, body);
     });
   }
 
@@ -76,28 +81,16 @@ export class Conversation extends DurableObject<Env> {
     return meta.ok ? ok({ messages: this.store.messages() }) : meta;
   }
 
-  /** The model's reply and tool results; every result must answer an open call of this conversation. */
-  async appendMessages(owner: Owner, messages: AppendableMessage[]): Promise<Result<{ appended: number; lastSeq: number }>> {
+  /** The model's reply and tool results; every result must answer an open call, and is redacted and trimmed before it is stored. */
+  async appendMessages(owner: Owner, messages: AppendableMessage[]): Promise<Result<{ appended: number; lastSeq: number; toolResults: ToolResultReport[] }>> {
     return this.queue.run(async () => {
       const meta = this.live(owner);
       if (!meta.ok) return meta;
-      const open = this.store.openToolCalls();
-      for (const [i, m] of messages.entries()) {
-        if (m.role === "assistant") for (const call of m.tool_calls ?? []) open.add(call.id);
-        else if (!open.delete(m.tool_call_id)) {
-          return fail("invalid-request", `messages.${i}: no open tool call '${m.tool_call_id}' to answer`, [
-            { path: `messages.${i}.tool_call_id`, message: "unknown or already answered" },
-          ]);
-        }
-      }
+      const admitted = await admitMessages(this.store.openToolCalls(), messages, { policies: meta.value.resultPolicies, auditKey: await this.auditKey(owner) });
+      if (!admitted.ok) return admitted;
       const at = new Date().toISOString();
-      const lastSeq = this.store.transaction(() => {
-        let seq = 0;
-        for (const m of messages) seq = this.store.appendMessage(null, m, at);
-        this.store.addEvent(null, "messages.appended", null, { count: messages.length, lastSeq: seq }, at);
-        return seq;
-      });
-      return ok({ appended: messages.length, lastSeq });
+      const lastSeq = this.store.transaction(() => storeAdmitted(this.store, null, admitted.value, at));
+      return ok({ appended: admitted.value.messages.length, lastSeq, toolResults: admitted.value.reports });
     });
   }
 
@@ -222,6 +215,12 @@ export class Conversation extends DurableObject<Env> {
   }
 
   private hubFor: DurableObjectStub<AppHub> | null = null;
+  private auditKeyFor: Promise<CryptoKey> | null = null;
+
+  /** Audit hashes are keyed per tenant, so the same secret hashes differently in another tenant's records. */
+  private auditKey(owner: Owner): Promise<CryptoKey> {
+    return (this.auditKeyFor ??= tenantAuditKey(this.env.AUTH_SECRET, owner.tenant));
+  }
 
   /** One conversation belongs to one user, so one hub: its stub is kept. */
   private hub(owner: Owner): DurableObjectStub<AppHub> {

@@ -1,4 +1,8 @@
 import init from "../../migrations/conversation/0001_init.sql";
+import policiesAndViews from "../../migrations/conversation/0002_policies_and_views.sql";
 import type { Migration } from "../storage/migrate";
 
-export const CONVERSATION_MIGRATIONS: Migration[] = [{ version: 1, name: "0001_init", sql: init }];
+export const CONVERSATION_MIGRATIONS: Migration[] = [
+  { version: 1, name: "0001_init", sql: init },
+  { version: 2, name: "0002_policies_and_views", sql: policiesAndViews },
+];

@@ -1,5 +1,6 @@
 import type { LedgerEntry, LedgerKind } from "../core/ledger";
 import type { ChatMessage, ToolCall } from "../core/messages";
+import type { TrimPolicy } from "../protect/trim";
 import type { AttachmentInfo, ContextEvent, ResourceInfo, StoredMessage } from "../protocol/frontend";
 
 export interface ConversationMeta {
@@ -8,6 +9,8 @@ export interface ConversationMeta {
   user: string;
   agent: string | null;
   agentContexts: string[];
+  /** The agent's tool-result policies as of its latest turn. */
+  resultPolicies: Record<string, TrimPolicy>;
   createdAt: string;
   endedAt: string | null;
 }
@@ -20,7 +23,9 @@ export interface TurnRecord {
   turnId: string;
   requestDigest: string;
   systemPrompt: string;
+  /** The turn's last message and the first message of history the model read. */
   userSeq: number;
+  historyFrom: number;
   result: string;
 }
 
@@ -47,6 +52,7 @@ export class ConversationStore {
       user: row.user as string,
       agent: row.agent as string | null,
       agentContexts: JSON.parse(row.agent_contexts as string) as string[],
+      resultPolicies: JSON.parse(row.result_policies as string) as Record<string, TrimPolicy>,
       createdAt: row.created_at as string,
       endedAt: row.ended_at as string | null,
     };
@@ -54,18 +60,19 @@ export class ConversationStore {
 
   create(meta: Omit<ConversationMeta, "endedAt">): void {
     this.sql.exec(
-      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, created_at) VALUES (1, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, result_policies, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
       meta.conversationId,
       meta.tenant,
       meta.user,
       meta.agent,
       JSON.stringify(meta.agentContexts),
+      JSON.stringify(meta.resultPolicies),
       meta.createdAt,
     );
   }
 
-  setAgent(agent: string, contexts: readonly string[]): void {
-    this.sql.exec("UPDATE conversation SET agent = ?, agent_contexts = ?", agent, JSON.stringify(contexts));
+  setAgent(agent: string, contexts: readonly string[], resultPolicies: Record<string, TrimPolicy>): void {
+    this.sql.exec("UPDATE conversation SET agent = ?, agent_contexts = ?, result_policies = ?", agent, JSON.stringify(contexts), JSON.stringify(resultPolicies));
   }
 
   end(at: string): void {
@@ -90,19 +97,19 @@ export class ConversationStore {
       .one().seq;
   }
 
-  messages(throughSeq = Number.MAX_SAFE_INTEGER): StoredMessage[] {
-    return this.sql.exec<Row>("SELECT * FROM messages WHERE seq <= ? ORDER BY seq", throughSeq).toArray().map(storedMessage);
+  messages(throughSeq = Number.MAX_SAFE_INTEGER, fromSeq = 0): StoredMessage[] {
+    return this.sql.exec<Row>("SELECT * FROM messages WHERE seq >= ? AND seq <= ? ORDER BY seq", fromSeq, throughSeq).toArray().map(storedMessage);
   }
 
   messageCount(): number {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n;
   }
 
-  /** Tool calls the assistant made that have no result yet. */
-  openToolCalls(): Set<string> {
-    const open = new Set<string>();
+  /** Tool calls the assistant made that have no result yet: id → tool name, in the order they were made. */
+  openToolCalls(): Map<string, string> {
+    const open = new Map<string, string>();
     for (const row of this.sql.exec<Row>("SELECT role, tool_calls, tool_call_id FROM messages WHERE role IN ('assistant', 'tool') ORDER BY seq")) {
-      if (row.role === "assistant" && row.tool_calls) for (const call of JSON.parse(row.tool_calls as string) as ToolCall[]) open.add(call.id);
+      if (row.role === "assistant" && row.tool_calls) for (const call of JSON.parse(row.tool_calls as string) as ToolCall[]) open.set(call.id, call.function.name);
       if (row.role === "tool") open.delete(row.tool_call_id as string);
     }
     return open;
@@ -196,17 +203,19 @@ export class ConversationStore {
       requestDigest: row.request_digest as string,
       systemPrompt: row.system_prompt as string,
       userSeq: row.user_seq as number,
+      historyFrom: row.history_from as number,
       result: row.result as string,
     };
   }
 
   saveTurn(t: TurnRecord, at: string): void {
     this.sql.exec(
-      "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, result, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, history_from, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       t.turnId,
       t.requestDigest,
       t.systemPrompt,
       t.userSeq,
+      t.historyFrom,
       t.result,
       at,
     );

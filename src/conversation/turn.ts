@@ -3,92 +3,131 @@ import { assembleTurn } from "../core/assemble";
 import { contextKey } from "../core/attachments";
 import type { Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
+import type { AppendableMessage, ChatMessage } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { AppHub } from "../hub/app-hub";
 import type { TurnResult } from "../protocol/frontend";
 import type { ConversationMeta, ConversationStore, TurnRecord } from "./store";
+import { admitMessages, type AdmittedMessages } from "./tool-results";
+import type { TurnSections } from "./turn-sections";
 
 export interface TurnDeps {
   store: ConversationStore;
   hub: DurableObjectStub<AppHub>;
   meta: ConversationMeta;
+  auditKey: CryptoKey;
   now: () => Date;
+  /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
+  sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
 }
 
 type StoredTurnResult = Omit<TurnResult, "messages" | "replayed">;
 
-/** One turn: replay if already answered, else pull, diff, assemble, and persist it all at once. */
+/** What stands in for a result that never came, so the model never reads a call without an answer. */
+export const UNANSWERED_RESULT = "[no result: this tool call was not answered before the conversation moved on]";
+
+/**
+ * One turn: replay if already answered; else admit the tool results it carries,
+ * pull and diff the contexts (not on a continuation), assemble within the
+ * budget, and persist it all at once.
+ */
 export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<TurnResult>> {
   const { store, hub, meta } = deps;
-  const turnId = body.turnId ?? crypto.randomUUID();
-  const requestDigest = await sha256Hex(JSON.stringify([body.agent, body.message, body.attachments ?? []]));
+  const { turnId: givenId, ...request } = body;
+  const turnId = givenId ?? crypto.randomUUID();
+  const requestDigest = await sha256Hex(JSON.stringify(request));
 
   const prior = store.turn(turnId);
   if (prior) {
-    return prior.requestDigest === requestDigest
-      ? ok(replay(store, prior))
-      : fail("conflict", `turnId '${turnId}' was already used for a different request`);
+    return prior.requestDigest === requestDigest ? ok(replay(store, prior)) : fail("conflict", `turnId '${turnId}' was already used for a different request`);
   }
   if (meta.endedAt) return fail("conflict", "this conversation has ended");
 
+  const continuation = body.message === undefined;
   const added = body.attachments?.length ? await newAttachments(deps, body.attachments) : ok([]);
   if (!added.ok) return added;
-
-  const prepared = await hub.prepareTurn(meta.conversationId, body.agent, [
-    ...store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId })),
-    ...added.value,
-  ]);
+  const runtime = [...store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId })), ...added.value];
+  const prepared = await hub.prepareTurn(meta.conversationId, body.agent, continuation ? null : runtime);
   if (!prepared) return fail("not-found", `no agent '${body.agent}' is registered; an app creates it with agents/create`);
   const { agent, pulled } = prepared;
-  const resources: Observation[] = store.resources().map((r) => ({
-    key: r.fullId,
-    kind: "resource",
-    status: "present",
-    title: r.title,
-    version: r.version,
-    content: r.content,
-  }));
 
+  const open = store.openToolCalls();
+  const results: AppendableMessage[] = (body.toolResults ?? []).map((r) => ({ role: "tool", ...r }));
+  const admitted = await admitMessages(open, results, { policies: agent.resultPolicies, auditKey: deps.auditKey });
+  if (!admitted.ok) return admitted;
+  for (const m of admitted.value.messages) if (m.role === "tool") open.delete(m.tool_call_id);
+  const unanswered = [...open].map(([id, name]) => ({ id, name }));
+  const closing: AppendableMessage[] = unanswered.map((c) => ({ role: "tool", tool_call_id: c.id, content: UNANSWERED_RESULT }));
+
+  const resources: Observation[] = store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
+  const extra = !continuation && deps.sections ? await deps.sections(agent) : { sections: [], omitted: [] };
+  const stored = store.messages();
+  const fresh = [...admitted.value.messages, ...closing];
   const now = deps.now();
-  const at = now.toISOString();
-  const history = store.messages().map((m) => m.message);
   const assembled = assembleTurn({
     turnId,
     conversationId: meta.conversationId,
     now,
     systemPrompt: agent.systemPrompt,
-    history,
+    history: [...stored.map((m) => m.message), ...fresh],
     userText: body.message,
     ledger: store.ledger(),
     observations: [...pulled, ...resources],
+    sections: extra.sections,
+    maxTokens: body.budget?.maxTokens,
   });
   if (!assembled.ok) return assembled;
   const assembly = assembled.value;
+  const envelope = {
+    ...assembly.envelope,
+    selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
+    tools: { unanswered, results: admitted.value.reports.map(({ toolCallId, tool, redactions, trimmed }) => ({ toolCallId, tool, redactions, trimmed })) },
+  };
   const result: StoredTurnResult = {
     turnId,
     conversationId: meta.conversationId,
     agent: { id: agent.id, name: agent.name, tools: agent.tools },
     usage: assembly.usage,
     missing: assembly.missing,
-    envelope: assembly.envelope,
+    envelope,
   };
 
+  const at = now.toISOString();
   store.transaction(() => {
-    if (meta.agent !== agent.id || !sameList(meta.agentContexts, agent.attachedContexts)) store.setAgent(agent.id, agent.attachedContexts);
+    if (meta.agent !== agent.id || JSON.stringify([meta.agentContexts, meta.resultPolicies]) !== JSON.stringify([agent.attachedContexts, agent.resultPolicies])) {
+      store.setAgent(agent.id, agent.attachedContexts, agent.resultPolicies);
+    }
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
-    const userSeq = store.appendMessage(turnId, assembly.userMessage!, at);
-    for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, userSeq, at);
+    const seqs = [...stored.map((m) => m.seq)];
+    storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
+    if (assembly.userMessage) seqs.push(store.appendMessage(turnId, assembly.userMessage, at));
+    const lastSeq = seqs.at(-1) ?? 0;
+    for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
-    store.saveTurn({ turnId, requestDigest, systemPrompt: agent.systemPrompt, userSeq, result: JSON.stringify(result) }, at);
+    const historyShown = assembly.messages.length - 1 - (assembly.userMessage ? 1 : 0);
+    const historyFrom = seqs[seqs.length - (assembly.userMessage ? 1 : 0) - historyShown] ?? lastSeq + 1;
+    store.saveTurn({ turnId, requestDigest, systemPrompt: agent.systemPrompt, userSeq: lastSeq, historyFrom, result: JSON.stringify(result) }, at);
     recordTurnEvents(store, result, at);
   });
   return ok({ ...result, messages: assembly.messages, replayed: false });
 }
 
+/** Appends admitted messages and records what protecting each tool result did (rules and keyed hashes, never values). */
+export function storeAdmitted(store: ConversationStore, turnId: string | null, admitted: AdmittedMessages, at: string, seqs: number[] = []): number {
+  for (const m of admitted.messages) seqs.push(store.appendMessage(turnId, m, at));
+  for (const r of admitted.reports) {
+    if (r.redactions.length) store.addEvent(turnId, "tool.result.redacted", r.toolCallId, { tool: r.tool, redactions: r.redactions }, at);
+    if (r.trimmed) store.addEvent(turnId, "tool.result.trimmed", r.toolCallId, { tool: r.tool, ...r.trimmed }, at);
+  }
+  const lastSeq = seqs.at(-1) ?? 0;
+  if (admitted.messages.length) store.addEvent(turnId, "messages.appended", null, { count: admitted.messages.length, lastSeq }, at);
+  return lastSeq;
+}
+
 function replay(store: ConversationStore, prior: TurnRecord): TurnResult {
   const stored = JSON.parse(prior.result) as StoredTurnResult;
-  const history = store.messages(prior.userSeq).map((m) => m.message);
+  const history: ChatMessage[] = store.messages(prior.userSeq, prior.historyFrom).map((m) => m.message);
   return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history], replayed: true };
 }
 
@@ -123,9 +162,7 @@ function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, at
     store.addEvent(result.turnId, type, i.id, { kind: i.kind, marker: i.marker }, at);
   }
   for (const m of result.missing) store.addEvent(result.turnId, "context.missing", m.id, { reason: m.reason, detail: m.detail }, at);
+  for (const c of envelope.tools?.unanswered ?? []) store.addEvent(result.turnId, "tool.call.unanswered", c.id, { tool: c.name }, at);
+  for (const t of envelope.budget.truncations) store.addEvent(result.turnId, "context.truncated", t.id, { kind: t.kind, priority: t.priority, tokens: t.tokens }, at);
   store.addEvent(result.turnId, "turn.assembled", result.agent.id, { usage: result.usage }, at);
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -7,7 +7,7 @@
 import type { Truncation } from "./budget";
 import type { LedgerKind, MissingReason } from "./ledger";
 
-export type OmissionReason = "unchanged" | "empty" | "budget" | "missing";
+export type OmissionReason = "unchanged" | "empty" | "budget" | "missing" | "low_relevance";
 export type InjectionMarker = "first" | "updated" | "removed";
 
 export interface SurfaceItem {
@@ -52,6 +52,17 @@ export interface ContextEnvelope {
   assembly: { blocks: AssemblyBlock[] };
   injection: { id: string; kind: LedgerKind; target: "user_message_appendix"; marker: InjectionMarker }[];
   missing: MissingContext[];
+  /** Tool calls this turn closed without a result, and what protecting each result it carried did. */
+  tools?: {
+    unanswered: { id: string; name: string }[];
+    results: {
+      toolCallId: string;
+      tool: string;
+      /** Rule, place and keyed hash of each redacted secret; never the value. */
+      redactions: { rule: string; offset: number; length: number; path?: string | undefined; hash: string }[];
+      trimmed: { strategy: string; originalTokens: number; keptTokens: number } | null;
+    }[];
+  };
 }
 
 export interface TurnUsage {

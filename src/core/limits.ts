@@ -4,8 +4,8 @@
  * SQLite's 2 MB row limit even when every character is four UTF-8 bytes.
  */
 export const LIMITS = {
-  /** HTTP request body, bytes. */
-  httpBodyBytes: 1_048_576,
+  /** HTTP request body, bytes: room for a 1 MiB tool output and its JSON escaping. */
+  httpBodyBytes: 2_097_152,
   /**
    * One WebSocket text frame, in characters. Half the platform's 1 MiB message
    * limit, so a frame the runtime can still read gets a clear error rather than
@@ -14,6 +14,12 @@ export const LIMITS = {
   frameChars: 524_288,
   /** A user or assistant message's text. */
   messageChars: 64_000,
+  /** A tool result as the frontend sends it; it is redacted and trimmed (to ~800 tokens by default) before it is stored. */
+  toolResultChars: 1_048_576,
+  /** Tool results riding in one turn. */
+  toolResultsPerTurn: 64,
+  /** Artifact refs in one turn's task state. */
+  taskStateRefs: 32,
   /** Content of one context an app returns, or one pushed resource (as sanqian-notes caps its pushes). */
   contextContentChars: 100_000,
   /** All context and resource text injected into one turn's reminder. */

@@ -24,7 +24,7 @@ export const AssistantMessage = z.object({
 export const ToolMessage = z.object({
   role: z.literal("tool"),
   tool_call_id: z.string().min(1).max(128),
-  content: text,
+  content: z.string().max(LIMITS.toolResultChars),
 });
 
 export const ChatMessage = z.discriminatedUnion("role", [SystemMessage, UserMessage, AssistantMessage, ToolMessage]);

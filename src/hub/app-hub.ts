@@ -139,13 +139,16 @@ export class AppHub extends DurableObject<Env> {
 
   /**
    * Everything a turn needs from the apps, in one call: the agent, and every
-   * context it and the user attached, pulled in parallel under the deadline.
+   * context it and the user attached (none when `runtime` is null), pulled in
+   * parallel under the deadline.
    * A provider's failure is data (a missing context), never a failed turn.
    */
-  async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[]): Promise<PreparedTurn | null> {
+  async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null): Promise<PreparedTurn | null> {
     const agent = this.registry.agent(agentId);
     if (!agent) return null;
     this.conversationActive(conversationId);
+    // A continuation (tool results only) pulls nothing: contexts ride with user messages.
+    if (runtime === null) return { agent, pulled: [] };
     const requests = mergeAttachments(agent.attachedContexts, runtime);
     return { agent, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
   }

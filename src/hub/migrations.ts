@@ -1,4 +1,8 @@
 import init from "../../migrations/hub/0001_init.sql";
+import agentPolicies from "../../migrations/hub/0002_agent_policies.sql";
 import type { Migration } from "../storage/migrate";
 
-export const HUB_MIGRATIONS: Migration[] = [{ version: 1, name: "0001_init", sql: init }];
+export const HUB_MIGRATIONS: Migration[] = [
+  { version: 1, name: "0001_init", sql: init },
+  { version: 2, name: "0002_agent_policies", sql: agentPolicies },
+];

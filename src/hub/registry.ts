@@ -26,6 +26,8 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   system_prompt: string;
   tools: string;
   attached_contexts: string;
+  memory: number;
+  result_policies: string;
   updated_at: string;
 }
 
@@ -95,8 +97,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -104,6 +106,8 @@ export class Registry {
       def.systemPrompt,
       JSON.stringify(def.tools),
       JSON.stringify([...new Set(def.attachedContexts)]),
+      def.memory ? 1 : 0,
+      JSON.stringify(def.resultPolicies),
       new Date().toISOString(),
     );
   }
@@ -153,6 +157,8 @@ function agentInfo(row: AgentRow): AgentInfo {
     systemPrompt: row.system_prompt,
     tools: JSON.parse(row.tools) as string[],
     attachedContexts: JSON.parse(row.attached_contexts) as string[],
+    memory: row.memory === 1,
+    resultPolicies: JSON.parse(row.result_policies) as AgentInfo["resultPolicies"],
     updatedAt: row.updated_at,
   };
   if (row.description !== null) info.description = row.description;

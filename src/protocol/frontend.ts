@@ -4,6 +4,7 @@
  */
 import type { ContextEnvelope, MissingContext, TurnUsage } from "../core/evidence";
 import type { ChatMessage } from "../core/messages";
+import type { TrimPolicy } from "../protect/trim";
 
 export interface AgentInfo {
   id: string;
@@ -13,6 +14,8 @@ export interface AgentInfo {
   systemPrompt: string;
   tools: string[];
   attachedContexts: string[];
+  memory: boolean;
+  resultPolicies: Record<string, TrimPolicy>;
   updatedAt: string;
 }
 

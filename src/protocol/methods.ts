@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ContextData, ContextList } from "../core/context-data";
 import { LIMITS } from "../core/limits";
 import { Name, QualifiedName } from "../core/names";
+import { TrimPolicy } from "../protect/trim";
 
 /**
  * The app protocol's methods: each method's params and result, as zod schemas
@@ -37,6 +38,10 @@ export const AgentDefinition = z.object({
   systemPrompt: z.string().max(LIMITS.systemPromptChars),
   tools: z.array(z.string().min(1).max(LIMITS.nameChars)).max(LIMITS.toolsPerAgent).default([]),
   attachedContexts: z.array(QualifiedName).max(LIMITS.attachedContextsPerAgent).default([]),
+  /** Whether each turn reads the user's memory (recalled by relevance, fenced as hints). */
+  memory: z.boolean().default(false),
+  /** How each tool's results are trimmed, by tool name; others get the default policy. */
+  resultPolicies: z.record(Name, TrimPolicy).default({}).refine((p) => Object.keys(p).length <= LIMITS.toolsPerAgent, "too many policies"),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });

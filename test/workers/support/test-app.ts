@@ -45,8 +45,8 @@ export class TestApp {
     return app;
   }
 
-  async createAgent(agentId: string, attachedContexts: string[], systemPrompt = `You are ${agentId}.`): Promise<string> {
-    const res = await this.request("agents/create", { agentId, name: agentId, systemPrompt, attachedContexts });
+  async createAgent(agentId: string, attachedContexts: string[], systemPrompt = `You are ${agentId}.`, extra: Record<string, unknown> = {}): Promise<string> {
+    const res = await this.request("agents/create", { agentId, name: agentId, systemPrompt, attachedContexts, ...extra });
     if ("error" in res) throw new Error(JSON.stringify(res.error));
     return (res.result as { agentId: string }).agentId;
   }

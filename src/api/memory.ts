@@ -1,0 +1,170 @@
+import { Hono, type Context } from "hono";
+import { z } from "zod";
+import { PROBLEMS } from "../core/problem";
+import { MemoryId, namespaceFor, ScopeId, type Level, type Namespace } from "../memory/keys";
+import { MEMORY_LIMITS } from "../memory/limits";
+import { MemoryStore, type WriteItem, type WriteOutcome } from "../memory/store";
+import type { ApiEnv } from "./auth";
+import { problemResponse } from "./problem-response";
+import { readJson, readQuery } from "./read-input";
+
+/**
+ * `/v1/memories/…`: memory in KV, always under the caller's own tenant and
+ * user (from the credential). A level is named by `level` with `session` and
+ * `task` as it needs them; without `level`, the deepest level the ids name.
+ */
+export const memories = new Hono<ApiEnv>();
+
+type ApiContext = Context<ApiEnv>;
+
+const LevelName = z.enum(["user", "session", "task"]);
+const Source = z
+  .string()
+  .min(1)
+  .max(MEMORY_LIMITS.sourceChars)
+  .regex(/^[A-Za-z0-9 _.:/@-]+$/, "use letters, digits, spaces and '_', '.', ':', '/', '@' or '-'");
+
+const WriteBody = z
+  .object({
+    text: z.string().min(1).max(MEMORY_LIMITS.textChars, `a memory is at most ${MEMORY_LIMITS.textChars} characters; store documents as artifacts`),
+    level: LevelName.optional(),
+    session: ScopeId.optional(),
+    task: ScopeId.optional(),
+    source: Source.optional(),
+    /** curated: a person approved it; captured (the default): the system wrote it down. */
+    trust: z.enum(["curated", "captured"]).optional(),
+  })
+  .strict();
+type WriteBody = z.infer<typeof WriteBody>;
+
+const BatchBody = z.object({ memories: z.array(WriteBody).min(1).max(MEMORY_LIMITS.batchItems) }).strict();
+
+const LevelQuery = {
+  level: LevelName.optional(),
+  session: ScopeId.optional(),
+  task: ScopeId.optional(),
+};
+
+const ListQuery = z
+  .object({
+    ...LevelQuery,
+    cursor: z.string().min(1).max(1024).optional(),
+    limit: z.coerce.number().int().min(1).max(MEMORY_LIMITS.listPage).optional(),
+  })
+  .strict();
+
+const SearchQuery = z
+  .object({
+    q: z.string().trim().min(1).max(MEMORY_LIMITS.queryChars),
+    session: ScopeId.optional(),
+    task: ScopeId.optional(),
+    limit: z.coerce.number().int().min(1).max(MEMORY_LIMITS.searchResults).optional(),
+    threshold: z.coerce.number().min(0).max(10).optional(),
+    halfLifeHours: z.coerce.number().positive().max(1e6).optional(),
+  })
+  .strict()
+  .refine((q) => q.task === undefined || q.session !== undefined, { message: "a task needs its session", path: ["task"] });
+
+const DeleteQuery = z.object(LevelQuery).strict();
+
+const DEFAULT_SOURCE = "api";
+
+function namespaceOf(c: ApiContext, q: { level?: Level | undefined; session?: string | undefined; task?: string | undefined }) {
+  const level = q.level ?? (q.task !== undefined ? "task" : q.session !== undefined ? "session" : "user");
+  return namespaceFor(c.var.owner, level, q);
+}
+
+function invalid(c: ApiContext, detail: string) {
+  return problemResponse(c, { type: "invalid-request", detail });
+}
+
+/** A refusal of the write gate: 422 problem+json with its stable `reason` and `signal` as extension members. */
+function refusal(c: ApiContext, o: Extract<WriteOutcome, { status: "refused" }>): Response {
+  const { status, title } = PROBLEMS["limit-exceeded"];
+  const body = {
+    type: "urn:context-runtime:problem:limit-exceeded",
+    title,
+    status,
+    detail: `not stored: ${o.detail}`,
+    reason: o.reason,
+    signal: o.signal,
+    issues: [{ path: "text", message: `${o.reason} (${o.signal}): ${o.detail}` }],
+  };
+  return c.body(JSON.stringify(body), status, { "Content-Type": "application/problem+json" });
+}
+
+function writeItem(c: ApiContext, body: WriteBody): { ok: true; item: WriteItem } | { ok: false; detail: string } {
+  const ns = namespaceOf(c, body);
+  if (!ns.ok) return ns;
+  return { ok: true, item: { ns: ns.ns, text: body.text, source: body.source ?? DEFAULT_SOURCE, trust: body.trust ?? "captured" } };
+}
+
+memories.post("/", async (c) => {
+  const body = await readJson(c, WriteBody);
+  if (!body.ok) return problemResponse(c, body.problem);
+  const item = writeItem(c, body.value);
+  if (!item.ok) return invalid(c, item.detail);
+  const [outcome] = await new MemoryStore(c.env.MEMORY).write([item.item]);
+  switch (outcome!.status) {
+    case "created":
+      return c.json({ memory: outcome!.memory }, 201);
+    case "reinforced":
+      return c.json({ reinforced: outcome!.memory, similarity: outcome!.similarity }, 200);
+    case "refused":
+      return refusal(c, outcome!);
+  }
+});
+
+/** Up to 100 memories at once (imports, end-of-session capture): each goes through the same gate, in order. */
+memories.post("/batch", async (c) => {
+  const body = await readJson(c, BatchBody);
+  if (!body.ok) return problemResponse(c, body.problem);
+  const items: WriteItem[] = [];
+  for (const [index, m] of body.value.memories.entries()) {
+    const item = writeItem(c, m);
+    if (!item.ok) return problemResponse(c, { type: "invalid-request", detail: item.detail, issues: [{ path: `memories.${index}`, message: item.detail }] });
+    items.push(item.item);
+  }
+  const results = await new MemoryStore(c.env.MEMORY).write(items);
+  const count = (status: WriteOutcome["status"]) => results.filter((r) => r.status === status).length;
+  return c.json({ results, created: count("created"), reinforced: count("reinforced"), refused: count("refused") }, 200);
+});
+
+memories.get("/search", async (c) => {
+  const query = readQuery(c, SearchQuery);
+  if (!query.ok) return problemResponse(c, query.problem);
+  const { q, session, task, limit, threshold, halfLifeHours } = query.value;
+  const scope = { ...c.var.owner, ...(session !== undefined ? { session } : {}), ...(task !== undefined ? { task } : {}) };
+  const found = await new MemoryStore(c.env.MEMORY).search(scope, q, {
+    ...(limit !== undefined ? { limit } : {}),
+    ...(threshold !== undefined ? { threshold } : {}),
+    ...(halfLifeHours !== undefined ? { halfLifeHours } : {}),
+  });
+  return c.json(found);
+});
+
+memories.get("/", async (c) => {
+  const query = readQuery(c, ListQuery);
+  if (!query.ok) return problemResponse(c, query.problem);
+  const ns = namespaceOf(c, query.value);
+  if (!ns.ok) return invalid(c, ns.detail);
+  const { cursor, limit } = query.value;
+  try {
+    return c.json(await new MemoryStore(c.env.MEMORY).page(ns.ns, { ...(cursor ? { cursor } : {}), ...(limit ? { limit } : {}) }));
+  } catch (error) {
+    // KV rejects a cursor it did not issue; that is the caller's input, not our failure.
+    if (cursor) return invalid(c, "the cursor is not valid; start again without it");
+    throw error;
+  }
+});
+
+memories.delete("/:id", async (c) => {
+  const id = MemoryId.safeParse(c.req.param("id"));
+  if (!id.success) return problemResponse(c, { type: "not-found", detail: "no such memory" });
+  const query = readQuery(c, DeleteQuery);
+  if (!query.ok) return problemResponse(c, query.problem);
+  const ns: { ok: true; ns: Namespace } | { ok: false; detail: string } = namespaceOf(c, query.value);
+  if (!ns.ok) return invalid(c, ns.detail);
+  const removed = await new MemoryStore(c.env.MEMORY).remove(ns.ns, id.data);
+  return removed ? c.json({ deleted: removed }) : problemResponse(c, { type: "not-found", detail: "no such memory in that level" });
+});

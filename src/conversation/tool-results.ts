@@ -1,0 +1,76 @@
+import type { AppendableMessage } from "../core/messages";
+import { fail, ok, type Result } from "../core/problem";
+import { auditRecords, type AuditRecord } from "../protect/audit";
+import { protectToolResult, resolveTrimPolicy, type TrimPolicy } from "../protect/trim";
+
+export interface ToolResultReport {
+  toolCallId: string;
+  tool: string;
+  redactions: AuditRecord[];
+  trimmed: ReturnType<typeof protectToolResult>["trimmed"];
+}
+
+export interface AdmittedMessages {
+  /** What is stored: results routed to their calls, in their calls' order, redacted and trimmed. */
+  messages: AppendableMessage[];
+  reports: ToolResultReport[];
+}
+
+/**
+ * The envelope every tool result passes before it is stored: it must answer
+ * a call that is open (in the conversation or earlier in the batch), results
+ * of parallel calls are put in their calls' order, and each is redacted, then
+ * trimmed, so the raw output never lands. `open` maps open call ids to tool
+ * names, in the order the calls were made.
+ */
+export async function admitMessages(
+  open: ReadonlyMap<string, string>,
+  incoming: readonly AppendableMessage[],
+  options: { policies: Record<string, TrimPolicy>; auditKey: CryptoKey },
+): Promise<Result<AdmittedMessages>> {
+  const calls = new Map(open);
+  for (const [i, m] of incoming.entries()) {
+    if (m.role === "assistant") {
+      for (const call of m.tool_calls ?? []) calls.set(call.id, call.function.name);
+    } else if (!calls.delete(m.tool_call_id)) {
+      return fail("invalid-request", `messages.${i}: no open tool call '${m.tool_call_id}' to answer`, [
+        { path: `messages.${i}.tool_call_id`, message: "unknown or already answered" },
+      ]);
+    }
+  }
+
+  const order = new Map([...open.keys(), ...incoming.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []))].map((id, i) => [id, i]));
+  const names = new Map([...open, ...incoming.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => [c.id, c.function.name] as const) : []))]);
+  const messages: AppendableMessage[] = [];
+  const reports: ToolResultReport[] = [];
+  for (const run of inCallOrder(incoming, order)) {
+    if (run.role !== "tool") {
+      messages.push(run);
+      continue;
+    }
+    const tool = names.get(run.tool_call_id) ?? "";
+    const protectedResult = protectToolResult(run.content, { policy: resolveTrimPolicy(tool, options.policies) });
+    messages.push({ role: "tool", tool_call_id: run.tool_call_id, content: protectedResult.content });
+    reports.push({ toolCallId: run.tool_call_id, tool, redactions: await auditRecords(protectedResult.hits, options.auditKey), trimmed: protectedResult.trimmed });
+  }
+  return ok({ messages, reports });
+}
+
+/** Consecutive tool results sorted by the order of their calls; everything else stays where it is. */
+function inCallOrder(messages: readonly AppendableMessage[], order: ReadonlyMap<string, number>): AppendableMessage[] {
+  const out: AppendableMessage[] = [];
+  let run: Extract<AppendableMessage, { role: "tool" }>[] = [];
+  const flush = () => {
+    out.push(...run.sort((a, b) => (order.get(a.tool_call_id) ?? 0) - (order.get(b.tool_call_id) ?? 0)));
+    run = [];
+  };
+  for (const m of messages) {
+    if (m.role === "tool") run.push(m);
+    else {
+      flush();
+      out.push(m);
+    }
+  }
+  flush();
+  return out;
+}

@@ -1,0 +1,58 @@
+/**
+ * Secrets recognised by the structure around them rather than by an issuer's
+ * prefix: PEM private key blocks, JWTs, passwords inside URLs, HTTP credentials.
+ */
+import { PRIORITY, type SecretRule } from "./secret-rule";
+import { isPlaceholder, shannonEntropy } from "./secret-values";
+
+const AUTH_SCHEMES = new Set(["bearer", "basic", "token", "bot", "digest", "negotiate", "ntlm", "apikey"]);
+const credential = (secret: string) => !isPlaceholder(secret) && !AUTH_SCHEMES.has(secret.toLowerCase());
+
+export const STRUCTURED_RULES: readonly SecretRule[] = [
+  {
+    id: "pem-private-key",
+    priority: PRIORITY.structured,
+    keywords: ["private key"],
+    // The whole block when its END line is there; when output was cut, everything from BEGIN through the
+    // base64 lines that follow (newlines may be real or JSON-escaped `\n`).
+    pattern:
+      /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?:[\s\S]{0,65536}?-----END \1PRIVATE KEY\2-----|(?:(?:\r?\n|\\r?\\n)(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: ?[^\r\n\\]*)?)+)/g,
+  },
+  {
+    id: "jwt",
+    priority: PRIORITY.structured,
+    keywords: ["eyj"],
+    pattern: /\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/g,
+  },
+  {
+    id: "url-password",
+    priority: PRIORITY.structured,
+    keywords: ["://"],
+    // scheme://user:password@host — only the password is redacted, so the log still says where it connected.
+    pattern: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@"'<>]{0,256}:(?<secret>[^\s@/"'<>]{1,256})@(?=[\w.[-])/dgi,
+    accept: (secret) => !isPlaceholder(secret) && !/^\d{1,5}$/.test(secret),
+  },
+  {
+    id: "authorization-header",
+    priority: PRIORITY.header + 1,
+    keywords: ["authorization"],
+    pattern:
+      /\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|bot|apikey|sso-key)[ \t]+)?(?<secret>[\w.~+/=:-]{8,})/dgi,
+    accept: credential,
+  },
+  {
+    id: "bearer-token",
+    priority: PRIORITY.header,
+    keywords: ["bearer"],
+    pattern: /\bbearer[ \t]+(?<secret>[\w.~+/-]{20,}=*)/dgi,
+    accept: (secret) => credential(secret) && shannonEntropy(secret) >= 3,
+  },
+  {
+    id: "curl-user-password",
+    priority: PRIORITY.header,
+    keywords: ["-u", "--user"],
+    // `curl -u user:password`; a user with no password (`-u alice`) makes curl prompt and is not a secret.
+    pattern: /(?<![\w-])(?:-u|--user)(?:[ \t]+|=)["']?[^\s:"']+:(?<secret>[^\s"']{4,})/dg,
+    accept: (secret) => !isPlaceholder(secret),
+  },
+];

@@ -1,0 +1,44 @@
+/**
+ * The shape every redaction rule shares. A rule is a regular expression plus
+ * what it takes to believe a match: the keywords that must occur in the text
+ * before the expression runs at all (so a 1 MB log pays for a handful of
+ * substring searches, not forty regex scans), and an optional check on the
+ * matched value.
+ */
+export type PiiKind = "cards" | "ssn" | "email" | "phone";
+
+export interface SecretRule {
+  /** Stable id, shown in `[REDACTED:id]` and in audit records. */
+  readonly id: string;
+  /** Overlapping hits become one redaction named after the rule with the highest priority. */
+  readonly priority: number;
+  /** Lower-case substrings; the rule runs only when the lower-cased text contains one. Empty: always runs. */
+  readonly keywords: readonly string[];
+  /** Global. When it has named groups starting `secret` (and the `d` flag), only the one that matched is redacted. */
+  readonly pattern: RegExp;
+  /** Rejects a match that has the right shape but is not a secret (a placeholder, a failed checksum). */
+  readonly accept?: (secret: string, match: RegExpExecArray, text: string) => boolean;
+  /** Set on personal-data rules, which the redaction policy switches on and off. */
+  readonly pii?: PiiKind;
+}
+
+/** Priorities: a token that names its issuer beats a structure, which beats a header, which beats a guess from a key name. */
+export const PRIORITY = {
+  provider: 40,
+  structured: 30,
+  contextual: 25,
+  header: 20,
+  assignment: 10,
+  pii: 5,
+} as const;
+
+/** Where the secret sits in a match: the `secret…` group that matched, else the whole match. */
+export function secretSpan(match: RegExpExecArray): { start: number; end: number } {
+  const groups = match.indices?.groups;
+  if (groups) {
+    for (const [name, span] of Object.entries(groups)) {
+      if (span && name.startsWith("secret")) return { start: span[0], end: span[1] };
+    }
+  }
+  return { start: match.index, end: match.index + match[0].length };
+}

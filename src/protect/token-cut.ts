@@ -1,0 +1,69 @@
+/**
+ * Finding where to cut a text so the part kept fits a token budget, as
+ * `countTokens` counts it. Cuts never fall inside a redaction marker (which
+ * would leave half a `[REDACTED:…]` for the model to puzzle over) or between
+ * the halves of a surrogate pair, and prefer a line break when one is near.
+ */
+import { countTokens } from "../core/tokens";
+import { REDACTION_MARKER } from "./redact";
+
+export type Span = readonly [start: number, end: number];
+
+export function markerSpans(text: string): Span[] {
+  return [...text.matchAll(REDACTION_MARKER)].map((match) => [match.index, match.index + match[0].length] as const);
+}
+
+/** Moves a cut out of a marker or a surrogate pair: backwards when `towardStart`, else forwards. */
+function safeCut(text: string, at: number, spans: readonly Span[], towardStart: boolean): number {
+  let cut = at;
+  for (const [start, end] of spans) {
+    if (start < cut && cut < end) cut = towardStart ? start : end;
+  }
+  const code = text.charCodeAt(cut - 1);
+  if (cut > 0 && cut < text.length && code >= 0xd800 && code <= 0xdbff) cut += towardStart ? -1 : 1;
+  return cut;
+}
+
+/** The longest length in [0, maxLength] whose `measure` fits the budget, found by galloping then bisecting. */
+function longestFitting(maxLength: number, budget: number, measure: (length: number) => number): number {
+  if (budget <= 0) return 0;
+  if (maxLength <= budget || measure(maxLength) <= budget) return maxLength;
+  let fits = 0;
+  let over = Math.min(maxLength, budget * 4 + 16);
+  while (over < maxLength && measure(over) <= budget) {
+    fits = over;
+    over = Math.min(maxLength, over * 2);
+  }
+  while (over - fits > 1) {
+    const mid = (fits + over) >>> 1;
+    if (measure(mid) <= budget) fits = mid;
+    else over = mid;
+  }
+  return fits;
+}
+
+/** A line break this close to the cut (as a share of what is kept) is worth giving the rest up for. */
+const LINE_SNAP_SHARE = 1 / 8;
+
+/** End index of the longest prefix of `text` that fits `budget` tokens. */
+export function prefixWithin(text: string, budget: number, spans: readonly Span[]): number {
+  let cut = safeCut(text, longestFitting(text.length, budget, (length) => countTokens(text.slice(0, length))), spans, true);
+  if (cut < text.length) {
+    const lineEnd = text.lastIndexOf("\n", cut);
+    if (lineEnd > 0 && cut - lineEnd <= cut * LINE_SNAP_SHARE) cut = safeCut(text, lineEnd, spans, true);
+  }
+  while (cut > 0 && countTokens(text.slice(0, cut)) > budget) cut = safeCut(text, cut - 1, spans, true);
+  return cut;
+}
+
+/** Start index of the longest suffix of `text`, starting no earlier than `from`, that fits `budget` tokens. */
+export function suffixWithin(text: string, budget: number, spans: readonly Span[], from: number): number {
+  const available = text.length - from;
+  let cut = safeCut(text, text.length - longestFitting(available, budget, (length) => countTokens(text.slice(text.length - length))), spans, false);
+  if (cut > from) {
+    const lineStart = text.indexOf("\n", cut - 1) + 1;
+    if (lineStart > 0 && lineStart < text.length && lineStart - cut <= (text.length - cut) * LINE_SNAP_SHARE) cut = safeCut(text, lineStart, spans, false);
+  }
+  while (cut < text.length && countTokens(text.slice(cut)) > budget) cut = safeCut(text, cut + 1, spans, false);
+  return Math.max(cut, from);
+}
