@@ -1,6 +1,6 @@
 import type { LedgerEntry, LedgerKind } from "../core/ledger";
 import type { ChatMessage, ToolCall } from "../core/messages";
-import type { TrimPolicy } from "../protect/trim";
+import type { TrimPolicy } from "../protect/trim-policy";
 import type { AttachmentInfo, ContextEvent, ResourceInfo, StoredMessage } from "../protocol/frontend";
 
 export interface ConversationMeta {

@@ -4,7 +4,7 @@
  */
 import type { ContextEnvelope, MissingContext, TurnUsage } from "../core/evidence";
 import type { ChatMessage } from "../core/messages";
-import type { TrimPolicy } from "../protect/trim";
+import type { TrimPolicy } from "../protect/trim-policy";
 
 export interface AgentInfo {
   id: string;

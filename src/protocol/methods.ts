@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ContextData, ContextList } from "../core/context-data";
 import { LIMITS } from "../core/limits";
 import { Name, QualifiedName } from "../core/names";
-import { TrimPolicy } from "../protect/trim";
+import { TrimPolicy } from "../protect/trim-policy";
 
 /**
  * The app protocol's methods: each method's params and result, as zod schemas

@@ -40,6 +40,32 @@ describe("bad input over HTTP gets a clear 4xx and stores nothing", () => {
     expect(messages).toEqual([]);
   });
 
+  it("bad tool results, budgets, tasks and task state", async () => {
+    const { agent, frontend, conversation } = await setup();
+    const path = `/v1/conversations/${conversation}/turns`;
+    const bad = [
+      { agent },
+      { agent, toolResults: [] },
+      { agent, toolResults: [{ tool_call_id: "", content: "x" }] },
+      { agent, toolResults: [{ tool_call_id: "c1", content: 5 }] },
+      { agent, message: "hi", toolResults: [{ tool_call_id: "c1", content: "x", role: "tool" }] },
+      { agent, message: "hi", budget: { maxTokens: 10 } },
+      { agent, message: "hi", budget: { maxTokens: "lots" } },
+      { agent, message: "hi", budget: { maxTokens: 1000, extra: true } },
+      { agent, message: "hi", task: "../other" },
+      { agent, message: "hi", taskState: [{ pointer: "s3://elsewhere" }] },
+    ];
+    for (const body of bad) await expectProblem(await frontend.request("POST", path, body), 400, "invalid-request");
+    await expectProblem(await frontend.request("POST", path, { agent, message: "x ".repeat(300), budget: { maxTokens: 64 } }), 422, "limit-exceeded");
+    await expectProblem(
+      await frontend.request("POST", `/v1/conversations/${conversation}/messages`, { messages: [{ role: "tool", tool_call_id: "c1", content: "x".repeat(LIMITS.toolResultChars + 1) }] }),
+      400,
+      "invalid-request",
+    );
+    const { messages } = await frontend.json<{ messages: StoredMessage[] }>("GET", `/v1/conversations/${conversation}/messages`);
+    expect(messages).toEqual([]);
+  });
+
   it("oversized bodies and messages", async () => {
     const { agent, frontend, conversation } = await setup();
     const path = `/v1/conversations/${conversation}/turns`;
