@@ -7,7 +7,9 @@ import { ContextClient } from "../src/sdk";
 import { startLocalRuntime } from "../scripts/local-runtime";
 import { summary } from "./stats";
 import { httpFloor, timedFetch } from "./timed-fetch";
+import { benchArtifactTokens } from "./artifacts";
 import { benchInjectedTokens } from "./tokens";
+import { benchToolSession } from "./tool-session";
 import { benchTurns, printTurnBench } from "./turns";
 
 const secret = `bench-${crypto.randomUUID()}`;
@@ -36,6 +38,15 @@ try {
   const t = await benchInjectedTokens({ url: runtime.url, appToken: await appToken("tokens"), client, turns: 30 });
   console.log(`\nContext tokens over a scripted ${t.turns}-turn session (contexts changed on ${t.changedTurns} turns)`);
   console.log(`  injected ${t.injected} tokens vs ${t.naive} re-injecting every turn = ${((100 * t.injected) / t.naive).toFixed(1)} % (target ≤ 25 %)`);
+
+  const s = await benchToolSession({ url: runtime.url, appToken: await appToken("tools"), client });
+  console.log(`\nA tool-heavy session: ${s.results} tool results of ~${Math.round(s.rawResultTokens / s.results)} tokens each, through turns' toolResults`);
+  console.log(`  the model reads ${s.protectedInputTokens} tokens vs ${s.rawInputTokens} with raw results appended = ${((100 * s.protectedInputTokens) / s.rawInputTokens).toFixed(1)} % (${(100 - (100 * s.protectedInputTokens) / s.rawInputTokens).toFixed(1)} % saved)`);
+  console.log(`  redacting and trimming a 1 MB tool output inside workerd: ${s.redactMbPerSecond.toFixed(1)} MB/s (target ≥ 20 MB/s)`);
+
+  const a = benchArtifactTokens();
+  console.log(`\nA ${(a.artifactBytes / 1024).toFixed(1)} KB artifact passed by pointer and resolved to three fields`);
+  console.log(`  ${a.pointerTokens} tokens (pointer line) + ${a.resolvedTokens} (three fields) = ${a.pointerTokens + a.resolvedTokens} vs ${a.fullTokens} for the full payload = ${((100 * (a.pointerTokens + a.resolvedTokens)) / a.fullTokens).toFixed(1)} %`);
 } finally {
   await runtime.stop();
 }

@@ -12,39 +12,53 @@
  * byte-pair merging typically leaves of it.
  */
 const PIECE =
-  /(?=[A-Za-z+/=_-]*\d)[A-Za-z0-9+/=_-]{24,}|[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[a-z]{1,2})?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s*[\r\n]+|\s+/gu;
+  /((?=[A-Za-z+/=_-]*\d)[A-Za-z0-9+/=_-]{24,})|([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)|([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[a-z]{1,2})?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*)|(\p{N}{1,3})|( ?[^\s\p{L}\p{N}]+)|(\s*[\r\n]+|\s+)/gu;
 const CJK = /^[^\p{L}\p{N}]?[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const LATIN_WORD = /^[^\p{L}]?[\p{Script=Latin}]/u;
 const CYRILLIC_OR_GREEK = /^[^\p{L}]?[\p{Script=Cyrillic}\p{Script=Greek}]/u;
-const LETTER = /\p{L}/u;
-/** A long run of base64, hex or key characters: merges little, so it is charged per character. */
-const BLOB = /^[A-Za-z0-9+/=_-]+$/;
-const VOWEL = /[aeiouyAEIOUY]/;
 /** Characters outside the Basic Multilingual Plane: emoji and rare scripts, several byte tokens each. */
 const ASTRAL = /[\u{10000}-\u{10FFFF}]/gu;
 
 export function countTokens(text: string): number {
   let tokens = 0;
-  for (const match of text.matchAll(PIECE)) tokens += pieceTokens(match[0]);
+  PIECE.lastIndex = 0;
+  for (let m = PIECE.exec(text); m !== null; m = PIECE.exec(text)) {
+    const piece = m[0];
+    if (m[1] !== undefined) tokens += Math.ceil(piece.length * 0.7);
+    else if (m[2] !== undefined) tokens += Math.ceil(piece.length * 0.75);
+    else if (m[3] !== undefined) tokens += wordTokens(piece);
+    else if (m[5] !== undefined) tokens += symbolTokens(piece);
+    else tokens += 1; // a number of up to three digits, or a run of whitespace
+  }
   return tokens;
 }
 
-function pieceTokens(piece: string): number {
-  if (piece.length >= 24 && BLOB.test(piece)) return Math.ceil(piece.length * 0.7);
-  if (CJK.test(piece)) return Math.ceil(piece.length * 0.75);
-  if (LETTER.test(piece)) {
-    const letters = piece.length;
-    if (LATIN_WORD.test(piece)) {
-      // Random identifiers (base64, keys) have few vowels and merge far less than words.
-      if (letters >= 3 && !VOWEL.test(piece)) return Math.ceil(letters / 2);
-      return letters <= 9 ? 1 : Math.ceil(letters / 5);
+/** A word (with the one non-letter that may lead it). */
+function wordTokens(piece: string): number {
+  const letters = piece.length;
+  let ascii = true;
+  let vowel = false;
+  for (let i = 0; i < letters; i++) {
+    const c = piece.charCodeAt(i) | 0x20;
+    if (c > 0x7f) {
+      ascii = false;
+      break;
     }
-    if (CYRILLIC_OR_GREEK.test(piece)) return Math.ceil(letters / 4.5);
-    return Math.ceil(letters / 3);
+    if (c === 0x61 || c === 0x65 || c === 0x69 || c === 0x6f || c === 0x75 || c === 0x79) vowel = true;
   }
-  if (/^\s/.test(piece) && piece.trim() === "") return 1;
-  if (/^\p{N}/u.test(piece)) return 1;
-  const astral = piece.match(ASTRAL)?.length ?? 0;
+  if (ascii || LATIN_WORD.test(piece)) {
+    // Random identifiers (base64, keys) have few vowels and merge far less than words.
+    if (ascii && letters >= 3 && !vowel) return Math.ceil(letters / 2);
+    return letters <= 9 ? 1 : Math.ceil(letters / 5);
+  }
+  if (CJK.test(piece)) return Math.ceil(letters * 0.75);
+  if (CYRILLIC_OR_GREEK.test(piece)) return Math.ceil(letters / 4.5);
+  return Math.ceil(letters / 3);
+}
+
+/** A run of punctuation and symbols: pairs merge; emoji cost bytes. */
+function symbolTokens(piece: string): number {
+  const astral = piece.length > 1 ? (piece.match(ASTRAL)?.length ?? 0) : 0;
   return astral > 0 ? astral * 2 + Math.ceil((piece.length - astral * 2) / 2) : Math.ceil(piece.length / 2);
 }
 
