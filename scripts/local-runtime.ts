@@ -49,7 +49,8 @@ async function waitForHealth(url: string, child: ChildProcess, output: () => str
   throw new Error(`wrangler dev did not become healthy in 60 s:\n${output()}`);
 }
 
-function freePort(): Promise<number> {
+/** A port nobody listens on right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, "127.0.0.1", () => {

@@ -3,8 +3,8 @@
  * with the secret of the `wrangler dev` that global setup started, apps that are
  * closed after every test, and a WebSocket the test can cut and reconnect.
  */
-import { createServer } from "node:net";
 import { afterEach, expect, inject } from "vitest";
+import { freePort } from "../../scripts/local-runtime";
 import { mintToken } from "../../src/api/credentials";
 import { ContextApp, ContextClient, type ContextAppEvents, type ContextAppOptions, type SocketLike, type TurnResult, type WebSocketCtor } from "../../src/sdk";
 
@@ -115,24 +115,13 @@ export class Network {
 
   /** Closes every open socket from the app's side and refuses new connections. */
   async cut(): Promise<void> {
-    this.deadUrl = `ws://127.0.0.1:${await unusedPort()}/v1/apps/connect`;
+    this.deadUrl = `ws://127.0.0.1:${await freePort()}/v1/apps/connect`;
     for (const socket of this.sockets) if (socket.readyState === 1) socket.close(3000, "network cut by the test");
   }
 
   restore(): void {
     this.deadUrl = null;
   }
-}
-
-function unusedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
 }
 
 // ── Reading turns ─────────────────────────────────────────────────────────────
