@@ -49,7 +49,7 @@ export const PII_RULES: readonly SecretRule[] = [
     priority: PRIORITY.pii,
     keywords: [],
     pii: "ssn",
-    pattern: /(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w-])|\bssn["']?[ \t]*[:=][ \t]*["']?(?<secret>\d{9})\b/dgi,
+    pattern: /(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w-])|\bssn["']?[ \t]*[:=][ \t]*["']?(?<secret>\d{9})(?!\d)/gi,
     accept: isSsn,
   },
   {

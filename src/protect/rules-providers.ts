@@ -41,7 +41,12 @@ export const PROVIDER_RULES: readonly SecretRule[] = [
   provider("slack-webhook-url", ["hooks.slack.com"], /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/T[A-Z0-9]+\/[A-Z0-9]+\/[A-Za-z0-9]{16,}/g),
   provider("discord-bot-token", [], /\b[MNO][\w-]{23,27}\.[\w-]{6}\.[\w-]{27,40}(?![\w-])/g, startsWithSnowflake),
   provider("discord-webhook-url", ["discord.com/api/webhooks", "discordapp.com/api/webhooks"], /https:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d{17,20}\/[\w-]{60,68}/g),
-  provider("telegram-bot-token", [":aa"], /(?:(?<=bot)|(?<![\w:]))\d{8,10}:AA[\w-]{33}(?![\w-])/g),
+  // The bot id must start the token, or follow `bot` as in api.telegram.org/bot<token>/; checked after the
+  // match because a lookbehind here would be tried at every digit of a log.
+  provider("telegram-bot-token", [":aa"], /\d{8,10}:AA[\w-]{33}(?![\w-])/g, (_secret, match, text) => {
+    const before = text.charAt(match.index - 1);
+    return before === "" || !/[\w:]/.test(before) || text.slice(match.index - 3, match.index) === "bot";
+  }),
   provider("stripe-secret-key", ["sk_live_", "sk_test_"], /\bsk_(?:live|test)_[0-9A-Za-z]{24,247}\b/g),
   provider("stripe-restricted-key", ["rk_live_", "rk_test_"], /\brk_(?:live|test)_[0-9A-Za-z]{24,247}\b/g),
   provider("stripe-webhook-secret", ["whsec_"], /\bwhsec_[A-Za-z0-9+/=]{32,}/g),

@@ -3,10 +3,11 @@
  * prefix: PEM private key blocks, JWTs, passwords inside URLs, HTTP credentials.
  */
 import { PRIORITY, type SecretRule } from "./secret-rule";
-import { isPlaceholder, shannonEntropy } from "./secret-values";
+import { isMemberAccess, isPlaceholder, shannonEntropy } from "./secret-values";
 
 const AUTH_SCHEMES = new Set(["bearer", "basic", "token", "bot", "digest", "negotiate", "ntlm", "apikey"]);
-const credential = (secret: string) => !isPlaceholder(secret) && !AUTH_SCHEMES.has(secret.toLowerCase());
+/** `request.headers.get` after `authorization =` is code reading a header, not a credential. */
+const credential = (secret: string) => !isPlaceholder(secret) && !AUTH_SCHEMES.has(secret.toLowerCase()) && !isMemberAccess(secret);
 
 export const STRUCTURED_RULES: readonly SecretRule[] = [
   {
@@ -29,22 +30,23 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
     priority: PRIORITY.structured,
     keywords: ["://"],
     // scheme://user:password@host — only the password is redacted, so the log still says where it connected.
-    pattern: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@"'<>]{0,256}:(?<secret>[^\s@/"'<>]{1,256})@(?=[\w.[-])/dgi,
-    accept: (secret) => !isPlaceholder(secret) && !/^\d{1,5}$/.test(secret),
+    pattern: /:\/\/[^\s:/@"'<>]{0,256}:(?<secret>[^\s@/"'<>]{1,256})(?=@[\w.[-])/g,
+    // Shorter than four characters is a documentation example (`https://a:b@host`, `abc:xyz@`), and so is a port.
+    accept: (secret) => secret.length >= 4 && !isPlaceholder(secret) && !/^\d{1,5}$/.test(secret),
   },
   {
     id: "authorization-header",
     priority: PRIORITY.header + 1,
     keywords: ["authorization"],
     pattern:
-      /\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|bot|apikey|sso-key)[ \t]+)?(?<secret>[\w.~+/=:-]{8,})/dgi,
+      /\b(?:proxy-)?authorization(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?:bearer|basic|token|bot|apikey|sso-key)[ \t]+)?(?<secret>[\w.~+/=:-]{8,})/gi,
     accept: credential,
   },
   {
     id: "bearer-token",
     priority: PRIORITY.header,
     keywords: ["bearer"],
-    pattern: /\bbearer[ \t]+(?<secret>[\w.~+/-]{20,}=*)/dgi,
+    pattern: /\bbearer[ \t]+(?<secret>[\w.~+/-]{20,}=*)/gi,
     accept: (secret) => credential(secret) && shannonEntropy(secret) >= 3,
   },
   {
@@ -52,7 +54,7 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
     priority: PRIORITY.header,
     keywords: ["-u", "--user"],
     // `curl -u user:password`; a user with no password (`-u alice`) makes curl prompt and is not a secret.
-    pattern: /(?<![\w-])(?:-u|--user)(?:[ \t]+|=)["']?[^\s:"']+:(?<secret>[^\s"']{4,})/dg,
+    pattern: /(?<![\w-])(?:-u|--user)(?:[ \t]+|=)["']?[^\s:"'`]+:(?<secret>[^\s"'`]{4,})/g,
     accept: (secret) => !isPlaceholder(secret),
   },
 ];

@@ -14,14 +14,21 @@ export interface SecretSpan {
   readonly end: number;
 }
 
-const ALL_KEYWORDS = [...new Set(SECRET_RULES.flatMap((rule) => rule.keywords))];
+/** Longest first, so at any position the regex reports the longest keyword there. */
+const ALL_KEYWORDS = [...new Set(SECRET_RULES.flatMap((rule) => rule.keywords))].sort((a, b) => b.length - a.length);
 const KEYWORD_PATTERN = new RegExp(ALL_KEYWORDS.map((keyword) => keyword.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
+/** Each keyword with the keywords inside it, which a match of the longer one also proves present. */
+const CONTAINED = new Map(ALL_KEYWORDS.map((keyword) => [keyword, ALL_KEYWORDS.filter((other) => keyword.includes(other))]));
 
 function presentKeywords(text: string): Set<string> {
+  const lower = text.toLowerCase();
+  const pattern = KEYWORD_PATTERN;
+  pattern.lastIndex = 0;
   const seen = new Set<string>();
-  for (const match of text.toLowerCase().matchAll(KEYWORD_PATTERN)) {
-    seen.add(match[0]);
-    if (seen.size === ALL_KEYWORDS.length) break;
+  for (let match = pattern.exec(lower); match !== null && seen.size < ALL_KEYWORDS.length; match = pattern.exec(lower)) {
+    for (const keyword of CONTAINED.get(match[0]) ?? []) seen.add(keyword);
+    // Step one character, not past the match, so keywords overlapping this one are found too.
+    pattern.lastIndex = match.index + 1;
   }
   return seen;
 }
@@ -30,13 +37,19 @@ function enabled(rule: SecretRule, policy: ResolvedRedactionPolicy): boolean {
   return rule.pii === undefined || policy.pii[rule.pii];
 }
 
+/** No rule accepts a match this short (`password=` needs six characters after it, a card thirteen digits). */
+const SHORTEST_SECRET_TEXT = 8;
+
 export function findSecretSpans(text: string, policy: ResolvedRedactionPolicy): SecretSpan[] {
+  if (text.length < SHORTEST_SECRET_TEXT) return [];
   const keywords = presentKeywords(text);
   const spans: SecretSpan[] = [];
   for (const rule of SECRET_RULES) {
     if (!enabled(rule, policy)) continue;
     if (rule.keywords.length > 0 && !rule.keywords.some((keyword) => keywords.has(keyword))) continue;
-    const pattern = new RegExp(rule.pattern);
+    // The rules' own expressions, reset: scanning is synchronous and accept() never scans, so none is in use.
+    const pattern = rule.pattern;
+    pattern.lastIndex = 0;
     for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
       const { start, end } = secretSpan(match);
       const secret = text.slice(start, end);

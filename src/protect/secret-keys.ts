@@ -8,11 +8,11 @@ export type SecretKeyClass = "password" | "token";
 
 /** Words that are a secret on their own. */
 const SECRET_WORDS = new Set(["secret", "secrets", "token", "auth", "authorization", "credential", "credentials", "apikey", "apitoken", "privatekey", "secretkey", "accesskey", "appkey", "privkey", "passphrase", "cookie"]);
-const PASSWORD_WORDS = new Set(["password", "passwd", "pwd", "pass", "passphrase"]);
+const PASSWORD_WORDS = new Set(["password", "passwd", "pwd", "passphrase"]);
 /** Words that make a following `key` (or `keys`) a secret: `api_key`, `AccountKey`, `signing-key`. */
 const KEY_QUALIFIERS = new Set(["api", "secret", "private", "access", "signing", "encryption", "master", "client", "app", "account", "storage", "shared", "session", "license", "service", "hmac", "webhook", "auth", "subscription", "functions", "admin", "root", "deploy", "write", "read"]);
 /** A last word that says the value describes a secret rather than being one: `token_type`, `password_min_length`, `secret_arn`. */
-const DESCRIPTIVE_SUFFIXES = new Set(["id", "ids", "url", "uri", "urls", "type", "types", "name", "names", "count", "length", "len", "size", "min", "max", "expires", "expiry", "expiration", "exp", "ttl", "at", "time", "timeout", "date", "endpoint", "path", "file", "dir", "field", "fields", "method", "provider", "enabled", "disabled", "required", "policy", "hint", "label", "format", "version", "algorithm", "alg", "kind", "mode", "scope", "scopes", "usage", "limit", "fingerprint", "prefix", "arn", "ref", "location", "env", "var", "source", "header", "param", "regex", "pattern", "rotation", "rotated", "created", "updated", "valid", "index", "hash"]);
+const DESCRIPTIVE_SUFFIXES = new Set(["id", "ids", "url", "uri", "urls", "type", "types", "name", "names", "count", "length", "len", "size", "min", "max", "expires", "expiry", "expiration", "exp", "ttl", "at", "time", "timeout", "date", "endpoint", "path", "file", "dir", "field", "fields", "method", "provider", "enabled", "disabled", "required", "policy", "hint", "label", "format", "version", "algorithm", "alg", "kind", "mode", "scope", "scopes", "usage", "limit", "fingerprint", "prefix", "arn", "ref", "location", "env", "var", "source", "header", "param", "regex", "pattern", "rotation", "rotated", "created", "updated", "valid", "index", "hash", "encoding", "options", "config", "overhead", "store", "manager", "factory", "handler", "service", "client", "cache", "storage", "strings", "string", "chars", "message", "msg", "error", "description", "text", "title", "help", "stdin"]);
 /** Words that make a token a cursor rather than a credential. */
 const NON_SECRET_CONTEXT = new Set(["page", "cursor", "continuation", "pagination", "sync", "next", "prev", "previous", "idempotency", "cache", "sort", "partition", "primary", "foreign", "public", "publishable", "row", "range", "lookup", "i18n", "translation", "map", "object", "dedup", "csrf", "xsrf", "max", "num", "input", "output", "prompt", "completion", "total", "reasoning", "cached"]);
 
@@ -25,12 +25,26 @@ export function keyWords(key: string): string[] {
     .filter((word) => word.length > 0);
 }
 
+/** Logs repeat the same few names thousands of times; remembering their verdicts keeps scanning fast. */
+const verdicts = new Map<string, SecretKeyClass | null>();
+const REMEMBERED_NAMES = 4096;
+
 export function classifySecretKey(key: string): SecretKeyClass | null {
-  const words = keyWords(key);
+  let verdict = verdicts.get(key);
+  if (verdict === undefined) {
+    if (verdicts.size >= REMEMBERED_NAMES) verdicts.clear();
+    verdict = classifyWords(keyWords(key));
+    verdicts.set(key, verdict);
+  }
+  return verdict;
+}
+
+function classifyWords(words: readonly string[]): SecretKeyClass | null {
   const last = words[words.length - 1];
   if (last === undefined || DESCRIPTIVE_SUFFIXES.has(last)) return null;
   if (words.some((word) => NON_SECRET_CONTEXT.has(word))) return null;
-  if (words.some((word) => PASSWORD_WORDS.has(word) || word.includes("password") || word.includes("passwd"))) return "password";
+  // `pass` only as the last word (`db_pass`, `SMTP_PASS`), so `pass-arg` and `pass_rate` are left alone.
+  if (last === "pass" || words.some((word) => PASSWORD_WORDS.has(word) || word.includes("password") || word.includes("passwd"))) return "password";
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     if (SECRET_WORDS.has(word)) return "token";

@@ -14,7 +14,11 @@ export interface SecretRule {
   readonly priority: number;
   /** Lower-case substrings; the rule runs only when the lower-cased text contains one. Empty: always runs. */
   readonly keywords: readonly string[];
-  /** Global. When it has named groups starting `secret` (and the `d` flag), only the one that matched is redacted. */
+  /**
+   * Global. When it has a named group starting `secret` that matched, only that group is redacted; such a
+   * group must end the match (anything the pattern needs after it goes in a lookahead), so its place is known
+   * without the `d` flag, which would triple the cost of every match.
+   */
   readonly pattern: RegExp;
   /** Rejects a match that has the right shape but is not a secret (a placeholder, a failed checksum). */
   readonly accept?: (secret: string, match: RegExpExecArray, text: string) => boolean;
@@ -32,13 +36,15 @@ export const PRIORITY = {
   pii: 5,
 } as const;
 
-/** Where the secret sits in a match: the `secret…` group that matched, else the whole match. */
+/** Where the secret sits in a match: the `secret…` group that matched (a suffix of the match), else the whole match. */
 export function secretSpan(match: RegExpExecArray): { start: number; end: number } {
-  const groups = match.indices?.groups;
+  const end = match.index + match[0].length;
+  const groups = match.groups;
   if (groups) {
-    for (const [name, span] of Object.entries(groups)) {
-      if (span && name.startsWith("secret")) return { start: span[0], end: span[1] };
+    for (const name in groups) {
+      const secret = groups[name];
+      if (secret !== undefined && name.startsWith("secret")) return { start: end - secret.length, end };
     }
   }
-  return { start: match.index, end: match.index + match[0].length };
+  return { start: match.index, end };
 }

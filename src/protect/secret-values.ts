@@ -20,19 +20,39 @@ export function shannonEntropy(value: string): number {
 }
 
 const PLACEHOLDER =
-  /^(?:\$\{\{.*\}\}|\$\{?[\w.:-]+\}?|%\(?\w*\)?[sd]|<[^<>]*>|\{\{.*\}\}|\{[\w.]*\}|\*+|•+|x+|\.{3}|…|\[redacted[^\]]*\]|null|nil|none|undefined|true|false|yes|no|on|off|required|optional|redacted|hidden|masked|secret|password|passwd|token|changeme|change_me|example|placeholder|dummy|test|your[\w-]*|\w*_here|<redacted>)$/i;
-/** `config.apiKey`, `process.env.TOKEN`, `this.secret`: member access, not a literal. */
-const MEMBER_ACCESS = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/;
+  /^(?:\$\{\{.*\}\}|\$\{?[\w.:-]+\}?|%\(?\w*\)?[sd]|<[^<>]*>|\{\{.*\}\}|\{[\w.]*\}|\*+|•+|x+|\.{3}|…|\[redacted[^\]]*\]|null|nil|none|undefined|true|false|yes|no|on|off|required|optional|redacted|hidden|masked|secret|password|passwd|pass|pwd|token|changeme|change_me|example|placeholder|dummy|test|your[\w-]*|\w*_here|<redacted>)$/i;
+/** `config.apiKey`, `process.env.TOKEN`, `tokens.notes!`, `user?.secret`: member access, not a literal. */
+const MEMBER_ACCESS = /^[A-Za-z_$][\w$]*!?(?:\??\.[A-Za-z_$][\w$]*!?)+$/;
 /** `/run/secrets/db_password`, `./key.pem`, `~/.aws/credentials`. */
 const FILE_PATH = /^(?:~|\.{1,2})?\/(?:[\w.@-]+\/)*[\w.@-]+$/;
+/** One word of an identifier or name: `SOME`, `case`, `camelCase`, `PascalCase` (unambiguous, so matching stays linear). */
+const NAME_WORD = /^(?:[A-Z]+|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*)$/;
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
-const LETTERS_ONLY = /^[A-Za-z]+$/;
 const HAS_DIGIT_OR_SYMBOL = /[^A-Za-z]/;
 /** Words and sentence punctuation: "see the wiki", "Your account password." */
 const PROSE = /^[A-Za-z'’-]+(?:[ ,]+[A-Za-z'’-]+)+[.!?:]?$/;
 
 export function isPlaceholder(value: string): boolean {
   return PLACEHOLDER.test(value.trim());
+}
+
+/** `SOME_CONSTANT`, `snake_case_name`, `camelCaseName`: what code assigns, where a literal would be a secret. */
+function isIdentifier(value: string): boolean {
+  return value.split("_").every((word) => NAME_WORD.test(word));
+}
+
+/** `MF-Proxy-Shared-Secret`, `R2_S3_CREDENTIALS`: words (a number may end one), which a generated token never is. */
+function isWordSequence(value: string): boolean {
+  return value.split(/[-_.]/).every((word) => NAME_WORD.test(word.replace(/\d+$/, "")));
+}
+
+export function isMemberAccess(value: string): boolean {
+  return MEMBER_ACCESS.test(value.replace(/^!{1,2}/, ""));
+}
+
+/** A reference to something else in code (`config.token`, `!this.result.ok`, `SOME_CONSTANT`), not a literal. */
+export function isCodeReference(value: string): boolean {
+  return isMemberAccess(value) || isIdentifier(value);
 }
 
 /**
@@ -44,14 +64,14 @@ export function looksLikeAssignedSecret(value: string, keyClass: SecretKeyClass,
   if (value.length === 0 || value.length > 4096 || isPlaceholder(value)) return false;
   if (/\s/.test(value) && (!quoted || PROSE.test(value))) return false;
   if (URL_LIKE.test(value)) return false;
-  if (!quoted && MEMBER_ACCESS.test(value)) return false;
-  if (FILE_PATH.test(value) && shannonEntropy(value) < 4) return false;
+  if (!quoted && isCodeReference(value)) return false;
   const entropy = shannonEntropy(value);
-  if (LETTERS_ONLY.test(value)) {
-    // A bare word is usually an identifier or prose; only a long, irregular one is believed.
-    return quoted ? value.length >= 12 && entropy >= 3.3 : value.length >= 16 && entropy >= 3.8;
+  if (FILE_PATH.test(value) && entropy < 4) return false;
+  if (keyClass === "token") {
+    if (isWordSequence(value)) return false;
+    return /\s/.test(value) ? value.length >= 16 && entropy >= 3.5 : value.length >= 12 && entropy >= 3.0;
   }
-  if (keyClass === "password") return value.length >= 6 && HAS_DIGIT_OR_SYMBOL.test(value) && !/^\d{1,7}$/.test(value);
-  if (/\s/.test(value)) return value.length >= 16 && entropy >= 3.5;
-  return value.length >= 12 && entropy >= 3.0;
+  // People choose passwords: short ones count when they mix in a digit or symbol, bare words only when long and irregular.
+  if (/^\d{1,7}$/.test(value)) return false;
+  return HAS_DIGIT_OR_SYMBOL.test(value) ? value.length >= 6 : value.length >= 12 && entropy >= 3.3;
 }

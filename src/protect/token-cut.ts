@@ -27,10 +27,12 @@ function safeCut(text: string, at: number, spans: readonly Span[], towardStart: 
 /** The longest length in [0, maxLength] whose `measure` fits the budget, found by galloping then bisecting. */
 function longestFitting(maxLength: number, budget: number, measure: (length: number) => number): number {
   if (budget <= 0) return 0;
-  if (maxLength <= budget || measure(maxLength) <= budget) return maxLength;
+  if (maxLength <= budget) return maxLength;
+  // Galloping from a guess means a 1 MB text is never counted whole just to learn that it does not fit.
   let fits = 0;
   let over = Math.min(maxLength, budget * 4 + 16);
-  while (over < maxLength && measure(over) <= budget) {
+  while (measure(over) <= budget) {
+    if (over === maxLength) return maxLength;
     fits = over;
     over = Math.min(maxLength, over * 2);
   }
@@ -43,7 +45,7 @@ function longestFitting(maxLength: number, budget: number, measure: (length: num
 }
 
 /** A line break this close to the cut (as a share of what is kept) is worth giving the rest up for. */
-const LINE_SNAP_SHARE = 1 / 8;
+const LINE_SNAP_SHARE = 1 / 4;
 
 /** End index of the longest prefix of `text` that fits `budget` tokens. */
 export function prefixWithin(text: string, budget: number, spans: readonly Span[]): number {
