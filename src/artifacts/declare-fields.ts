@@ -26,7 +26,7 @@ import { z } from "zod";
 import { fail, ok, type Result } from "../core/problem";
 import { countTokens } from "../core/tokens";
 import type { Owner } from "../env";
-import { isPlainObject, lookup, parseJsonPointer, type Lookup } from "./json-pointer";
+import { isPlainObject, lookup, parseJsonPointer, type Lookup } from "../core/json-pointer";
 import { ARTIFACT_LIMITS } from "./limits";
 import { readArtifact, type ReadArtifact } from "./read";
 import { ArtifactRef, ArtifactVersion, parsePointer, Sha256Hex, ArtifactPointer, formatPointer, type PointerParts } from "./task-state";

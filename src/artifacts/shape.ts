@@ -2,7 +2,7 @@
  * What an artifact looks like without its payload: the keys a step can ask
  * for, and a structural one-liner for when the producer gave no summary. Pure.
  */
-import { isPlainObject } from "./json-pointer";
+import { isPlainObject } from "../core/json-pointer";
 import { ARTIFACT_LIMITS } from "./limits";
 
 const encoder = new TextEncoder();

@@ -5,7 +5,7 @@
  * `["/answer", "/data/items/0/title"]` keeps
  * `{"answer":…,"data":{"items":[{"title":…}]}}`. Missing paths are skipped.
  */
-import { parseJsonPointer, resolveJsonPointer } from "./json-pointer";
+import { lookup, parseJsonPointer } from "../core/json-pointer";
 
 type Container = Record<string, unknown> | unknown[];
 
@@ -42,7 +42,7 @@ function copyAt(source: unknown, target: Container, tokens: readonly string[], v
 export function projectFields(root: unknown, fields: readonly string[]): unknown {
   if (root === null || typeof root !== "object") return null;
   const keys = fields.filter((field) => !field.startsWith("/"));
-  const pointers = fields.filter((field) => field.startsWith("/")).map(parseJsonPointer);
+  const pointers = fields.flatMap((field) => (field.startsWith("/") ? [parseJsonPointer(field)].filter((tokens) => tokens !== null) : []));
   const out = emptyLike(root);
   if (Array.isArray(root)) {
     if (keys.length > 0) root.forEach((item, index) => ((out as unknown[])[index] = isObject(item) ? pickKeys(item, keys) : item));
@@ -50,7 +50,7 @@ export function projectFields(root: unknown, fields: readonly string[]): unknown
     Object.assign(out, pickKeys(root as Record<string, unknown>, keys));
   }
   for (const tokens of pointers) {
-    const found = resolveJsonPointer(root, tokens);
+    const found = lookup(root, tokens);
     if (!found.found) continue;
     if (tokens.length === 0) return found.value;
     copyAt(root, out, tokens, found.value);

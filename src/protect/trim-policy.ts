@@ -4,7 +4,7 @@
  * another policy per tool.
  */
 import { z } from "zod";
-import { parseJsonPointer } from "./json-pointer";
+import { parseJsonPointer } from "../core/json-pointer";
 
 export const TrimStrategy = z.enum(["head", "head_tail", "fields", "summary"]);
 export type TrimStrategy = z.infer<typeof TrimStrategy>;
@@ -14,15 +14,7 @@ const Field = z
   .string()
   .min(1)
   .max(1024)
-  .refine((field) => {
-    if (!field.startsWith("/")) return true;
-    try {
-      parseJsonPointer(field);
-      return true;
-    } catch {
-      return false;
-    }
-  }, "a field is a top-level key or a JSON Pointer with ~0 and ~1 escapes only");
+  .refine((field) => !field.startsWith("/") || parseJsonPointer(field) !== null, "a field is a top-level key or a JSON Pointer with ~0 and ~1 escapes only");
 
 export const TrimPolicy = z
   .object({

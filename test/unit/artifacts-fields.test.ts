@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FieldRequests, FieldResolution, fieldName, ResolveBody, resolveWith, type ArtifactReader } from "../../src/artifacts/declare-fields";
-import { formatJsonPointer, lookup, parseJsonPointer } from "../../src/artifacts/json-pointer";
+import { formatJsonPointer, lookup, parseJsonPointer } from "../../src/core/json-pointer";
 import { ARTIFACT_LIMITS } from "../../src/artifacts/limits";
 import { formatPointer, parsePointer, type PointerParts } from "../../src/artifacts/task-state";
 import { ok, fail } from "../../src/core/problem";

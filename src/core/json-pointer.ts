@@ -18,8 +18,8 @@ export function parseJsonPointer(text: string): string[] | null {
   return tokens;
 }
 
-export function formatJsonPointer(tokens: readonly string[]): string {
-  return tokens.map((t) => `/${t.replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
+export function formatJsonPointer(tokens: readonly (string | number)[]): string {
+  return tokens.map((t) => `/${String(t).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
 }
 
 export type Lookup = { found: true; value: unknown } | { found: false; reason: string };
