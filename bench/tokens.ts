@@ -7,10 +7,10 @@ import type { ContextClient } from "../src/sdk";
 import { ContextApp } from "../src/sdk";
 import { renderChange, renderReminder } from "../src/core/reminder";
 import { countTokens } from "../src/core/tokens";
-import { mulberry32 } from "./stats";
+import { seededRandom } from "../test/fixtures/seeded-random";
 
 export async function benchInjectedTokens(o: { url: string; appToken: string; client: ContextClient; turns: number }) {
-  const random = mulberry32(42);
+  const random = seededRandom(42);
   const paragraph = (seed: string, words: number) => Array.from({ length: words }, (_, i) => `${seed}${(i * 7919) % 997}`).join(" ");
   const state: Record<string, { title: string; content: string; revision: number }> = {
     editor: { title: "Editor State", content: paragraph("cursor", 120), revision: 0 },

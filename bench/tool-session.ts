@@ -10,9 +10,10 @@ import type { ChatMessage } from "../src/core/messages";
 import { countTokens } from "../src/core/tokens";
 import type { ContextClient } from "../src/sdk";
 import { ContextApp } from "../src/sdk";
-import { mulberry32, percentile } from "./stats";
+import { seededRandom } from "../test/fixtures/seeded-random";
+import { percentile } from "./stats";
 
-const random = mulberry32(9);
+const random = seededRandom(9);
 const hex = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 16).toString(16)).join("");
 
 /** ~`tokens` tokens of one of three kinds of tool output: search JSON, logs, or a web page's text. */
