@@ -8,6 +8,8 @@ import { startLocalRuntime } from "../scripts/local-runtime";
 import { summary } from "./stats";
 import { httpFloor, timedFetch } from "./timed-fetch";
 import { benchArtifactTokens } from "./artifacts";
+import { benchMemorySearch } from "./memory";
+import { benchRedaction } from "./redaction";
 import { benchInjectedTokens } from "./tokens";
 import { benchToolSession } from "./tool-session";
 import { benchTurns, printTurnBench } from "./turns";
@@ -43,6 +45,16 @@ try {
   console.log(`\nA tool-heavy session: ${s.results} tool results of ~${Math.round(s.rawResultTokens / s.results)} tokens each, through turns' toolResults`);
   console.log(`  the model reads ${s.protectedInputTokens} tokens vs ${s.rawInputTokens} with raw results appended = ${((100 * s.protectedInputTokens) / s.rawInputTokens).toFixed(1)} % (${(100 - (100 * s.protectedInputTokens) / s.rawInputTokens).toFixed(1)} % saved)`);
   console.log(`  redacting and trimming a 1 MB tool output inside workerd: ${s.redactMbPerSecond.toFixed(1)} MB/s (target ≥ 20 MB/s)`);
+
+  const r = benchRedaction();
+  console.log(`\nRedaction over the labelled corpus (${r.secrets} secrets, ${r.negatives} look-alikes), in Node`);
+  console.log(`  recall ${(100 * r.recall).toFixed(1)} % (target ≥ 99 %) · false positives ${(100 * r.falsePositiveRate).toFixed(1)} % of look-alikes (target ≤ 1 %) · ${r.mbPerSecond.toFixed(1)} MB/s`);
+
+  const memoryKey = await mintToken(secret, { kind: "frontend", tenant: "bench", sub: "memory" });
+  console.log("\nMemory search in one user namespace (GET /v1/memories/search, warm listing cache)");
+  for (const m of await benchMemorySearch({ url: runtime.url, apiKey: memoryKey, counts: [1_000, 10_000] })) {
+    console.log(`  ${String(m.count).padStart(6)} memories: p50 ${m.p50.toFixed(2)} ms · p90 ${m.p90.toFixed(2)} ms · p99 ${m.p99.toFixed(2)} ms · first search after the cache expires ${m.coldMs.toFixed(0)} ms${m.count === 10_000 ? " (target p50 ≤ 25 ms)" : ""}`);
+  }
 
   const a = benchArtifactTokens();
   console.log(`\nA ${(a.artifactBytes / 1024).toFixed(1)} KB artifact passed by pointer and resolved to three fields`);

@@ -8,4 +8,3 @@ export function summary(samples: readonly number[]): string {
   const f = (n: number) => n.toFixed(2);
   return `p50 ${f(percentile(samples, 50))} ms · p90 ${f(percentile(samples, 90))} ms · p99 ${f(percentile(samples, 99))} ms · max ${f(Math.max(...samples))} ms (n=${samples.length})`;
 }
-export { seededRandom as mulberry32 } from "../test/fixtures/seeded-random";

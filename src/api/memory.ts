@@ -3,7 +3,7 @@ import { z } from "zod";
 import { PROBLEMS } from "../core/problem";
 import { MemoryId, namespaceFor, ScopeId, type Level, type Namespace } from "../memory/keys";
 import { MEMORY_LIMITS } from "../memory/limits";
-import { MemoryStore, type WriteItem, type WriteOutcome } from "../memory/store";
+import { InvalidCursor, MemoryStore, type WriteItem, type WriteOutcome } from "../memory/store";
 import type { ApiEnv } from "./auth";
 import { problemResponse } from "./problem-response";
 import { readJson, readQuery } from "./read-input";
@@ -152,8 +152,7 @@ memories.get("/", async (c) => {
   try {
     return c.json(await new MemoryStore(c.env.MEMORY).page(ns.ns, { ...(cursor ? { cursor } : {}), ...(limit ? { limit } : {}) }));
   } catch (error) {
-    // KV rejects a cursor it did not issue; that is the caller's input, not our failure.
-    if (cursor) return invalid(c, "the cursor is not valid; start again without it");
+    if (error instanceof InvalidCursor) return invalid(c, "the cursor was not issued for this level; start again without it");
     throw error;
   }
 });

@@ -24,6 +24,8 @@ export const TurnBudget = z
   .object({
     /** The whole model input, in tokens. */
     maxTokens: z.number().int().min(64).max(2_000_000),
+    /** What recalled memory may take (default 800); within maxTokens it is class 2. */
+    memoryTokens: z.number().int().min(0).max(32_000).optional(),
   })
   .strict();
 

@@ -71,7 +71,7 @@ export class Conversation extends DurableObject<Env> {
     return this.queue.run(async () => {
       const meta = this.owned(owner);
       if (!meta.ok) return meta;
-      const deps = { store: this.store, hub: this.hub(owner), meta: meta.value, auditKey: await this.auditKey(owner), now: () => new Date(), sections: turnSections(body) };
+      const deps = { store: this.store, hub: this.hub(owner), meta: meta.value, auditKey: await this.auditKey(owner), now: () => new Date(), sections: turnSections(this.env.MEMORY, owner, meta.value.conversationId, body) };
       return takeTurn(deps, body);
     });
   }

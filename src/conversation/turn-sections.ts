@@ -2,19 +2,36 @@ import type { TurnBody } from "../api/schemas";
 import { taskStateLine, wrapTaskState } from "../artifacts/task-state";
 import type { AppendixSection } from "../core/assemble";
 import type { OmissionReason } from "../core/evidence";
+import type { Owner } from "../env";
+import { recallForTurn, wrapMemoryFence } from "../memory";
 
 export interface TurnSections {
   sections: AppendixSection[];
   omitted: { id: string; reason: OmissionReason }[];
+  /** Why memory could not be read, when it could not; the turn goes on without it. */
+  memoryError?: string | undefined;
 }
 
-/** The appendix blocks beside the context markers: the task state the turn carries. */
-export function turnSections(body: TurnBody): (agent: { memory: boolean }) => Promise<TurnSections> {
-  return async () => {
+/**
+ * The appendix blocks beside the context markers: memory recalled for the
+ * user's message from the conversation's namespace chain (for agents that
+ * read memory), and the task state the turn carries.
+ */
+export function turnSections(kv: KVNamespace, owner: Owner, conversationId: string, body: TurnBody): (agent: { memory: boolean }) => Promise<TurnSections> {
+  return async (agent) => {
     const sections: AppendixSection[] = [];
+    const omitted: TurnSections["omitted"] = [];
+    let memoryError: string | undefined;
+    if (agent.memory && body.message !== undefined) {
+      const scope = { ...owner, session: conversationId, ...(body.task ? { task: body.task } : {}) };
+      const recalled = await recallForTurn(kv, scope, body.message, body.budget?.memoryTokens === undefined ? {} : { budgetTokens: body.budget.memoryTokens });
+      sections.push({ kind: "memory", entries: recalled.selected.map((m) => ({ id: m.id, text: m.entry })), wrap: wrapMemoryFence });
+      for (const o of recalled.omitted) omitted.push({ id: `memory:${o.id}`, reason: o.reason });
+      memoryError = recalled.error;
+    }
     if (body.taskState?.length) {
       sections.push({ kind: "task_state", entries: body.taskState.map((ref) => ({ id: ref.pointer, text: taskStateLine(ref) })), wrap: wrapTaskState });
     }
-    return { sections, omitted: [] };
+    return { sections, omitted, memoryError };
   };
 }

@@ -61,7 +61,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const closing: AppendableMessage[] = unanswered.map((c) => ({ role: "tool", tool_call_id: c.id, content: UNANSWERED_RESULT }));
 
   const resources: Observation[] = store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
-  const extra = !continuation && deps.sections ? await deps.sections(agent) : { sections: [], omitted: [] };
+  const extra: TurnSections = !continuation && deps.sections ? await deps.sections(agent) : { sections: [], omitted: [] };
   const stored = store.messages();
   const fresh = [...admitted.value.messages, ...closing];
   const now = deps.now();
@@ -79,8 +79,10 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   });
   if (!assembled.ok) return assembled;
   const assembly = assembled.value;
+  const memoryMissing = extra.memoryError ? [{ id: "memory", reason: "error" as const, detail: extra.memoryError, severity: "warning" as const }] : [];
   const envelope = {
     ...assembly.envelope,
+    missing: [...assembly.envelope.missing, ...memoryMissing],
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
     tools: { unanswered, results: admitted.value.reports.map(({ toolCallId, tool, redactions, trimmed }) => ({ toolCallId, tool, redactions, trimmed })) },
   };
@@ -89,7 +91,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     conversationId: meta.conversationId,
     agent: { id: agent.id, name: agent.name, tools: agent.tools },
     usage: assembly.usage,
-    missing: assembly.missing,
+    missing: [...assembly.missing, ...memoryMissing],
     envelope,
   };
 

@@ -55,8 +55,12 @@ export function renderEntry(m: FenceMemory): string {
 
 /** The fence around these memories, in the order given; "" when there are none. */
 export function renderMemoryFence(memories: readonly FenceMemory[]): string {
-  if (memories.length === 0) return "";
-  return [MEMORY_FENCE_OPEN, MEMORY_FENCE_PREAMBLE, ...memories.map(renderEntry), MEMORY_FENCE_CLOSE].join("\n");
+  return memories.length === 0 ? "" : wrapMemoryFence(memories.map(renderEntry));
+}
+
+/** The fence around rendered entries (a token budget may have left some out). */
+export function wrapMemoryFence(entries: readonly string[]): string {
+  return [MEMORY_FENCE_OPEN, MEMORY_FENCE_PREAMBLE, ...entries, MEMORY_FENCE_CLOSE].join("\n");
 }
 
 /** Tokens of the fence's own lines, paid once when at least one memory is shown. */

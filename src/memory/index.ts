@@ -1,6 +1,6 @@
 /** The memory layer: KV store, write and read gates, scoring and the fence. */
 export { recallForTurn, type RecallOptions, type RecallResult } from "./recall";
-export { renderMemoryFence, fenceText, MEMORY_FENCE_OPEN, MEMORY_FENCE_CLOSE, MEMORY_FENCE_PREAMBLE, type FenceMemory } from "./fence";
+export { renderMemoryFence, wrapMemoryFence, fenceText, MEMORY_FENCE_OPEN, MEMORY_FENCE_CLOSE, MEMORY_FENCE_PREAMBLE, type FenceMemory } from "./fence";
 export { MemoryStore, clearListingCache, type StoredMemory, type WriteItem, type WriteOutcome } from "./store";
 export { gateWrite, similarity, isNearDuplicate, type Refusal, type RefusalReason, type RefusalSignal } from "./write-gate";
 export { rankMemories, packByBudget, recencyWeight, reinforcementWeight, type Scorable, type Scored } from "./score";

@@ -44,9 +44,17 @@ export const ScopeId = z
 /** Memory ids: time-ordered, so a level lists oldest first. */
 export const MemoryId = z.string().regex(/^[0-9a-z]{9}[0-9a-f]{12}$/, "not a memory id");
 
+let lastIdTime = 0;
+
+/**
+ * A millisecond timestamp (base 36) and 48 random bits. Within an isolate the
+ * timestamp part never repeats or goes back (a burst borrows the next
+ * milliseconds), so one batch lists in the order it was written.
+ */
 export function newMemoryId(now: number): string {
+  lastIdTime = Math.max(now, lastIdTime + 1);
   const random = crypto.getRandomValues(new Uint8Array(6));
-  return now.toString(36).padStart(9, "0").slice(-9) + [...random].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return lastIdTime.toString(36).padStart(9, "0").slice(-9) + [...random].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Percent-escapes everything but letters, digits, '_', '.', ':' and '-' (so never '/', '~' or '%'). */

@@ -33,8 +33,13 @@ export const MEMORY_LIMITS = {
    * show up within this time, which is shorter than KV's own propagation (≥ 60 s).
    */
   listingTtlMs: 20_000,
-  /** Memories held in one isolate's listing cache, across all levels. */
-  cachedEntries: 100_000,
+  /**
+   * Memories held in one isolate's listing cache, across all levels: about
+   * 1.5 KB of heap each (terms, sketch), so ~40 MB of the isolate's 128 MB at most.
+   */
+  cachedEntries: 25_000,
+  /** Memory texts one isolate keeps (a text never changes once written): at most ~6 MB. */
+  cachedTexts: 5_000,
 } as const;
 
 /** Defaults of the read gate; a turn or a search may override them. */

@@ -23,7 +23,8 @@ export interface RecallOptions {
 export interface RecallResult {
   /** The rendered `<memory_fence>` block, or "" when no memory was selected. */
   fence: string;
-  selected: { id: string; score: number; relevance: number; tokens: number; level: Level }[];
+  /** Best first, each with its line of the fence. */
+  selected: { id: string; score: number; relevance: number; tokens: number; level: Level; entry: string }[];
   /**
    * Memories that matched the query but were left out, best first: below the
    * relevance threshold, or no room left in the budget. Memories that share no
@@ -56,16 +57,16 @@ export async function recallForTurn(kv: KVNamespace, scope: Scope, query: string
     const { relevant, belowThreshold, candidates } = await store.rank(scope, query, options);
     const cost = (s: Scored<IndexEntry>) => countTokens(entryHeader(fenceFields(s.item))) + s.item.tokens + 1;
     const packed = packByBudget(relevant, budget, cost, FENCE_OVERHEAD_TOKENS);
-    const records = await store.records(packed.selected.map((s) => s.item));
+    const texts = await store.texts(packed.selected.map((s) => s.item));
     // A memory deleted since the listing is simply gone; nothing else takes its place this turn.
-    let shown = packed.selected.filter((s) => records.has(s.item.key));
+    let shown = packed.selected.filter((s) => texts.has(s.item.key));
     const skipped = [...packed.skipped];
-    let fence = renderMemoryFence(shown.map((s) => ({ ...fenceFields(s.item), text: records.get(s.item.key)!.text })));
+    let fence = renderMemoryFence(shown.map((s) => ({ ...fenceFields(s.item), text: texts.get(s.item.key)! })));
     let tokens = countTokens(fence);
     // The per-entry costs are exact up to how pieces meet at line joins; the rendered total is what must fit.
     while (tokens > budget && shown.length > 0) {
       skipped.unshift(shown.pop()!);
-      fence = renderMemoryFence(shown.map((s) => ({ ...fenceFields(s.item), text: records.get(s.item.key)!.text })));
+      fence = renderMemoryFence(shown.map((s) => ({ ...fenceFields(s.item), text: texts.get(s.item.key)! })));
       tokens = countTokens(fence);
     }
     const omittedAll = [
@@ -74,13 +75,10 @@ export async function recallForTurn(kv: KVNamespace, scope: Scope, query: string
     ];
     return {
       fence,
-      selected: shown.map((s) => ({
-        id: s.item.id,
-        score: s.score,
-        relevance: s.relevance,
-        tokens: countTokens(renderEntry({ ...fenceFields(s.item), text: records.get(s.item.key)!.text })),
-        level: s.item.level,
-      })),
+      selected: shown.map((s) => {
+        const entry = renderEntry({ ...fenceFields(s.item), text: texts.get(s.item.key)! });
+        return { id: s.item.id, score: s.score, relevance: s.relevance, tokens: countTokens(entry), level: s.item.level, entry };
+      }),
       omitted: omittedAll.slice(0, OMITTED_REPORTED),
       tokens,
       candidates,

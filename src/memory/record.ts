@@ -35,7 +35,7 @@ export type MemoryRecord = z.infer<typeof MemoryRecord>;
  * highest frequency first, cut to fit; `x` marks a cut list (the record then
  * carries all terms). `h` is the MinHash sketch of the word shingles.
  */
-const Metadata = z.object({
+export const Metadata = z.object({
   v: z.literal(1),
   c: z.number(),
   r: z.number().optional(),
@@ -50,7 +50,7 @@ const Metadata = z.object({
 });
 type Metadata = z.infer<typeof Metadata>;
 
-/** One memory as the read gate sees it: what the listing says, and its text once fetched. */
+/** One memory as the read gate sees it: what its listing metadata says. */
 export interface IndexEntry {
   id: string;
   key: string;
@@ -67,7 +67,7 @@ export interface IndexEntry {
   sketch: number[];
   /** The term list in the metadata was cut; the record has all of them. */
   partial: boolean;
-  /** The record, once something fetched it. */
+  /** The record, on entries a write made (never on cached listings, which hold no texts). */
   record?: MemoryRecord;
 }
 
@@ -79,9 +79,7 @@ export interface NewMemory {
   now: number;
 }
 
-/** Tokens a memory's text costs inside the fence (see fence.ts). */
-export type TextTokens = (text: string) => number;
-
+/** A new memory's record; `renderedText` is how the fence will show the text, which is what its tokens count. */
 export function buildRecord(m: NewMemory, renderedText: (text: string) => string): MemoryRecord {
   return {
     id: m.id,
@@ -132,9 +130,9 @@ export function encode(record: MemoryRecord): { record: MemoryRecord; metadata: 
 
 /** An index entry from a listed key's metadata, or null when the metadata is not this layer's. */
 export function decode(id: string, key: string, level: Level, metadata: unknown): IndexEntry | null {
-  const parsed = Metadata.safeParse(metadata);
-  if (!parsed.success) return null;
-  const m = parsed.data;
+  // Checked by hand rather than with the zod schema: a cold listing decodes thousands of these per request.
+  if (!isMetadata(metadata)) return null;
+  const m = metadata;
   const sketch = m.h.split(".").map((v) => parseInt(v, 36));
   if (sketch.length !== MINHASH_SLOTS || sketch.some((v) => !Number.isFinite(v))) return null;
   const terms = new Map<string, number>();
@@ -159,6 +157,27 @@ export function decode(id: string, key: string, level: Level, metadata: unknown)
     sketch,
     partial: m.x === 1,
   };
+}
+
+function isMetadata(m: unknown): m is Metadata {
+  if (typeof m !== "object" || m === null) return false;
+  const o = m as Record<string, unknown>;
+  const count = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= 0;
+  return (
+    o.v === 1 &&
+    typeof o.c === "number" &&
+    Number.isFinite(o.c) &&
+    (o.r === undefined || (typeof o.r === "number" && Number.isFinite(o.r))) &&
+    count(o.k) &&
+    (o.k as number) >= 1 &&
+    (o.u === "c" || o.u === "p") &&
+    count(o.o) &&
+    count(o.n) &&
+    typeof o.s === "string" &&
+    typeof o.t === "string" &&
+    typeof o.h === "string" &&
+    (o.x === undefined || o.x === 1)
+  );
 }
 
 /** The index entry a write produces, so the writer's own listing sees it at once. */

@@ -60,9 +60,28 @@ interface Slot {
 }
 const listings = new Map<string, Slot>();
 
-/** Forget every cached listing (tests, and a caller that must see other isolates' writes now). */
+/** Recently read texts, by key, most recent last. */
+const texts = new Map<string, string>();
+
+function cachedText(key: string): string | undefined {
+  const text = texts.get(key);
+  if (text !== undefined) {
+    texts.delete(key);
+    texts.set(key, text);
+  }
+  return text;
+}
+
+function rememberText(key: string, text: string): void {
+  texts.delete(key);
+  texts.set(key, text);
+  if (texts.size > MEMORY_LIMITS.cachedTexts) texts.delete(texts.keys().next().value!);
+}
+
+/** Forget every cached listing and text (tests, and a caller that must see other isolates' writes now). */
 export function clearListingCache(): void {
   listings.clear();
+  texts.clear();
 }
 
 function evict(): void {
@@ -105,30 +124,55 @@ export class MemoryStore {
     return { ...rankMemories(query, candidates, { now: this.clock(), ...options }), candidates: candidates.length };
   }
 
-  /** The records of these entries, fetched where not already known; a key deleted meanwhile is missing from the map. */
+  /**
+   * The records of these entries, fetched unless the entry carries it (this
+   * batch's own writes); a key deleted meanwhile is missing from the map.
+   */
   async records(entries: readonly IndexEntry[]): Promise<Map<string, MemoryRecord>> {
     const out = new Map<string, MemoryRecord>();
     await Promise.all(
       entries.map(async (e) => {
         const record = e.record ?? (await this.get(e.key));
         if (record) {
-          e.record = record;
           out.set(e.key, record);
+          rememberText(e.key, record.text);
         }
       }),
     );
     return out;
   }
 
-  /** A search: the chain's relevant memories, ranked, with their records. */
+  /**
+   * The texts of these entries. A memory's text never changes (reinforcement
+   * rewrites only its counters, which the listing carries), so the isolate keeps
+   * recently read texts and fetches only the rest.
+   */
+  async texts(entries: readonly IndexEntry[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const missing: IndexEntry[] = [];
+    for (const e of entries) {
+      const text = e.record?.text ?? cachedText(e.key);
+      if (text !== undefined) out.set(e.key, text);
+      else missing.push(e);
+    }
+    for (const [key, record] of await this.records(missing)) out.set(key, record.text);
+    return out;
+  }
+
+  /** A search: the chain's relevant memories, ranked, with their texts. */
   async search(scope: Scope, query: string, options: ScoreOptions & { limit?: number } = {}) {
     const { relevant, candidates } = await this.rank(scope, query, options);
     const top = relevant.slice(0, options.limit ?? MEMORY_DEFAULTS.searchResults);
-    const records = await this.records(top.map((s) => s.item));
-    const nsOf = (e: IndexEntry) => chainOf(scope).find((ns) => ns.level === e.level)!;
+    const texts = await this.texts(top.map((s) => s.item));
+    const chain = chainOf(scope);
     const results = top
-      .filter((s) => records.has(s.item.key))
-      .map((s: Scored<IndexEntry>) => ({ memory: toStored(records.get(s.item.key)!, nsOf(s.item)), score: s.score, relevance: s.relevance, recency: s.recency }));
+      .filter((s) => texts.has(s.item.key))
+      .map((s: Scored<IndexEntry>) => ({
+        memory: storedFromEntry(s.item, texts.get(s.item.key)!, chain.find((ns) => ns.level === s.item.level)!),
+        score: s.score,
+        relevance: s.relevance,
+        recency: s.recency,
+      }));
     return { results, candidates, matched: relevant.length };
   }
 
@@ -204,7 +248,7 @@ export class MemoryStore {
           return;
         }
         const id = p.record.id;
-        const entry = entryOf(id, key, p.ns.level, record, metadata);
+        const { record: _text, ...entry } = entryOf(id, key, p.ns.level, record, metadata);
         touchListing(levelPrefix(p.ns), (l) => l.entries.set(id, entry));
       }),
     );
@@ -218,15 +262,16 @@ export class MemoryStore {
     });
   }
 
-  /** One page of one level, oldest first, straight from KV. */
+  /** One page of one level, oldest first, straight from KV. Throws `InvalidCursor` for a cursor this level did not issue. */
   async page(ns: Namespace, options: { cursor?: string; limit?: number }): Promise<{ memories: StoredMemory[]; cursor?: string }> {
     const prefix = levelPrefix(ns);
-    const listed = await this.kv.list({ prefix, limit: options.limit ?? MEMORY_LIMITS.listPage, ...(options.cursor ? { cursor: options.cursor } : {}) });
+    const kvCursor = options.cursor === undefined ? undefined : openCursor(prefix, options.cursor);
+    const listed = await this.kv.list({ prefix, limit: options.limit ?? MEMORY_LIMITS.listPage, ...(kvCursor ? { cursor: kvCursor } : {}) });
     const keys = listed.keys.map((k) => k.name).filter((name) => idUnder(prefix, name) !== null);
     const records = await Promise.all(keys.map((key) => this.get(key)));
     return {
       memories: records.filter((r): r is MemoryRecord => r !== null).map((r) => toStored(r, ns)),
-      ...(listed.list_complete ? {} : { cursor: listed.cursor }),
+      ...(listed.list_complete ? {} : { cursor: sealCursor(prefix, listed.cursor) }),
     };
   }
 
@@ -236,6 +281,7 @@ export class MemoryStore {
     const record = await this.get(key);
     if (!record) return null;
     await this.kv.delete(key);
+    texts.delete(key);
     touchListing(levelPrefix(ns), (l) => l.entries.delete(id));
     return toStored(record, ns);
   }
@@ -253,15 +299,18 @@ export class MemoryStore {
       .filter((f) => f.estimate >= DUPLICATE_PREFILTER)
       .sort((a, b) => b.estimate - a.estimate || (a.entry.id < b.entry.id ? -1 : 1))
       .slice(0, DUPLICATE_CHECKS);
-    const records = await this.records(flagged.map((f) => f.entry));
-    let best: { entry: IndexEntry; record: MemoryRecord; similarity: number } | null = null;
+    const texts = await this.texts(flagged.map((f) => f.entry));
+    let best: { entry: IndexEntry; similarity: number } | null = null;
     for (const { entry } of flagged) {
-      const record = records.get(entry.key);
-      if (!record) continue;
-      const s = similarity(text, record.text);
-      if (s >= MEMORY_DEFAULTS.duplicateJaccard && (!best || s > best.similarity)) best = { entry, record, similarity: s };
+      const other = texts.get(entry.key);
+      if (other === undefined) continue;
+      const s = similarity(text, other);
+      if (s >= MEMORY_DEFAULTS.duplicateJaccard && (!best || s > best.similarity)) best = { entry, similarity: s };
     }
-    return best;
+    if (!best) return null;
+    // The counters to raise are read fresh from the key itself (or this batch's own record).
+    const record = best.entry.record ?? (await this.get(best.entry.key));
+    return record ? { ...best, record } : null;
   }
 
   private listing(ns: Namespace): Promise<Listing> {
@@ -313,17 +362,56 @@ export class MemoryStore {
   }
 }
 
+/** A cursor names the level it pages through, so garbage or another level's cursor is a clear 400, not KV's guess. */
+export class InvalidCursor extends Error {}
+
+function sealCursor(prefix: string, kvCursor: string): string {
+  return `${levelTag(prefix)}.${kvCursor}`;
+}
+
+function openCursor(prefix: string, cursor: string): string {
+  const dot = cursor.indexOf(".");
+  if (dot < 0 || cursor.slice(0, dot) !== levelTag(prefix) || dot === cursor.length - 1) throw new InvalidCursor("the cursor is not one this level issued");
+  return cursor.slice(dot + 1);
+}
+
+function levelTag(prefix: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < prefix.length; i++) h = Math.imul(h ^ prefix.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(36);
+}
+
 /** MinHash estimates at or above this are checked exactly (an estimate of a true 0.8 falls below 0.4 about once in 5,000). */
 const DUPLICATE_PREFILTER = 0.4;
 const DUPLICATE_CHECKS = 5;
+
+function storedFromEntry(e: IndexEntry, text: string, ns: Namespace): StoredMemory {
+  return {
+    id: e.id,
+    ...scopeFields(ns),
+    text,
+    source: e.source,
+    trust: e.trust,
+    createdAt: new Date(e.createdAt).toISOString(),
+    ...(e.reinforcedAt !== undefined ? { reinforcedAt: new Date(e.reinforcedAt).toISOString() } : {}),
+    reinforcement: e.reinforcement,
+    tokens: e.tokens,
+  };
+}
+
+function scopeFields(ns: Namespace): Pick<StoredMemory, "level" | "session" | "task"> {
+  return {
+    level: ns.level,
+    ...(ns.session !== undefined && ns.level !== "user" ? { session: ns.session } : {}),
+    ...(ns.task !== undefined && ns.level === "task" ? { task: ns.task } : {}),
+  };
+}
 
 export function toStored(record: MemoryRecord, ns: Namespace): StoredMemory {
   const { terms: _terms, ...rest } = record;
   return {
     id: rest.id,
-    level: ns.level,
-    ...(ns.session !== undefined && ns.level !== "user" ? { session: ns.session } : {}),
-    ...(ns.task !== undefined && ns.level === "task" ? { task: ns.task } : {}),
+    ...scopeFields(ns),
     text: rest.text,
     source: rest.source,
     trust: rest.trust,

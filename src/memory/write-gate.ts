@@ -27,7 +27,8 @@ export type RefusalSignal =
   | "long_line"
   | "symbols"
   | "stopwords"
-  | "repetitive";
+  | "repetitive"
+  | "reasoning";
 
 export interface Refusal {
   reason: RefusalReason;
@@ -144,10 +145,15 @@ function parsesAsJson(text: string): boolean {
 
 // ── low information ──────────────────────────────────────────────────────────
 
+/** An agent thinking aloud ("Let me check…", "Hmm, maybe…"): the step, not its conclusion. */
+const REASONING =
+  /^\s*(?:let me|let's (?:see|check|try|look)|i(?:'ll| will| need to| should| think i| am going to|'m going to) (?:check|look|try|see|verify|investigate|figure)|hmm+\b|wait,|okay,? so\b|now i(?:'ll| will| need)|first,? i(?:'ll| will| need)|maybe i should)/i;
+
 function lowInformation(text: string): { signal: RefusalSignal; detail: string } | null {
   const all = words(text);
   const informative = all.filter((w) => !STOPWORDS.has(w) && /\p{L}/u.test(w) && [...w].length > 1);
   if (all.length > 0 && informative.length === 0) return { signal: "stopwords", detail: "this has only stop words and numbers" };
+  if (REASONING.test(text)) return { signal: "reasoning", detail: "this reads as a step of reasoning, not a conclusion; remember what was concluded" };
   if (/(\S)\1{7,}/u.test(text) || /(\S.{1,19}?)\1{4,}/u.test(text)) return { signal: "repetitive", detail: "this repeats the same characters or words" };
   if (all.length >= 6 && new Set(all).size / all.length < 0.4) return { signal: "repetitive", detail: "most of its words are repeats" };
   const stems = informative.map(stem);
@@ -179,6 +185,7 @@ const VERBS: ReadonlySet<string> = new Set(
 function hasVerb(text: string): boolean {
   if (/\b\p{L}+['’](?:s|m|re|ve|d|ll|t)\b/iu.test(text)) return true; // it's, I'm, don't, they've
   if (/\b[\p{L}][\p{L}\p{N} _-]{0,40}:\s+\S/u.test(text)) return true; // "timezone: Europe/Berlin" reads as "is"
+  if (/\b(?:the user|user|i|we|they|he|she|you)\s+(?!(?:the|a|an|and|or|of|to|in|on)\b)[a-z]{3,}/i.test(text)) return true; // "the user bakes …": a subject, then its verb
   for (const word of words(text)) {
     if (VERBS.has(word) || VERBS.has(stem(word))) return true;
     if (/^[a-z]{3,}(?:ed|ing|ize|ise|ify|izes|ises|ifies)$/.test(word)) return true;
