@@ -101,7 +101,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       store.setAgent(agent.id, agent.attachedContexts, agent.resultPolicies);
     }
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
-    const seqs = [...stored.map((m) => m.seq)];
+    const seqs = stored.map((m) => m.seq);
     storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
     if (assembly.userMessage) seqs.push(store.appendMessage(turnId, assembly.userMessage, at));
     const lastSeq = seqs.at(-1) ?? 0;

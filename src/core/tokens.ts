@@ -20,6 +20,11 @@ const CYRILLIC_OR_GREEK = /^[^\p{L}]?[\p{Script=Cyrillic}\p{Script=Greek}]/u;
 const ASTRAL = /[\u{10000}-\u{10FFFF}]/gu;
 
 export function countTokens(text: string): number {
+  return NON_ASCII.test(text) ? countByPattern(text) : countAscii(text);
+}
+
+/** Any text, piece by piece as the pattern finds them; also the reference the ASCII scanner is tested against. */
+export function countByPattern(text: string): number {
   let tokens = 0;
   PIECE.lastIndex = 0;
   for (let m = PIECE.exec(text); m !== null; m = PIECE.exec(text)) {
@@ -29,6 +34,91 @@ export function countTokens(text: string): number {
     else if (m[3] !== undefined) tokens += wordTokens(piece);
     else if (m[5] !== undefined) tokens += symbolTokens(piece);
     else tokens += 1; // a number of up to three digits, or a run of whitespace
+  }
+  return tokens;
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+const UPPER = 1;
+const LOWER = 2;
+const DIGIT = 4;
+const SPACE = 8;
+const NEWLINE = 16;
+const SYMBOL = 32;
+const KEY_CHAR = 64;
+const VOWEL = 128;
+/** Each ASCII character's classes, for the scanner. */
+const CLASSES = Uint8Array.from({ length: 128 }, (_, code) => {
+  const c = String.fromCharCode(code);
+  let k = /[A-Z]/.test(c) ? UPPER : /[a-z]/.test(c) ? LOWER : /[0-9]/.test(c) ? DIGIT : /[\r\n]/.test(c) ? SPACE | NEWLINE : /\s/.test(c) ? SPACE : SYMBOL;
+  if (/[A-Za-z0-9+/=_-]/.test(c)) k |= KEY_CHAR;
+  if (/[aeiouy]/i.test(c)) k |= VOWEL;
+  return k;
+});
+
+/**
+ * The pattern's pieces and charges for text that is all ASCII (logs, JSON,
+ * code), found by character class: about twice as fast, which counts on every
+ * turn's history and on megabytes of tool output.
+ */
+function countAscii(text: string): number {
+  const n = text.length;
+  const at = (i: number) => (i < n ? CLASSES[text.charCodeAt(i)]! : 0);
+  let tokens = 0;
+  let i = 0;
+  while (i < n) {
+    const c = at(i);
+    if (c & KEY_CHAR) {
+      let j = i;
+      let digit = false;
+      for (; at(j) & KEY_CHAR; j++) if (at(j) & DIGIT) digit = true;
+      if (digit && j - i >= 24) {
+        tokens += Math.ceil((j - i) * 0.7);
+        i = j;
+        continue;
+      }
+    }
+    // A word: one leading non-letter (not a line break), then capitals and lower case, or capitals alone.
+    const k = c & (SPACE | SYMBOL) && !(c & NEWLINE) ? i + 1 : i;
+    let end = k;
+    let seen = 0;
+    for (let x = at(end); x & UPPER; x = at(++end)) seen |= x;
+    if (at(end) & LOWER) {
+      for (let x = at(end); x & LOWER; x = at(++end)) seen |= x;
+      if (text.charCodeAt(end) === 0x27 && at(end + 1) & LOWER) {
+        const two = at(end + 2) & LOWER;
+        seen |= at(end + 1) | (two ? at(end + 2) : 0);
+        end += two ? 3 : 2;
+      }
+    }
+    if (end > k) {
+      const vowel = (seen & VOWEL) !== 0;
+      const letters = end - i;
+      tokens += letters >= 3 && !vowel ? Math.ceil(letters / 2) : letters <= 9 ? 1 : Math.ceil(letters / 5);
+      i = end;
+      continue;
+    }
+    if (c & DIGIT) {
+      let j = i + 1;
+      while (j < i + 3 && at(j) & DIGIT) j++;
+      tokens += 1;
+      i = j;
+      continue;
+    }
+    const s = text.charCodeAt(i) === 0x20 && at(i + 1) & SYMBOL ? i + 1 : i;
+    if (at(s) & SYMBOL) {
+      let j = s;
+      while (at(j) & SYMBOL) j++;
+      tokens += Math.ceil((j - i) / 2);
+      i = j;
+      continue;
+    }
+    // Whitespace: through its last line break when it has one, else all of it.
+    let j = i;
+    let afterBreak = -1;
+    for (; at(j) & SPACE; j++) if (at(j) & NEWLINE) afterBreak = j + 1;
+    tokens += 1;
+    i = afterBreak > 0 ? afterBreak : j;
   }
   return tokens;
 }
