@@ -7,7 +7,7 @@ import { renderTaskState, type ArtifactRef } from "../../src/artifacts/task-stat
 import { api } from "../../src/api/app";
 import { LIMITS } from "../../src/core/limits";
 import { countTokens } from "../../src/core/tokens";
-import { BASE, freshIdentity, Frontend, apiKey, type Identity } from "./support/runtime";
+import { BASE, freshIdentity, Frontend, apiKey, type Identity, expectProblem } from "./support/runtime";
 
 async function setup() {
   const id = freshIdentity();
@@ -24,15 +24,6 @@ async function sha256(bytes: ArrayBuffer): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-async function expectProblem(res: Response, status: number, type: string) {
-  const text = await res.text();
-  expect(res.status, text).toBe(status);
-  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
-  const body = JSON.parse(text) as { type: string; status: number; detail: string; issues?: { path: string }[] };
-  expect(body).toMatchObject({ type: `urn:context-runtime:problem:${type}`, status });
-  expect(body.detail.length).toBeGreaterThan(0);
-  return body;
-}
 
 async function storedKeys(id: Identity): Promise<string[]> {
   return (await env.ARTIFACTS.list({ prefix: `art/${id.tenant}/` })).objects.map((o) => o.key);

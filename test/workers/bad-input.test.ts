@@ -4,7 +4,7 @@ import { LIMITS } from "../../src/core/limits";
 import type { StoredMessage } from "../../src/protocol/frontend";
 import { ErrorCode } from "../../src/protocol/jsonrpc";
 import { CloseCode } from "../../src/protocol/methods";
-import { BASE, freshIdentity, Frontend, worker } from "./support/runtime";
+import { BASE, freshIdentity, Frontend, worker, expectProblem } from "./support/runtime";
 import { openSocket, TestApp } from "./support/test-app";
 
 async function setup() {
@@ -16,14 +16,6 @@ async function setup() {
   return { id, app, agent, frontend, conversation };
 }
 
-async function expectProblem(res: Response, status: number, type: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
-  const body = (await res.json()) as { type: string; status: number; detail: string };
-  expect(body).toMatchObject({ type: `urn:context-runtime:problem:${type}`, status });
-  expect(body.detail.length).toBeGreaterThan(0);
-  return body;
-}
 
 describe("bad input over HTTP gets a clear 4xx and stores nothing", () => {
   it("malformed JSON, wrong types, unknown fields, wrong media type", async () => {

@@ -4,7 +4,7 @@ import { LIMITS } from "../../src/core/limits";
 import { MEMORY_LIMITS } from "../../src/memory/limits";
 import { recallForTurn } from "../../src/memory/recall";
 import type { StoredMemory } from "../../src/memory/store";
-import { BASE, freshIdentity, Frontend, worker, type Identity } from "./support/runtime";
+import { BASE, freshIdentity, Frontend, worker, type Identity, expectProblem } from "./support/runtime";
 
 interface SearchResult {
   results: { memory: StoredMemory; score: number; relevance: number }[];
@@ -23,14 +23,6 @@ async function rawUnder(tenant: string): Promise<{ name: string; value: string; 
   return out;
 }
 
-async function expectProblem(res: Response, status: number, type: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
-  const body = (await res.json()) as { type: string; status: number; detail: string; reason?: string; signal?: string };
-  expect(body).toMatchObject({ type: `urn:context-runtime:problem:${type}`, status });
-  expect(body.detail.length).toBeGreaterThan(0);
-  return body;
-}
 
 async function remember(frontend: Frontend, body: Record<string, unknown>): Promise<StoredMemory> {
   const res = await frontend.request("POST", "/v1/memories", body);

@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { mintToken } from "../../../src/api/credentials";
 import type { TurnResult } from "../../../src/protocol/frontend";
 
@@ -68,4 +69,25 @@ export function reminderOf(result: TurnResult): string {
   const content = typeof last?.content === "string" ? last.content : "";
   const at = content.indexOf("<system_reminder>");
   return at === -1 ? "" : content.slice(at);
+}
+
+/** Asserts a problem+json answer with this status and type, and returns its body. */
+export async function expectProblem(res: Response, status: number, type: string): Promise<ProblemBody> {
+  const text = await res.text();
+  expect(res.status, text).toBe(status);
+  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
+  const body = JSON.parse(text) as ProblemBody;
+  expect(body).toMatchObject({ type: `urn:context-runtime:problem:${type}`, status });
+  expect(body.detail.length).toBeGreaterThan(0);
+  return body;
+}
+
+export interface ProblemBody {
+  type: string;
+  status: number;
+  detail: string;
+  issues?: { path: string; message: string }[];
+  /** Memory write refusals say why. */
+  reason?: string;
+  signal?: string;
 }
