@@ -77,6 +77,7 @@ export function createNotesApp(options: { url: string; token: string }) {
         systemPrompt: "You are the Notes Assistant. You help the user write and organise their notes.",
         tools: ["search_notes", "get_note"],
         attachedContexts: ["notes:editor-state", "notes:notes"],
+        memory: true,
       });
       return agentId;
     },

@@ -80,9 +80,10 @@ function invalid(c: ApiContext, detail: string) {
 
 /** A refusal of the write gate: 422 problem+json with its stable `reason` and `signal` as extension members. */
 function refusal(c: ApiContext, o: Extract<WriteOutcome, { status: "refused" }>): Response {
-  const { status, title } = PROBLEMS["limit-exceeded"];
+  const type = o.reason === "level_full" ? "limit-exceeded" : "not-accepted";
+  const { status, title } = PROBLEMS[type];
   const body = {
-    type: "urn:context-runtime:problem:limit-exceeded",
+    type: `urn:context-runtime:problem:${type}`,
     title,
     status,
     detail: `not stored: ${o.detail}`,

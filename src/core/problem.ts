@@ -12,6 +12,7 @@ export const PROBLEMS = {
   "payload-too-large": { status: 413, title: "Payload too large" },
   "unsupported-media-type": { status: 415, title: "Send application/json" },
   "limit-exceeded": { status: 422, title: "A limit was reached" },
+  "not-accepted": { status: 422, title: "The content was not accepted" },
   "provider-unavailable": { status: 424, title: "The app behind this provider did not answer" },
   "upgrade-required": { status: 426, title: "Upgrade to a WebSocket" },
 } as const;

@@ -140,7 +140,7 @@ describe("the write gate through the Worker", () => {
       ["Let me check whether this function has an SQL injection", "low_information", "reasoning"],
     ];
     for (const [text, reason, signal] of cases) {
-      const body = await expectProblem(await alice.request("POST", "/v1/memories", { text }), 422, "limit-exceeded");
+      const body = await expectProblem(await alice.request("POST", "/v1/memories", { text }), 422, "not-accepted");
       expect(body, text).toMatchObject({ reason, signal });
     }
     const batch = await alice.json<{ results: { status: string; reason?: string }[]; created: number; refused: number }>("POST", "/v1/memories/batch", {
@@ -159,7 +159,7 @@ describe("the write gate through the Worker", () => {
     const memory = await remember(alice, { text: `The nightly deploy bot for the billing service signs in to GitHub with ${github} and to AWS with ${aws} before it runs.`, session: "s1" });
     expect(memory.text).not.toContain(github);
     expect(memory.text).toMatch(/\[REDACTED:[a-z0-9-]+\]/);
-    await expectProblem(await alice.request("POST", "/v1/memories", { text: `token ${github} key ${aws}` }), 422, "limit-exceeded");
+    await expectProblem(await alice.request("POST", "/v1/memories", { text: `token ${github} key ${aws}` }), 422, "not-accepted");
     const batch = await alice.json<{ results: { status: string; memory?: StoredMemory }[] }>("POST", "/v1/memories/batch", {
       memories: [{ text: `The staging deploy reads the AWS key ${aws} from the vault on every run.` }],
     });
