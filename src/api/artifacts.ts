@@ -4,11 +4,10 @@ import { resolveWith, ResolveBody } from "../artifacts/declare-fields";
 import { artifactRef, readArtifact } from "../artifacts/read";
 import { storeArtifact, StoreArtifactBody } from "../artifacts/store";
 import { ArtifactId, TaskId } from "../artifacts/task-state";
-import type { Result } from "../core/problem";
 import { conversationStub } from "../env";
 import { ConversationId } from "../protocol/methods";
 import type { ApiEnv } from "./auth";
-import { problemResponse } from "./problem-response";
+import { noSuchConversation, problemResponse, reply } from "./problem-response";
 import { readJson, readQuery } from "./read-input";
 
 /**
@@ -25,16 +24,10 @@ export const artifacts = new Hono<ApiEnv>();
 
 type ApiContext = Context<ApiEnv>;
 
-function reply<T>(c: ApiContext, result: Result<T>, status: 200 | 201 = 200): Response {
-  return result.ok ? c.json(result.value as object, status) : problemResponse(c, result.problem);
-}
-
 function conversationId(c: ApiContext): string | null {
   const id = ConversationId.safeParse(c.req.param("id"));
   return id.success ? id.data : null;
 }
-
-const noSuchConversation = (c: ApiContext) => problemResponse(c, { type: "not-found", detail: "no such conversation" });
 
 const RefQuery = z
   .object({

@@ -1,10 +1,9 @@
 import { Hono, type Context } from "hono";
 import { QualifiedName } from "../core/names";
-import type { Result } from "../core/problem";
 import { conversationStub } from "../env";
 import { ConversationId } from "../protocol/methods";
 import type { ApiEnv } from "./auth";
-import { problemResponse } from "./problem-response";
+import { noSuchConversation, problemResponse, reply } from "./problem-response";
 import { readJson, readQuery } from "./read-input";
 import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, TurnBody } from "./schemas";
 
@@ -13,17 +12,11 @@ export const conversations = new Hono<ApiEnv>();
 
 type ApiContext = Context<ApiEnv>;
 
-function reply<T>(c: ApiContext, result: Result<T>, status: 200 | 201 = 200): Response {
-  return result.ok ? c.json(result.value as object, status) : problemResponse(c, result.problem);
-}
-
 /** The conversation named in the path, or a 404 that looks the same whether it is malformed, missing or someone else's. */
 function conversation(c: ApiContext) {
   const id = ConversationId.safeParse(c.req.param("id"));
   return id.success ? conversationStub(c.env, c.var.owner, id.data) : null;
 }
-
-const noSuchConversation = (c: ApiContext) => problemResponse(c, { type: "not-found", detail: "no such conversation" });
 
 conversations.post("/", async (c) => {
   const body = await readJson(c, CreateConversationBody, { optional: true });
