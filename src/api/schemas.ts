@@ -2,6 +2,7 @@ import { z } from "zod";
 import { LIMITS } from "../core/limits";
 import { ArtifactRef, TaskId } from "../artifacts/task-state";
 import { AppendableMessage, ToolMessage } from "../core/messages";
+import { Text } from "../core/text";
 import { QualifiedName } from "../core/names";
 
 /** Bodies and query strings of the frontend API (DESIGN §4). */
@@ -34,7 +35,7 @@ export const TurnBody = z
     turnId: TurnId.optional(),
     agent: QualifiedName,
     /** The user's new message; leave it out to continue after tool results. */
-    message: z.string().min(1).max(LIMITS.messageChars).optional(),
+    message: Text(LIMITS.messageChars, 1).optional(),
     attachments: z.array(Attachment).max(LIMITS.attachmentsPerConversation).optional(),
     toolResults: z.array(ToolResult).min(1).max(LIMITS.toolResultsPerTurn).optional(),
     /** The task this turn works on: memory is read from its namespace chain. */

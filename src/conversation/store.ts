@@ -23,9 +23,10 @@ export interface TurnRecord {
   turnId: string;
   requestDigest: string;
   systemPrompt: string;
-  /** The turn's last message and the first message of history the model read. */
+  /** The turn's last stored message. */
   userSeq: number;
-  historyFrom: number;
+  /** The stored messages the model read, as [from, to] seq ranges; empty when it read all up to `userSeq`. */
+  historyView: [number, number][];
   result: string;
 }
 
@@ -203,19 +204,19 @@ export class ConversationStore {
       requestDigest: row.request_digest as string,
       systemPrompt: row.system_prompt as string,
       userSeq: row.user_seq as number,
-      historyFrom: row.history_from as number,
+      historyView: JSON.parse(row.history_view as string) as [number, number][],
       result: row.result as string,
     };
   }
 
   saveTurn(t: TurnRecord, at: string): void {
     this.sql.exec(
-      "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, history_from, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, history_view, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       t.turnId,
       t.requestDigest,
       t.systemPrompt,
       t.userSeq,
-      t.historyFrom,
+      JSON.stringify(t.historyView),
       t.result,
       at,
     );

@@ -31,7 +31,18 @@ export async function admitMessages(
   const calls = new Map(open);
   for (const [i, m] of incoming.entries()) {
     if (m.role === "assistant") {
-      for (const call of m.tool_calls ?? []) calls.set(call.id, call.function.name);
+      // An assistant message after unanswered calls would stand between them and their results.
+      if (calls.size > 0) {
+        return fail("invalid-request", `messages.${i}: tool calls ${[...calls.keys()].map((id) => `'${id}'`).join(", ")} are still open; send their results first`, [
+          { path: `messages.${i}`, message: "calls are still waiting for results" },
+        ]);
+      }
+      for (const [k, call] of (m.tool_calls ?? []).entries()) {
+        if (calls.has(call.id)) {
+          return fail("invalid-request", `messages.${i}.tool_calls.${k}: the call id '${call.id}' is used twice`, [{ path: `messages.${i}.tool_calls.${k}.id`, message: "duplicate call id" }]);
+        }
+        calls.set(call.id, call.function.name);
+      }
     } else if (!calls.delete(m.tool_call_id)) {
       return fail("invalid-request", `messages.${i}: no open tool call '${m.tool_call_id}' to answer`, [
         { path: `messages.${i}.tool_call_id`, message: "unknown or already answered" },
@@ -57,7 +68,7 @@ export async function admitMessages(
 }
 
 /** Consecutive tool results sorted by the order of their calls; everything else stays where it is. */
-function inCallOrder(messages: readonly AppendableMessage[], order: ReadonlyMap<string, number>): AppendableMessage[] {
+export function inCallOrder(messages: readonly AppendableMessage[], order: ReadonlyMap<string, number>): AppendableMessage[] {
   const out: AppendableMessage[] = [];
   let run: Extract<AppendableMessage, { role: "tool" }>[] = [];
   const flush = () => {

@@ -9,7 +9,7 @@ import { sha256Hex } from "../core/version";
 import type { AppHub } from "../hub/app-hub";
 import type { TurnResult } from "../protocol/frontend";
 import type { ConversationMeta, ConversationStore, TurnRecord } from "./store";
-import { admitMessages, type AdmittedMessages } from "./tool-results";
+import { admitMessages, inCallOrder, type AdmittedMessages } from "./tool-results";
 import type { TurnSections } from "./turn-sections";
 
 export interface TurnDeps {
@@ -53,6 +53,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const { agent, pulled } = prepared;
 
   const open = store.openToolCalls();
+  const callOrder = new Map([...open.keys()].map((id, i) => [id, i]));
   const results: AppendableMessage[] = (body.toolResults ?? []).map((r) => ({ role: "tool", ...r }));
   const admitted = await admitMessages(open, results, { policies: agent.resultPolicies, auditKey: deps.auditKey });
   if (!admitted.ok) return admitted;
@@ -63,7 +64,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const resources: Observation[] = store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
   const extra: TurnSections = !continuation && deps.sections ? await deps.sections(agent) : { sections: [], omitted: [] };
   const stored = store.messages();
-  const fresh = [...admitted.value.messages, ...closing];
+  // Stand-ins take their calls' places among the results, so every call is followed by its answers in order.
+  const fresh = inCallOrder([...admitted.value.messages, ...closing], callOrder);
   const now = deps.now();
   const assembled = assembleTurn({
     turnId,
@@ -72,6 +74,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     systemPrompt: agent.systemPrompt,
     history: [...stored.map((m) => m.message), ...fresh],
     userText: body.message,
+    currentFrom: stored.length,
     ledger: store.ledger(),
     observations: [...pulled, ...resources],
     sections: extra.sections,
@@ -103,13 +106,12 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
     const seqs = stored.map((m) => m.seq);
     storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
-    if (assembly.userMessage) seqs.push(store.appendMessage(turnId, assembly.userMessage, at));
-    const lastSeq = seqs.at(-1) ?? 0;
+    const shown = assembly.historyShown.map((index) => seqs[index]!);
+    if (assembly.userMessage) shown.push(store.appendMessage(turnId, assembly.userMessage, at));
+    const lastSeq = shown.at(-1) ?? seqs.at(-1) ?? 0;
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
-    const historyShown = assembly.messages.length - 1 - (assembly.userMessage ? 1 : 0);
-    const historyFrom = seqs[seqs.length - (assembly.userMessage ? 1 : 0) - historyShown] ?? lastSeq + 1;
-    store.saveTurn({ turnId, requestDigest, systemPrompt: agent.systemPrompt, userSeq: lastSeq, historyFrom, result: JSON.stringify(result) }, at);
+    store.saveTurn({ turnId, requestDigest, systemPrompt: agent.systemPrompt, userSeq: lastSeq, historyView: seqRanges(shown), result: JSON.stringify(result) }, at);
     recordTurnEvents(store, result, at);
   });
   return ok({ ...result, messages: assembly.messages, replayed: false });
@@ -127,10 +129,23 @@ export function storeAdmitted(store: ConversationStore, turnId: string | null, a
   return lastSeq;
 }
 
+/** The answer stored for `prior`: its result, and exactly the stored messages its model input held. */
 function replay(store: ConversationStore, prior: TurnRecord): TurnResult {
   const stored = JSON.parse(prior.result) as StoredTurnResult;
-  const history: ChatMessage[] = store.messages(prior.userSeq, prior.historyFrom).map((m) => m.message);
+  const ranges = prior.historyView.length ? prior.historyView : [[1, prior.userSeq] as [number, number]];
+  const history: ChatMessage[] = ranges.flatMap(([from, to]) => store.messages(to, from).map((m) => m.message));
   return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history], replayed: true };
+}
+
+/** Ascending seqs as [from, to] runs. */
+function seqRanges(seqs: readonly number[]): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const seq of seqs) {
+    const last = ranges.at(-1);
+    if (last && seq === last[1] + 1) last[1] = seq;
+    else ranges.push([seq, seq]);
+  }
+  return ranges;
 }
 
 /** Attachments riding in the turn body: checked against the registry, never fetched twice. */

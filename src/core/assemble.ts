@@ -25,6 +25,8 @@ export interface TurnInput {
   history: readonly ChatMessage[];
   /** The user's new message; absent on a continuation (a turn that only carries tool results). */
   userText?: string | undefined;
+  /** Where this turn's own messages (its tool results) begin in `history`: they are class 1, not history. */
+  currentFrom?: number;
   ledger: readonly LedgerEntry[];
   /** Attached contexts first, then session resources, in the order they should appear. */
   observations: readonly (Observation & { ref?: string; itemId?: string })[];
@@ -40,6 +42,8 @@ export interface TurnAssembly {
   /** The new user message, as stored; null on a continuation. */
   userMessage: UserMessage | null;
   messages: ChatMessage[];
+  /** Indexes into the input history of the messages the model reads, in order (a budget may leave some out). */
+  historyShown: number[];
   ledger: { upserts: LedgerEntry[]; deletes: { kind: LedgerEntry["kind"]; key: string }[] };
   envelope: ContextEnvelope;
   usage: TurnUsage;
@@ -82,21 +86,24 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
 
   const items: BudgetItem[] = [{ id: "identity", kind: "identity", priority: PRIORITY.identity, age: 0, tokens: messageTokens(system) }];
   if (userText !== null) items.push({ id: "user_message", kind: "user_message", priority: PRIORITY.identity, age: 0, tokens: MESSAGE_OVERHEAD_TOKENS + countTokens(userText) });
+  const currentFrom = input.currentFrom ?? input.history.length;
   groups.forEach((g, i) => {
     // On a continuation the last user message is the current one, and the tool work after it is this turn's.
-    const priority = continuation && i === lastUser ? PRIORITY.identity : continuation && i > lastUser ? PRIORITY.current : PRIORITY.history;
+    const current = g.start >= currentFrom || (continuation && i > lastUser);
+    const priority = continuation && i === lastUser ? PRIORITY.identity : current ? PRIORITY.current : PRIORITY.history;
     const kind = priority === PRIORITY.history ? "history" : g.kind === "user" ? "user_message" : "tool_results";
     items.push({ id: `history:${g.start}`, kind, priority, age: i, tokens: g.messages.reduce((sum, m) => sum + messageTokens(m), 0) });
   });
   changes.forEach((c, i) => {
-    // Removed markers are kept last: they are a few tokens and keep the ledger honest.
-    const age = c.change === "removed" ? Number.MAX_SAFE_INTEGER : i;
+    // Newer than any history group; removed markers are kept last: they are a few tokens and keep the ledger honest.
+    const age = c.change === "removed" ? Number.MAX_SAFE_INTEGER : groups.length + i;
     items.push({ id: `${c.kind}:${c.key}`, kind: c.kind, priority: PRIORITY.current, age, tokens: countTokens(c.rendered) + 1 });
   });
   for (const section of sections) {
     const priority = section.kind === "memory" ? PRIORITY.memory : PRIORITY.current;
     const count = section.entries.length;
-    section.entries.forEach((e, i) => items.push({ id: `${section.kind}:${e.id}`, kind: section.kind, priority, age: count - i, tokens: countTokens(e.text) + 1 }));
+    // Newer than any history group, and within the section the best is given up last.
+    section.entries.forEach((e, i) => items.push({ id: `${section.kind}:${e.id}`, kind: section.kind, priority, age: groups.length + count - i, tokens: countTokens(e.text) + 1 }));
   }
 
   const render = (kept: ReadonlySet<string>) => {
@@ -107,9 +114,11 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     const shown = changes.filter((c) => kept.has(`${c.kind}:${c.key}`));
     const reminder = renderReminder(shown.map((c) => c.rendered));
     const userMessage: UserMessage | null = userText === null ? null : { role: "user", content: withAppendix(userText, [...blocks.map((b) => b.text), reminder]) };
-    const history = groups.filter((g) => kept.has(`history:${g.start}`)).flatMap((g) => g.messages);
+    const shownGroups = groups.filter((g) => kept.has(`history:${g.start}`));
+    const history = shownGroups.flatMap((g) => g.messages);
+    const historyShown = shownGroups.flatMap((g) => g.messages.map((_, k) => g.start + k));
     const messages = [system, ...history, ...(userMessage ? [userMessage] : [])];
-    return { userMessage, messages, shown, blocks, reminder, history };
+    return { userMessage, messages, shown, blocks, reminder, history, historyShown };
   };
 
   let truncations: Truncation[] = [];
@@ -181,7 +190,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     ...blockTokens,
   ];
   const ledger = { upserts, deletes };
-  return ok({ userMessage: out.userMessage, messages: out.messages, ledger, envelope, usage, missing });
+  return ok({ userMessage: out.userMessage, messages: out.messages, historyShown: out.historyShown, ledger, envelope, usage, missing });
 }
 
 /** On a continuation nothing is pulled: every ledger entry counts as unchanged. */

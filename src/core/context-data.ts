@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { LIMITS } from "./limits";
+import { Text } from "./text";
 
 /** What a provider returns for `getCurrent` / `getById`: the app's state, not yet formatted for a prompt. */
 export const ContextData = z.object({
-  content: z.string().max(LIMITS.contextContentChars),
-  title: z.string().max(LIMITS.titleChars).optional(),
-  summary: z.string().max(LIMITS.summaryChars).optional(),
+  content: Text(LIMITS.contextContentChars),
+  title: Text(LIMITS.titleChars).optional(),
+  summary: Text(LIMITS.summaryChars).optional(),
   version: z.string().min(1).max(128).optional(),
   mimeType: z.string().max(128).optional(),
   updatedAt: z.union([z.string().max(64), z.number()]).optional(),

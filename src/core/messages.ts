@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LIMITS } from "./limits";
+import { Text } from "./text";
 
 /** OpenAI chat-format messages: what the model reads and what frontends append. */
 export const ToolCall = z.object({
@@ -7,12 +8,12 @@ export const ToolCall = z.object({
   type: z.literal("function"),
   function: z.object({
     name: z.string().min(1).max(LIMITS.nameChars),
-    arguments: z.string().max(LIMITS.messageChars),
+    arguments: Text(LIMITS.messageChars),
   }),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 
-const text = z.string().max(LIMITS.messageChars);
+const text = Text(LIMITS.messageChars);
 
 export const SystemMessage = z.object({ role: z.literal("system"), content: z.string() });
 export const UserMessage = z.object({ role: z.literal("user"), content: z.string() });
@@ -24,7 +25,7 @@ export const AssistantMessage = z.object({
 export const ToolMessage = z.object({
   role: z.literal("tool"),
   tool_call_id: z.string().min(1).max(128),
-  content: z.string().max(LIMITS.toolResultChars),
+  content: Text(LIMITS.toolResultChars),
 });
 
 export const ChatMessage = z.discriminatedUnion("role", [SystemMessage, UserMessage, AssistantMessage, ToolMessage]);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ContextData, ContextList } from "../core/context-data";
 import { LIMITS } from "../core/limits";
 import { Name, QualifiedName } from "../core/names";
+import { Text } from "../core/text";
 import { TrimPolicy } from "../protect/trim-policy";
 
 /**
@@ -35,7 +36,7 @@ export const AgentDefinition = z.object({
   agentId: Name,
   name: z.string().min(1).max(LIMITS.titleChars),
   description: z.string().max(LIMITS.summaryChars).optional(),
-  systemPrompt: z.string().max(LIMITS.systemPromptChars),
+  systemPrompt: Text(LIMITS.systemPromptChars),
   tools: z.array(z.string().min(1).max(LIMITS.nameChars)).max(LIMITS.toolsPerAgent).default([]),
   attachedContexts: z.array(QualifiedName).max(LIMITS.attachedContextsPerAgent).default([]),
   /** Whether each turn reads the user's memory (recalled by relevance, fenced as hints). */
@@ -72,9 +73,9 @@ export const ResourceId = z
 export const ResourcePushParams = z.object({
   id: ResourceId.optional(),
   conversationId: ConversationId.optional(),
-  title: z.string().min(1).max(LIMITS.titleChars),
-  content: z.string().max(LIMITS.contextContentChars),
-  summary: z.string().max(LIMITS.summaryChars).optional(),
+  title: Text(LIMITS.titleChars, 1),
+  content: Text(LIMITS.contextContentChars),
+  summary: Text(LIMITS.summaryChars).optional(),
   type: z.string().max(64).optional(),
 });
 export type ResourcePushParams = z.infer<typeof ResourcePushParams>;

@@ -106,6 +106,27 @@ describe("token budgets (property)", () => {
   });
 });
 
+describe("this turn's tool results", () => {
+  it("are class 1: memory and older history go before them", () => {
+    const call = { id: "c1", type: "function" as const, function: { name: "search", arguments: "{}" } };
+    const history: ChatMessage[] = [
+      { role: "user", content: "earlier question ".repeat(20) },
+      { role: "assistant", content: "earlier answer ".repeat(20) },
+      { role: "assistant", content: null, tool_calls: [call] },
+      { role: "tool", tool_call_id: "c1", content: "result ".repeat(40) },
+    ];
+    const memory: AppendixSection = { kind: "memory", entries: [{ id: "m1", text: "remembered ".repeat(30) }], wrap: (t) => `<memory_fence>\n${t.join("\n")}\n</memory_fence>` };
+    const input = { turnId: "t", conversationId: "c", now: new Date(0), systemPrompt: "s", history, userText: "go on", ledger: [], observations: [], sections: [memory], currentFrom: 2 };
+    const full = assembleTurn(input);
+    const total = full.ok ? full.value.usage.total : 0;
+    const tight = assembleTurn({ ...input, maxTokens: total - 60 });
+    expect(tight.ok && tight.value.envelope.budget.truncations.map((t) => t.kind)).toEqual(["history", "history"]);
+    const tighter = assembleTurn({ ...input, maxTokens: total - 140 });
+    expect(tighter.ok && tighter.value.envelope.budget.truncations.map((t) => t.kind)).toEqual(["history", "history", "memory"]);
+    expect(tighter.ok && tighter.value.messages.slice(1, -1)).toEqual(history.slice(2));
+  });
+});
+
 describe("fitBudget", () => {
   const item = (id: string, priority: BudgetItem["priority"], age: number, tokens: number): BudgetItem => ({ id, kind: "history", priority, age, tokens });
 

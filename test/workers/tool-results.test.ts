@@ -114,6 +114,63 @@ describe("tool results pass through the envelope", () => {
   });
 });
 
+describe("what the envelope refuses and how it orders", () => {
+  it("refuses an assistant message while calls are open, and a call id used twice", async () => {
+    const { agent, frontend, conversation, path, stored } = await setup();
+    await frontend.turn(conversation, { agent, message: "go" });
+    await frontend.json("POST", `${path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [call("c1", "search")] }] });
+    const before = await stored();
+    const between = await frontend.request("POST", `${path}/messages`, { messages: [{ role: "assistant", content: "I could not wait" }] });
+    expect(between.status).toBe(400);
+    expect(await between.json()).toMatchObject({ detail: expect.stringContaining("'c1'") });
+    const twice = await frontend.request("POST", `${path}/messages`, {
+      messages: [{ role: "tool", tool_call_id: "c1", content: "done" }, { role: "assistant", content: null, tool_calls: [call("c2", "a"), call("c2", "b")] }],
+    });
+    expect(twice.status).toBe(400);
+    expect(await stored()).toEqual(before);
+  });
+
+  it("puts stand-ins for unanswered calls in their calls' order among the results", async () => {
+    const { agent, frontend, conversation, path, stored } = await setup();
+    await frontend.turn(conversation, { agent, message: "go" });
+    await frontend.json("POST", `${path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [call("c1", "a"), call("c2", "b"), call("c3", "c")] }] });
+    await frontend.turn(conversation, { agent, message: "moving on", toolResults: [{ tool_call_id: "c2", content: "two" }] });
+    const tools = (await stored()).filter((m) => m.role === "tool");
+    expect(tools).toEqual([
+      { role: "tool", tool_call_id: "c1", content: UNANSWERED_RESULT },
+      { role: "tool", tool_call_id: "c2", content: "two" },
+      { role: "tool", tool_call_id: "c3", content: UNANSWERED_RESULT },
+    ]);
+  });
+
+  it("replays a continuation exactly, even when its budget left earlier tool work out", async () => {
+    const { agent, frontend, conversation, path } = await setup();
+    await frontend.turn(conversation, { agent, message: "look it up" });
+    await frontend.json("POST", `${path}/messages`, {
+      messages: [{ role: "assistant", content: null, tool_calls: [call("c1", "search")] }, { role: "tool", tool_call_id: "c1", content: "hits ".repeat(300) }],
+    });
+    await frontend.json("POST", `${path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [call("c2", "fetch")] }] });
+    const roomy = await frontend.turn(conversation, { agent, toolResults: [{ tool_call_id: "c2", content: "short" }], turnId: "probe" });
+    const body = { turnId: "tight", agent, toolResults: [{ tool_call_id: "c3", content: "short" }], budget: { maxTokens: roomy.usage.total - 200 } };
+    await frontend.json("POST", `${path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [call("c3", "fetch")] }] });
+    const first = await frontend.turn(conversation, body);
+    expect(first.envelope.budget.truncations.length).toBeGreaterThan(0);
+    expect(first.messages.filter((m) => m.role === "user")).toHaveLength(1);
+    const again = await frontend.turn(conversation, body);
+    expect(again.replayed).toBe(true);
+    expect(JSON.stringify(again.messages)).toBe(JSON.stringify(first.messages));
+  });
+
+  it("makes text with lone surrogates well-formed on the way in, so a replay reads the same", async () => {
+    const { agent, frontend, conversation } = await setup();
+    const body = { turnId: "odd", agent, message: "hi \ud800 there" };
+    const first = await frontend.turn(conversation, body);
+    expect(String(first.messages.at(-1)!.content).startsWith("hi \ufffd there")).toBe(true);
+    const again = await frontend.turn(conversation, body);
+    expect(JSON.stringify(again.messages)).toBe(JSON.stringify(first.messages));
+  });
+});
+
 describe("turn budgets", () => {
   it("gives up the oldest history to fit, records it, replays the same view, and refuses a budget too small for class 0", async () => {
     const { agent, frontend, conversation, path } = await setup();
