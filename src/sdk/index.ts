@@ -1,6 +1,8 @@
 /** Clients of Context Runtime: `ContextApp` for apps that provide context, `ContextClient` for agent frontends. */
-export { ContextApp, ContextAppError } from "./context-app";
-export type { ContextAppEvents, ContextAppOptions, ContextProvider, CurrentArgs, ListArgs, ProviderPage } from "./context-app";
+export { ContextApp } from "./context-app";
+export type { ContextAppEvents, ContextAppOptions } from "./context-app";
+export type { ContextProvider, CurrentArgs, ListArgs, ProviderPage } from "./provider-requests";
+export { ContextAppError } from "./rpc-link";
 export { ContextClient, ContextRuntimeError } from "./context-client";
 export type { ContextClientOptions } from "./context-client";
 export type { SocketLike, WebSocketCtor } from "./websocket";

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import WebSocket, { WebSocketServer } from "ws";
 import { ErrorCode } from "../../src/protocol/jsonrpc";
 import { PROTOCOL_VERSION } from "../../src/protocol/methods";
-import { ContextApp, ContextAppError, type ContextAppEvents, type ContextAppOptions } from "../../src/sdk/context-app";
+import { ContextApp, ContextAppError, type ContextAppEvents, type ContextAppOptions } from "../../src/sdk";
 import { findWebSocket, type WebSocketCtor } from "../../src/sdk/websocket";
 
 const TOKEN = "app-token-1";

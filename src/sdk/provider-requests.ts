@@ -1,0 +1,113 @@
+/**
+ * What an app answers when the runtime asks: each provider's functions behind
+ * `contexts/current`, `contexts/list` and `contexts/get`, with their params
+ * and answers validated, and the declaration `initialize` sends.
+ */
+import { z } from "zod";
+import { ContextList, type ContextData } from "../core/context-data";
+import { ErrorCode, issuesOf, rpcError, rpcResult, type JsonRpcId } from "../protocol/jsonrpc";
+import {
+  ContextsCurrentParams,
+  ContextsCurrentResult,
+  ContextsGetParams,
+  ContextsGetResult,
+  ContextsListParams,
+  ContextsListResult,
+  type ProviderDeclaration,
+  type ProviderMethod,
+} from "../protocol/methods";
+
+type Awaitable<T> = T | Promise<T>;
+
+/** sanqian-style pages say whether more follow instead of giving a cursor. */
+const HasMorePage = z.object({ items: ContextList.shape.items, hasMore: z.boolean() });
+
+export type CurrentArgs = Omit<z.infer<typeof ContextsCurrentParams>, "provider">;
+/** `offset` is the cursor read as a number, for providers that page by offset (0 when the cursor is not one). */
+export type ListArgs = Omit<z.infer<typeof ContextsListParams>, "provider"> & { offset: number };
+export type ProviderPage = ContextList | z.infer<typeof HasMorePage>;
+
+/** One context an app provides: what the runtime lists in `initialize`, plus the functions that answer it. */
+export interface ContextProvider extends Omit<z.input<typeof ProviderDeclaration>, "methods"> {
+  getCurrent?: (args: CurrentArgs) => Awaitable<ContextData | null>;
+  getList?: (args: ListArgs) => Awaitable<ProviderPage>;
+  getById?: (id: string) => Awaitable<ContextData | null>;
+}
+
+type ProviderFunction = "getCurrent" | "getList" | "getById";
+/** A provider declares exactly the methods it has functions for. */
+const METHOD_OF: Record<ProviderFunction, ProviderMethod> = { getCurrent: "current", getList: "list", getById: "get" };
+
+export function declaration({ id, name, description, ...functions }: ContextProvider): z.input<typeof ProviderDeclaration> {
+  const present = (Object.keys(METHOD_OF) as ProviderFunction[]).filter((fn) => typeof functions[fn] === "function");
+  return { id, name, description, methods: present.map((fn) => METHOD_OF[fn]) };
+}
+
+/** An answer frame still waiting for the id of the request it answers. */
+export type Reply = (id: JsonRpcId) => string;
+type Checked = z.ZodSafeParseResult<unknown>;
+export type ProvidersById = ReadonlyMap<string, ContextProvider>;
+
+/** The runtime's requests to the app: validate params, find the provider, call it, check what it returned. */
+export const RUNTIME_REQUESTS: Record<string, (providers: ProvidersById, params: unknown) => Promise<Reply>> = {
+  "contexts/current": (providers, raw) =>
+    callProvider(providers, ContextsCurrentParams, raw, "getCurrent", async (provider, { conversationId }) =>
+      ContextsCurrentResult.safeParse((await provider.getCurrent({ conversationId })) ?? null),
+    ),
+  "contexts/get": (providers, raw) =>
+    callProvider(providers, ContextsGetParams, raw, "getById", async (provider, { id }) =>
+      ContextsGetResult.safeParse((await provider.getById(id)) ?? null),
+    ),
+  "contexts/list": (providers, raw) =>
+    callProvider(providers, ContextsListParams, raw, "getList", async (provider, { query, cursor, limit }) => {
+      const offset = offsetOf(cursor);
+      return toContextList(await provider.getList({ query, cursor, limit, offset }), offset);
+    }),
+};
+
+function hasFunction<F extends ProviderFunction>(
+  provider: ContextProvider,
+  fn: F,
+): provider is ContextProvider & Required<Pick<ContextProvider, F>> {
+  return typeof provider[fn] === "function";
+}
+
+async function callProvider<S extends z.ZodType<{ provider: string }>, F extends ProviderFunction>(
+  providers: ProvidersById,
+  schema: S,
+  raw: unknown,
+  fn: F,
+  call: (provider: ContextProvider & Required<Pick<ContextProvider, F>>, params: z.infer<S>) => Promise<Checked>,
+): Promise<Reply> {
+  const params = schema.safeParse(raw);
+  if (!params.success) return failure(ErrorCode.InvalidParams, "invalid params", { issues: issuesOf(params.error) });
+  const provider = providers.get(params.data.provider);
+  if (!provider) return failure(ErrorCode.NotFound, `unknown provider '${params.data.provider}'`);
+  if (!hasFunction(provider, fn)) return failure(ErrorCode.MethodNotFound, `provider '${provider.id}' has no ${fn}`);
+  let checked: Checked;
+  try {
+    checked = await call(provider, params.data);
+  } catch (error) {
+    return failure(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
+  }
+  if (checked.success) return (id) => rpcResult(id, checked.data);
+  const issues = issuesOf(checked.error);
+  const detail = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
+  return failure(ErrorCode.InternalError, `provider returned invalid data: ${detail}`, { issues });
+}
+
+export function failure(code: ErrorCode, message: string, data?: unknown): Reply {
+  return (id) => rpcError(id, code, message, data);
+}
+
+function offsetOf(cursor: string | undefined): number {
+  return cursor !== undefined && /^\d+$/.test(cursor) ? Number(cursor) : 0;
+}
+
+/** With `hasMore`, the next cursor is the offset after this page. */
+function toContextList(page: unknown, offset: number): Checked {
+  const hasMore = HasMorePage.safeParse(page);
+  if (!hasMore.success) return ContextsListResult.safeParse(page);
+  const { items } = hasMore.data;
+  return ContextsListResult.safeParse(hasMore.data.hasMore ? { items, nextCursor: String(offset + items.length) } : { items });
+}
