@@ -11,6 +11,10 @@ export interface ConversationMeta {
   agentContexts: string[];
   /** The agent's tool-result policies as of its latest turn. */
   resultPolicies: Record<string, TrimPolicy>;
+  /** The frozen system message, once the first turn has set it. */
+  identity: string | null;
+  /** The agent whose persona the model has been told to take. */
+  personaAgent: string | null;
   createdAt: string;
   endedAt: string | null;
 }
@@ -54,12 +58,14 @@ export class ConversationStore {
       agent: row.agent as string | null,
       agentContexts: JSON.parse(row.agent_contexts as string) as string[],
       resultPolicies: JSON.parse(row.result_policies as string) as Record<string, TrimPolicy>,
+      identity: row.identity as string | null,
+      personaAgent: row.persona_agent as string | null,
       createdAt: row.created_at as string,
       endedAt: row.ended_at as string | null,
     };
   }
 
-  create(meta: Omit<ConversationMeta, "endedAt">): void {
+  create(meta: Omit<ConversationMeta, "endedAt" | "identity" | "personaAgent">): void {
     this.sql.exec(
       "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, result_policies, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
       meta.conversationId,
@@ -70,6 +76,10 @@ export class ConversationStore {
       JSON.stringify(meta.resultPolicies),
       meta.createdAt,
     );
+  }
+
+  setIdentity(identity: string, personaAgent: string): void {
+    this.sql.exec("UPDATE conversation SET identity = COALESCE(identity, ?), persona_agent = ?", identity, personaAgent);
   }
 
   setAgent(agent: string, contexts: readonly string[], resultPolicies: Record<string, TrimPolicy>): void {

@@ -1,6 +1,7 @@
 import type { Attachment, TurnBody } from "../api/schemas";
 import { assembleTurn } from "../core/assemble";
 import { contextKey } from "../core/attachments";
+import { renderIdentity, renderPersonaSwitch } from "../core/identity";
 import type { Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
 import type { AppendableMessage, ChatMessage } from "../core/messages";
@@ -67,11 +68,15 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   // Stand-ins take their calls' places among the results, so every call is followed by its answers in order.
   const fresh = inCallOrder([...admitted.value.messages, ...closing], callOrder);
   const now = deps.now();
+  // The identity block is frozen at the first turn; a later agent brings its persona as a note on the user's message.
+  const identity = meta.identity ?? renderIdentity(agent.systemPrompt, now);
+  const switching = !continuation && meta.personaAgent !== null && meta.personaAgent !== agent.id;
   const assembled = assembleTurn({
     turnId,
     conversationId: meta.conversationId,
     now,
-    systemPrompt: agent.systemPrompt,
+    systemPrompt: identity,
+    personaNote: switching ? renderPersonaSwitch(agent) : undefined,
     history: [...stored.map((m) => m.message), ...fresh],
     userText: body.message,
     currentFrom: stored.length,
@@ -103,6 +108,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     if (meta.agent !== agent.id || JSON.stringify([meta.agentContexts, meta.resultPolicies]) !== JSON.stringify([agent.attachedContexts, agent.resultPolicies])) {
       store.setAgent(agent.id, agent.attachedContexts, agent.resultPolicies);
     }
+    if (meta.identity === null || switching) store.setIdentity(identity, agent.id);
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
     const seqs = stored.map((m) => m.seq);
     storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
@@ -111,7 +117,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     const lastSeq = shown.at(-1) ?? seqs.at(-1) ?? 0;
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
-    store.saveTurn({ turnId, requestDigest, systemPrompt: agent.systemPrompt, userSeq: lastSeq, historyView: seqRanges(shown), result: JSON.stringify(result) }, at);
+    store.saveTurn({ turnId, requestDigest, systemPrompt: identity, userSeq: lastSeq, historyView: seqRanges(shown), result: JSON.stringify(result) }, at);
     recordTurnEvents(store, result, at);
   });
   return ok({ ...result, messages: assembly.messages, replayed: false });

@@ -25,6 +25,8 @@ export interface TurnInput {
   history: readonly ChatMessage[];
   /** The user's new message; absent on a continuation (a turn that only carries tool results). */
   userText?: string | undefined;
+  /** A note that the persona changed, first in the new message's appendix; class 0 like the message. */
+  personaNote?: string | undefined;
   /** Where this turn's own messages (its tool results) begin in `history`: they are class 1, not history. */
   currentFrom?: number;
   ledger: readonly LedgerEntry[];
@@ -82,10 +84,14 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const groups = groupMessages(input.history);
   const lastUser = groups.findLastIndex((g) => g.kind === "user");
   const userText = continuation ? null : neutralize(input.userText!);
+  const personaNote = continuation ? "" : (input.personaNote ?? "");
   const sections = input.sections ?? [];
 
   const items: BudgetItem[] = [{ id: "identity", kind: "identity", priority: PRIORITY.identity, age: 0, tokens: messageTokens(system) }];
-  if (userText !== null) items.push({ id: "user_message", kind: "user_message", priority: PRIORITY.identity, age: 0, tokens: MESSAGE_OVERHEAD_TOKENS + countTokens(userText) });
+  if (userText !== null) {
+    const tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + (personaNote ? countTokens(personaNote) + 1 : 0);
+    items.push({ id: "user_message", kind: "user_message", priority: PRIORITY.identity, age: 0, tokens });
+  }
   const currentFrom = input.currentFrom ?? input.history.length;
   groups.forEach((g, i) => {
     // On a continuation the last user message is the current one, and the tool work after it is this turn's.
@@ -113,7 +119,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     });
     const shown = changes.filter((c) => kept.has(`${c.kind}:${c.key}`));
     const reminder = renderReminder(shown.map((c) => c.rendered));
-    const userMessage: UserMessage | null = userText === null ? null : { role: "user", content: withAppendix(userText, [...blocks.map((b) => b.text), reminder]) };
+    const userMessage: UserMessage | null = userText === null ? null : { role: "user", content: withAppendix(userText, [personaNote, ...blocks.map((b) => b.text), reminder]) };
     const shownGroups = groups.filter((g) => kept.has(`history:${g.start}`));
     const history = shownGroups.flatMap((g) => g.messages);
     const historyShown = shownGroups.flatMap((g) => g.messages.map((_, k) => g.start + k));

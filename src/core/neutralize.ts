@@ -6,7 +6,7 @@
  */
 
 /** Tags the runtime itself writes; content may mention them, escaped. */
-export const RUNTIME_TAGS = ["system_reminder", "context_fence", "memory_fence", "task_state", "tool_output", "summary_fence"] as const;
+export const RUNTIME_TAGS = ["system_reminder", "context_fence", "memory_fence", "task_state", "persona_switch", "tool_output", "summary_fence"] as const;
 
 const tagNames = RUNTIME_TAGS.map((t) => t.replace(/_/g, "[\\s_-]*")).join("|");
 // '<' and its full-width and small-form look-alikes, then an optional '/', then a runtime tag name.

@@ -67,14 +67,34 @@ describe("injecting contexts turn by turn", () => {
     const calendar = await TestApp.connect(id, "calendar", { today: { name: "Today", current: () => ({ content: "standup at 10", title: "Today" }) } });
     const planner = await calendar.createAgent("planner", ["calendar:today", "notes:notes"]);
 
-    await frontend.turn(conversation, { agent, message: "notes first" });
+    const first = await frontend.turn(conversation, { agent, message: "notes first" });
     const switched = await frontend.turn(conversation, { agent: planner, message: "now plan" });
     const reminder = reminderOf(switched);
     expect(reminder).toContain("[Context removed: notes:editor-state]");
     expect(reminder).toContain("[Context: Today]\nstandup at 10");
     expect(reminder).not.toContain("Notes overview"); // shared and unchanged: not injected again
-    expect(switched.messages[0]).toEqual({ role: "system", content: "You are planner." });
+    // The identity block stays as it was frozen; the new persona arrives as a note on the user's message.
+    expect(switched.messages.slice(0, first.messages.length)).toEqual(first.messages);
+    expect(String(switched.messages[0]!.content).startsWith("You are assistant.\n\nThis conversation started on ")).toBe(true);
+    const note = String(switched.messages.at(-1)!.content);
+    expect(note.startsWith("now plan\n\n<persona_switch>\nFrom this message on you are planner: adopt this role now")).toBe(true);
+    expect(note).toContain("You are planner.\n</persona_switch>");
+    const again = await frontend.turn(conversation, { agent: planner, message: "and tomorrow?" });
+    expect(String(again.messages.at(-1)!.content)).not.toContain("<persona_switch>");
+    const back = await frontend.turn(conversation, { agent, message: "back to notes" });
+    expect(String(back.messages.at(-1)!.content)).toContain("From this message on you are assistant");
     app.close();
+  });
+
+  it("freezes the identity block at the first turn, even when the agent's prompt changes later", async () => {
+    const { app, agent, frontend, conversation } = await notesSetup();
+    const first = await frontend.turn(conversation, { agent, message: "hi" });
+    await app.createAgent("assistant", ["notes:editor-state", "notes:notes"], "You are a rewritten assistant.");
+    const later = await frontend.turn(conversation, { agent, message: "still there?", turnId: "later" });
+    expect(later.messages[0]).toEqual(first.messages[0]);
+    expect(String(first.messages[0]!.content)).toMatch(/^You are assistant\.\n\nThis conversation started on \w+day, \d{4}-\d{2}-\d{2}, in the (morning|afternoon|evening|night) \(UTC\)\.$/);
+    const replayed = await frontend.turn(conversation, { agent, message: "still there?", turnId: "later" });
+    expect(replayed.messages).toEqual(later.messages);
   });
 
   it("does not inject an attachment that duplicates an agent default twice", async () => {
