@@ -116,13 +116,17 @@ export class ConversationStore {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n;
   }
 
-  /** Tool calls the assistant made that have no result yet: id → tool name, in the order they were made. */
+  /**
+   * Tool calls the assistant made that have no result yet: id → tool name, in
+   * the order they were made. Nothing may be stored between calls and their
+   * results (the envelope refuses it, and a turn closes what is left open), so
+   * only the latest calls can be open: this reads them, not the whole history.
+   */
   openToolCalls(): Map<string, string> {
-    const open = new Map<string, string>();
-    for (const row of this.sql.exec<Row>("SELECT role, tool_calls, tool_call_id FROM messages WHERE role IN ('assistant', 'tool') ORDER BY seq")) {
-      if (row.role === "assistant" && row.tool_calls) for (const call of JSON.parse(row.tool_calls as string) as ToolCall[]) open.set(call.id, call.function.name);
-      if (row.role === "tool") open.delete(row.tool_call_id as string);
-    }
+    const last = this.sql.exec<Row>("SELECT seq, tool_calls FROM messages WHERE tool_calls IS NOT NULL ORDER BY seq DESC LIMIT 1").toArray()[0];
+    if (!last) return new Map();
+    const open = new Map((JSON.parse(last.tool_calls as string) as ToolCall[]).map((call) => [call.id, call.function.name]));
+    for (const row of this.sql.exec<Row>("SELECT tool_call_id FROM messages WHERE seq > ? AND role = 'tool'", last.seq)) open.delete(row.tool_call_id as string);
     return open;
   }
 
