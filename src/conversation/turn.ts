@@ -1,5 +1,6 @@
 import type { Attachment, TurnBody } from "../api/schemas";
 import { assembleTurn } from "../core/assemble";
+import { withAges } from "../core/ages";
 import { contextKey } from "../core/attachments";
 import { renderIdentity, renderPersonaSwitch } from "../core/identity";
 import type { Observation } from "../core/ledger";
@@ -77,7 +78,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     now,
     systemPrompt: identity,
     personaNote: switching ? renderPersonaSwitch(agent) : undefined,
-    history: [...stored.map((m) => m.message), ...fresh],
+    history: [...withAges(stored, now), ...fresh],
     userText: body.message,
     currentFrom: stored.length,
     ledger: store.ledger(),
@@ -139,7 +140,7 @@ export function storeAdmitted(store: ConversationStore, turnId: string | null, a
 function replay(store: ConversationStore, prior: TurnRecord): TurnResult {
   const stored = JSON.parse(prior.result) as StoredTurnResult;
   const ranges = prior.historyView.length ? prior.historyView : [[1, prior.userSeq] as [number, number]];
-  const history: ChatMessage[] = ranges.flatMap(([from, to]) => store.messages(to, from).map((m) => m.message));
+  const history: ChatMessage[] = withAges(ranges.flatMap(([from, to]) => store.messages(to, from)), new Date(stored.envelope.createdAt));
   return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history], replayed: true };
 }
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { hubStub } from "../../src/env";
+import { conversationStub, hubStub } from "../../src/env";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
 import { freshIdentity, Frontend, reminderOf } from "./support/runtime";
 import { TestApp } from "./support/test-app";
@@ -96,6 +96,23 @@ describe("turns", () => {
     const res = await frontend.request("POST", `/v1/conversations/${conversation}/turns`, { agent, message: "timed" });
     expect(res.status).toBe(200);
     expect(res.headers.get("Server-Timing")).toMatch(/^total;dur=\d+(\.\d+)?;desc="runtime"$/);
+  });
+
+  it("heads messages from earlier days with their age in the model's view, and replays that view", async () => {
+    const { id, agent, frontend, conversation } = await setup();
+    await frontend.turn(conversation, { agent, message: "plan the trip" });
+    await frontend.json("POST", `/v1/conversations/${conversation}/messages`, { messages: [{ role: "assistant", content: "Here is a plan." }] });
+    // Move what was written three days back, as if the conversation had paused.
+    await runInDurableObject(conversationStub(env, id, conversation), (_instance, state) => {
+      state.storage.sql.exec("UPDATE messages SET created_at = ?", new Date(Date.now() - 3 * 86_400_000).toISOString());
+    });
+    const body = { turnId: "after-a-pause", agent, message: "where were we?" };
+    const later = await frontend.turn(conversation, body);
+    expect(later.messages.slice(1, 3).map((m) => String(m.content).split("\n")[0])).toEqual(["(written 3 days ago)", "(written 3 days ago)"]);
+    expect(String(later.messages.at(-1)!.content).startsWith("where were we?")).toBe(true);
+    const { messages } = await frontend.json<{ messages: StoredMessage[] }>("GET", `/v1/conversations/${conversation}/messages`);
+    expect(messages[1]!.message).toEqual({ role: "assistant", content: "Here is a plan." });
+    expect((await frontend.turn(conversation, body)).messages).toEqual(later.messages);
   });
 
   it("records context events for the conversation", async () => {
