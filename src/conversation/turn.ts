@@ -93,7 +93,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     ...assembly.envelope,
     missing: [...assembly.envelope.missing, ...memoryMissing],
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
-    tools: { unanswered, results: admitted.value.reports.map(({ toolCallId, tool, redactions, trimmed }) => ({ toolCallId, tool, redactions, trimmed })) },
+    tools: { unanswered, results: admitted.value.reports },
   };
   const result: StoredTurnResult = {
     turnId,
