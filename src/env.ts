@@ -9,6 +9,8 @@ export interface Env {
   /** Signs and verifies API keys and app tokens (HS256). */
   AUTH_SECRET: string;
   PROVIDER_DEADLINE_MS?: string;
+  /** How fast recalled memories fade with age: their weight halves every this many hours (default 720, 30 days). */
+  MEMORY_HALF_LIFE_HOURS?: string;
 }
 
 /** Who is asking, from the verified credential only: never from a request body. */
@@ -24,6 +26,12 @@ export function conversationStub(env: Env, owner: Owner, conversationId: string)
 
 export function hubStub(env: Env, owner: Owner) {
   return env.APP_HUB.get(env.APP_HUB.idFromName(`${owner.tenant}/${owner.user}`));
+}
+
+/** The deployment's memory half-life, when it sets a valid one. */
+export function memoryHalfLifeHours(env: Env): number | undefined {
+  const parsed = Number(env.MEMORY_HALF_LIFE_HOURS);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : undefined;
 }
 
 export function providerDeadlineMs(env: Env): number {

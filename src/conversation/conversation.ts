@@ -7,7 +7,7 @@ import { LIMITS } from "../core/limits";
 import type { AppendableMessage } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
-import { hubStub, type Env, type Owner } from "../env";
+import { hubStub, memoryHalfLifeHours, type Env, type Owner } from "../env";
 import type { AppHub } from "../hub/app-hub";
 import type { AttachmentInfo, ContextEvent, ConversationInfo, ResourceInfo, StoredMessage, TurnResult } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
@@ -71,7 +71,7 @@ export class Conversation extends DurableObject<Env> {
     return this.queue.run(async () => {
       const meta = this.owned(owner);
       if (!meta.ok) return meta;
-      const deps = { store: this.store, hub: this.hub(owner), meta: meta.value, auditKey: await this.auditKey(owner), now: () => new Date(), sections: turnSections(this.env.MEMORY, owner, meta.value.conversationId, body) };
+      const deps = { store: this.store, hub: this.hub(owner), meta: meta.value, auditKey: await this.auditKey(owner), now: () => new Date(), sections: turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.value.conversationId, body) };
       return takeTurn(deps, body);
     });
   }

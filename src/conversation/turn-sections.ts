@@ -17,14 +17,23 @@ export interface TurnSections {
  * user's message from the conversation's namespace chain (for agents that
  * read memory), and the task state the turn carries.
  */
-export function turnSections(kv: KVNamespace, owner: Owner, conversationId: string, body: TurnBody): (agent: { memory: boolean }) => Promise<TurnSections> {
+export function turnSections(
+  memory: { kv: KVNamespace; halfLifeHours: number | undefined },
+  owner: Owner,
+  conversationId: string,
+  body: TurnBody,
+): (agent: { memory: boolean }) => Promise<TurnSections> {
   return async (agent) => {
     const sections: AppendixSection[] = [];
     const omitted: TurnSections["omitted"] = [];
     let memoryError: string | undefined;
     if (agent.memory && body.message !== undefined) {
       const scope = { ...owner, session: conversationId, ...(body.task ? { task: body.task } : {}) };
-      const recalled = await recallForTurn(kv, scope, body.message, body.budget?.memoryTokens === undefined ? {} : { budgetTokens: body.budget.memoryTokens });
+      const options = {
+        ...(body.budget?.memoryTokens === undefined ? {} : { budgetTokens: body.budget.memoryTokens }),
+        ...(memory.halfLifeHours === undefined ? {} : { halfLifeHours: memory.halfLifeHours }),
+      };
+      const recalled = await recallForTurn(memory.kv, scope, body.message, options);
       sections.push({ kind: "memory", entries: recalled.selected.map((m) => ({ id: m.id, text: m.entry })), wrap: wrapMemoryFence });
       for (const o of recalled.omitted) omitted.push({ id: `memory:${o.id}`, reason: o.reason });
       memoryError = recalled.error;
