@@ -34,11 +34,3 @@ export function groupMessages(history: readonly ChatMessage[]): MessageGroup[] {
   });
   return groups;
 }
-
-/** Tool calls in `history` that no tool message answers. */
-export function unansweredCalls(history: readonly ChatMessage[]): { id: string; name: string }[] {
-  const answered = new Set(history.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
-  return history.flatMap((m) =>
-    m.role === "assistant" ? (m.tool_calls ?? []).filter((c) => !answered.has(c.id)).map((c) => ({ id: c.id, name: c.function.name })) : [],
-  );
-}
