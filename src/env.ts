@@ -11,6 +11,10 @@ export interface Env {
   PROVIDER_DEADLINE_MS?: string;
   /** How fast recalled memories fade with age: their weight halves every this many hours (default 720, 30 days). */
   MEMORY_HALF_LIFE_HOURS?: string;
+  /** An OpenAI-compatible chat-completions URL for the optional model summariser, its model, and (a secret) its key. */
+  SUMMARY_MODEL_URL?: string;
+  SUMMARY_MODEL?: string;
+  SUMMARY_MODEL_KEY?: string;
 }
 
 /** Who is asking, from the verified credential only: never from a request body. */
@@ -37,4 +41,10 @@ export function memoryHalfLifeHours(env: Env): number | undefined {
 export function providerDeadlineMs(env: Env): number {
   const parsed = Number(env.PROVIDER_DEADLINE_MS);
   return Number.isFinite(parsed) && parsed > 0 ? parsed : 2000;
+}
+
+/** The model summariser's endpoint, when the deployment configured all of it. */
+export function summaryModel(env: Env): { url: string; model: string; apiKey: string } | null {
+  const { SUMMARY_MODEL_URL: url, SUMMARY_MODEL: model, SUMMARY_MODEL_KEY: apiKey } = env;
+  return url && model && apiKey ? { url, model, apiKey } : null;
 }

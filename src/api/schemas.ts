@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { LIMITS } from "../core/limits";
 import { ArtifactRef, TaskId } from "../artifacts/task-state";
-import { AppendableMessage, ToolMessage } from "../core/messages";
+import { AppendableMessage, AssistantMessage, ToolMessage, UserMessage } from "../core/messages";
 import { Text } from "../core/text";
 import { QualifiedName } from "../core/names";
+import { CompactionPolicy } from "../history/policy";
 
 /** Bodies and query strings of the frontend API (DESIGN §4). */
 export const Attachment = z
@@ -14,7 +15,13 @@ export const Attachment = z
   .strict();
 export type Attachment = z.infer<typeof Attachment>;
 
-export const CreateConversationBody = z.object({ agent: QualifiedName.optional() }).strict();
+export const CreateConversationBody = z
+  .object({
+    agent: QualifiedName.optional(),
+    /** When and how this conversation's history is compacted; see docs/history.md. */
+    compaction: CompactionPolicy.optional(),
+  })
+  .strict();
 
 export const TurnId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "1-128 letters, digits, '_', '.', ':' or '-'");
 
@@ -23,10 +30,13 @@ export const ToolResult = ToolMessage.omit({ role: true }).strict();
 
 export const TurnBudget = z
   .object({
-    /** The whole model input, in tokens. */
-    maxTokens: z.number().int().min(64).max(2_000_000),
+    /** The whole model input, in tokens; defaults to the context window minus the output reserve. */
+    maxTokens: z.number().int().min(64).max(2_000_000).optional(),
     /** What recalled memory may take (default 800); within maxTokens it is class 2. */
     memoryTokens: z.number().int().min(0).max(32_000).optional(),
+    /** The model's window for this turn, overriding the conversation's compaction policy. */
+    contextWindow: z.number().int().min(1_024).max(10_000_000).optional(),
+    outputReserve: z.number().int().min(0).max(1_000_000).optional(),
   })
   .strict();
 
@@ -52,6 +62,26 @@ export const AppendMessagesBody = z
   .object({ messages: z.array(AppendableMessage).min(1).max(LIMITS.messagesPerAppend) })
   .strict();
 export type AppendMessagesBody = z.infer<typeof AppendMessagesBody>;
+
+/** Messages to resume from: the whole history of a conversation kept elsewhere, into one that has none. */
+const ResumedMessage = z.discriminatedUnion("role", [
+  UserMessage.extend({ content: Text(LIMITS.messageChars, 1) }).strict(),
+  AssistantMessage.strict(),
+  ToolMessage.strict(),
+]);
+export const SetMessagesBody = z.object({ messages: z.array(ResumedMessage).min(1).max(LIMITS.messagesPerResume) }).strict();
+export type SetMessagesBody = z.infer<typeof SetMessagesBody>;
+
+export const CompactBody = z
+  .object({
+    /** Compact even below the trigger. */
+    force: z.boolean().optional(),
+    contextWindow: z.number().int().min(1_024).max(10_000_000).optional(),
+  })
+  .strict();
+export type CompactBody = z.infer<typeof CompactBody>;
+
+export const RequestMessagesQuery = z.object({ maxTokens: z.coerce.number().int().min(64).max(2_000_000).optional() }).strict();
 
 export const ItemsQuery = z
   .object({

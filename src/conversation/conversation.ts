@@ -7,7 +7,11 @@ import { LIMITS } from "../core/limits";
 import type { AppendableMessage } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
-import { hubStub, memoryHalfLifeHours, type Env, type Owner } from "../env";
+import { hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from "../env";
+import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
+import { chooseSummariser } from "../history/summarise";
+import { CompactionStore } from "./compaction-store";
+import { History } from "./history";
 import type { AppHub } from "../hub/app-hub";
 import type { AttachmentInfo, ContextEvent, ConversationInfo, ResourceInfo, StoredMessage, TurnResult } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
@@ -35,17 +39,19 @@ export interface PushedResource {
  */
 export class Conversation extends DurableObject<Env> {
   private readonly store: ConversationStore;
+  private readonly compactions: CompactionStore;
   private readonly queue = new SerialQueue();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new ConversationStore(ctx.storage);
+    this.compactions = new CompactionStore(ctx.storage);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, CONVERSATION_MIGRATIONS);
     });
   }
 
-  async create(owner: Owner, conversationId: string, agent?: string): Promise<Result<ConversationInfo>> {
+  async create(owner: Owner, conversationId: string, agent?: string, compactionPolicy: CompactionPolicy = DEFAULT_COMPACTION_POLICY): Promise<Result<ConversationInfo>> {
     return this.queue.run(async () => {
       if (this.store.meta()) return fail("conflict", "conversation already exists");
       let agentContexts: string[] = [];
@@ -56,7 +62,7 @@ export class Conversation extends DurableObject<Env> {
         ({ attachedContexts: agentContexts, resultPolicies } = found);
       }
       const createdAt = new Date().toISOString();
-      this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, createdAt });
+      this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, compactionPolicy, createdAt });
       await this.hub(owner).conversationActive(conversationId);
       return ok(this.describe(this.store.meta()!));
     });
@@ -71,7 +77,16 @@ export class Conversation extends DurableObject<Env> {
     return this.queue.run(async () => {
       const meta = this.owned(owner);
       if (!meta.ok) return meta;
-      const deps = { store: this.store, hub: this.hub(owner), meta: meta.value, auditKey: await this.auditKey(owner), now: () => new Date(), sections: turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.value.conversationId, body) };
+      const deps = {
+        store: this.store,
+        hub: this.hub(owner),
+        meta: meta.value,
+        history: this.history(owner, meta.value),
+        summariser: this.summariser,
+        auditKey: await this.auditKey(owner),
+        now: () => new Date(),
+        sections: turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.value.conversationId, body),
+      };
       return takeTurn(deps, body);
     });
   }
@@ -213,6 +228,12 @@ export class Conversation extends DurableObject<Env> {
       return ok({ ...this.describe(this.store.meta()!), resourcesRemoved: resources.length });
     });
   }
+
+  private history(owner: Owner, meta: ConversationMeta): History {
+    return new History({ store: this.store, compactions: this.compactions, bucket: this.env.ARTIFACTS, owner, conversationId: meta.conversationId });
+  }
+
+  private readonly summariser = (policy: CompactionPolicy) => chooseSummariser(policy.summariser, summaryModel(this.env));
 
   private hubFor: DurableObjectStub<AppHub> | null = null;
   private auditKeyFor: Promise<CryptoKey> | null = null;

@@ -1,10 +1,12 @@
 import init from "../../migrations/conversation/0001_init.sql";
 import policiesAndViews from "../../migrations/conversation/0002_policies_and_views.sql";
 import identity from "../../migrations/conversation/0003_identity.sql";
+import compaction from "../../migrations/conversation/0004_compaction.sql";
 import type { Migration } from "../storage/migrate";
 
 export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 1, name: "0001_init", sql: init },
   { version: 2, name: "0002_policies_and_views", sql: policiesAndViews },
   { version: 3, name: "0003_identity", sql: identity },
+  { version: 4, name: "0004_compaction", sql: compaction },
 ];

@@ -1,5 +1,7 @@
 import type { LedgerEntry, LedgerKind } from "../core/ledger";
 import type { ChatMessage, ToolCall } from "../core/messages";
+import { messageTokens } from "../core/assemble";
+import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
 import type { TrimPolicy } from "../protect/trim-policy";
 import type { AttachmentInfo, ContextEvent, ResourceInfo, StoredMessage } from "../protocol/frontend";
 
@@ -15,6 +17,7 @@ export interface ConversationMeta {
   identity: string | null;
   /** The agent whose persona the model has been told to take. */
   personaAgent: string | null;
+  compactionPolicy: CompactionPolicy;
   createdAt: string;
   endedAt: string | null;
 }
@@ -29,8 +32,10 @@ export interface TurnRecord {
   systemPrompt: string;
   /** The turn's last stored message. */
   userSeq: number;
-  /** The stored messages the model read, as [from, to] seq ranges; empty when it read all up to `userSeq`. */
+  /** The stored messages the model read, as [from, to] seq ranges (seq 0 is the summary); empty when it read all up to `userSeq`. */
   historyView: [number, number][];
+  /** The latest compaction when the turn was built: its summary and stubs are what the turn read. */
+  compactionId: number;
   result: string;
 }
 
@@ -60,6 +65,7 @@ export class ConversationStore {
       resultPolicies: JSON.parse(row.result_policies as string) as Record<string, TrimPolicy>,
       identity: row.identity as string | null,
       personaAgent: row.persona_agent as string | null,
+      compactionPolicy: { ...DEFAULT_COMPACTION_POLICY, ...(JSON.parse(row.compaction_policy as string) as Partial<CompactionPolicy>) },
       createdAt: row.created_at as string,
       endedAt: row.ended_at as string | null,
     };
@@ -67,15 +73,20 @@ export class ConversationStore {
 
   create(meta: Omit<ConversationMeta, "endedAt" | "identity" | "personaAgent">): void {
     this.sql.exec(
-      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, result_policies, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, result_policies, compaction_policy, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
       meta.conversationId,
       meta.tenant,
       meta.user,
       meta.agent,
       JSON.stringify(meta.agentContexts),
       JSON.stringify(meta.resultPolicies),
+      JSON.stringify(meta.compactionPolicy),
       meta.createdAt,
     );
+  }
+
+  setCompactionPolicy(policy: CompactionPolicy): void {
+    this.sql.exec("UPDATE conversation SET compaction_policy = ?", JSON.stringify(policy));
   }
 
   setIdentity(identity: string, personaAgent: string): void {
@@ -95,21 +106,53 @@ export class ConversationStore {
   appendMessage(turnId: string | null, message: ChatMessage, at: string): number {
     const toolCalls = message.role === "assistant" && message.tool_calls ? JSON.stringify(message.tool_calls) : null;
     const toolCallId = message.role === "tool" ? message.tool_call_id : null;
+    const tokens = messageTokens(message);
     return this.sql
       .exec<{ seq: number }>(
-        "INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+        `INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at, tokens, running_tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ? + COALESCE((SELECT running_tokens FROM messages ORDER BY seq DESC LIMIT 1), 0)) RETURNING seq`,
         turnId,
         message.role,
         message.content,
         toolCalls,
         toolCallId,
         at,
+        tokens,
+        tokens,
       )
       .one().seq;
   }
 
   messages(throughSeq = Number.MAX_SAFE_INTEGER, fromSeq = 0): StoredMessage[] {
     return this.sql.exec<Row>("SELECT * FROM messages WHERE seq >= ? AND seq <= ? ORDER BY seq", fromSeq, throughSeq).toArray().map(storedMessage);
+  }
+
+  /** Stored tokens of the messages after `afterSeq`, from the running totals: two row reads. */
+  tokensAfter(afterSeq: number): number {
+    const last = this.sql.exec<{ t: number }>("SELECT running_tokens AS t FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0]?.t ?? 0;
+    const before = this.sql.exec<{ t: number }>("SELECT running_tokens AS t FROM messages WHERE seq <= ? ORDER BY seq DESC LIMIT 1", afterSeq).toArray()[0]?.t ?? 0;
+    return last - before;
+  }
+
+  /**
+   * The first seq a request needs when it can read at most `maxTokens` of the
+   * messages after `afterSeq`: older messages could not fit. It is moved back
+   * to the start of its group, so a tool result never arrives without its call.
+   */
+  firstSeqWithin(afterSeq: number, maxTokens: number): number {
+    const last = this.sql.exec<{ t: number }>("SELECT running_tokens AS t FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0]?.t ?? 0;
+    const first = this.sql.exec<{ seq: number | null }>("SELECT MIN(seq) AS seq FROM messages WHERE seq > ? AND running_tokens - tokens >= ?", afterSeq, last - maxTokens).one().seq;
+    if (first === null) return afterSeq + 1;
+    const groupStart = this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE seq <= ? AND role != 'tool'", first).one().seq;
+    return Math.max(afterSeq + 1, groupStart ?? first);
+  }
+
+  lastUserSeq(): number {
+    return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE role = 'user'").one().seq ?? 0;
+  }
+
+  lastSeq(): number {
+    return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages").one().seq ?? 0;
   }
 
   messageCount(): number {
@@ -154,6 +197,11 @@ export class ConversationStore {
 
   forget(kind: LedgerKind, key: string): void {
     this.sql.exec("DELETE FROM context_versions WHERE kind = ? AND key = ?", kind, key);
+  }
+
+  /** Forgets the contexts whose injection is in messages 1..`throughSeq`, so their current value is injected again. */
+  forgetInjectedThrough(throughSeq: number): string[] {
+    return this.sql.exec<Row>("DELETE FROM context_versions WHERE message_seq <= ? RETURNING key", throughSeq).toArray().map((r) => r.key as string);
   }
 
   // ── runtime attachments ──
@@ -219,18 +267,20 @@ export class ConversationStore {
       systemPrompt: row.system_prompt as string,
       userSeq: row.user_seq as number,
       historyView: JSON.parse(row.history_view as string) as [number, number][],
+      compactionId: row.compaction_id as number,
       result: row.result as string,
     };
   }
 
   saveTurn(t: TurnRecord, at: string): void {
     this.sql.exec(
-      "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, history_view, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, history_view, compaction_id, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       t.turnId,
       t.requestDigest,
       t.systemPrompt,
       t.userSeq,
       JSON.stringify(t.historyView),
+      t.compactionId,
       t.result,
       at,
     );

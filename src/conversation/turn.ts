@@ -1,15 +1,19 @@
 import type { Attachment, TurnBody } from "../api/schemas";
-import { assembleTurn } from "../core/assemble";
-import { withAges } from "../core/ages";
+import { assembleTurn, usageOf } from "../core/assemble";
+import { PRIORITY } from "../core/budget";
 import { contextKey } from "../core/attachments";
 import { renderIdentity, renderPersonaSwitch } from "../core/identity";
 import type { Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
-import type { AppendableMessage, ChatMessage } from "../core/messages";
+import type { AppendableMessage } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { AppHub } from "../hub/app-hub";
 import type { TurnResult } from "../protocol/frontend";
+import { compactionLimits, type CompactionPolicy } from "../history/policy";
+import { summariseSafely } from "../history/summarise";
+import type { Summariser } from "../history/summary";
+import type { CompactionReport, History, RenderedHistory } from "./history";
 import type { ConversationMeta, ConversationStore, TurnRecord } from "./store";
 import { admitMessages, inCallOrder, type AdmittedMessages } from "./tool-results";
 import type { TurnSections } from "./turn-sections";
@@ -20,6 +24,8 @@ export interface TurnDeps {
   meta: ConversationMeta;
   auditKey: CryptoKey;
   now: () => Date;
+  history: History;
+  summariser: (policy: CompactionPolicy) => Summariser;
   /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
   sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
 }
@@ -35,14 +41,14 @@ export const UNANSWERED_RESULT = "[no result: this tool call was not answered be
  * budget, and persist it all at once.
  */
 export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<TurnResult>> {
-  const { store, hub, meta } = deps;
+  const { store, hub, meta, history } = deps;
   const { turnId: givenId, ...request } = body;
   const turnId = givenId ?? crypto.randomUUID();
   const requestDigest = await sha256Hex(JSON.stringify(request));
 
   const prior = store.turn(turnId);
   if (prior) {
-    return prior.requestDigest === requestDigest ? ok(replay(store, prior)) : fail("conflict", `turnId '${turnId}' was already used for a different request`);
+    return prior.requestDigest === requestDigest ? ok(replay(deps, prior)) : fail("conflict", `turnId '${turnId}' was already used for a different request`);
   }
   if (meta.endedAt) return fail("conflict", "this conversation has ended");
 
@@ -65,35 +71,58 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
 
   const resources: Observation[] = store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
   const extra: TurnSections = !continuation && deps.sections ? await deps.sections(agent) : { sections: [], omitted: [] };
-  const stored = store.messages();
   // Stand-ins take their calls' places among the results, so every call is followed by its answers in order.
   const fresh = inCallOrder([...admitted.value.messages, ...closing], callOrder);
   const now = deps.now();
   // The identity block is frozen at the first turn; a later agent brings its persona as a note on the user's message.
   const identity = meta.identity ?? renderIdentity(agent.systemPrompt, now);
   const switching = !continuation && meta.personaAgent !== null && meta.personaAgent !== agent.id;
-  const assembled = assembleTurn({
-    turnId,
-    conversationId: meta.conversationId,
-    now,
-    systemPrompt: identity,
-    personaNote: switching ? renderPersonaSwitch(agent) : undefined,
-    history: [...withAges(stored, now), ...fresh],
-    userText: body.message,
-    currentFrom: stored.length,
-    ledger: store.ledger(),
-    observations: [...pulled, ...resources],
-    sections: extra.sections,
-    maxTokens: body.budget?.maxTokens,
-  });
+  const policy = turnPolicy(meta.compactionPolicy, body.budget);
+  const maxTokens = body.budget?.maxTokens ?? compactionLimits(policy)?.usable;
+  const assemble = (rendered: RenderedHistory) =>
+    assembleTurn({
+      turnId,
+      conversationId: meta.conversationId,
+      now,
+      systemPrompt: identity,
+      personaNote: switching ? renderPersonaSwitch(agent) : undefined,
+      history: [...rendered.history, ...fresh],
+      userText: body.message,
+      currentFrom: rendered.history.length,
+      ledger: store.ledger(),
+      observations: [...pulled, ...resources],
+      sections: extra.sections,
+      maxTokens,
+    });
+
+  // A continuation's user message and the tool work after it are this turn's: they are read whatever the budget.
+  const loadFrom = continuation ? store.lastUserSeq() : undefined;
+  let view = history.view({ maxTokens, loadFrom });
+  let rendered = history.render(view, now);
+  let assembled = assemble(rendered);
+  let compaction: CompactionReport | undefined;
+  const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy) : null;
+  if (planned) {
+    await history.keepClearedResults(planned);
+    const draft = planned.request ? await summariseSafely(deps.summariser(policy), planned.request) : null;
+    compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString())) ?? undefined;
+    view = history.view({ maxTokens, loadFrom });
+    rendered = history.render(view, now);
+    assembled = assemble(rendered);
+  }
   if (!assembled.ok) return assembled;
   const assembly = assembled.value;
   const memoryMissing = extra.memoryError ? [{ id: "memory", reason: "error" as const, detail: extra.memoryError, severity: "warning" as const }] : [];
+  // History the budget could never hold was not even loaded; the evidence still says it was given up.
+  const unread = view.unread.messages ? [{ id: `history:before:${view.stored[0]?.seq ?? 0}`, kind: "history" as const, priority: PRIORITY.history, tokens: view.unread.tokens }] : [];
   const envelope = {
     ...assembly.envelope,
+    budget: { ...assembly.envelope.budget, truncations: [...unread, ...assembly.envelope.budget.truncations] },
     missing: [...assembly.envelope.missing, ...memoryMissing],
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
     tools: { unanswered, results: admitted.value.reports },
+    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size },
+    ...(compaction ? { compaction } : {}),
   };
   const result: StoredTurnResult = {
     turnId,
@@ -111,17 +140,26 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     }
     if (meta.identity === null || switching) store.setIdentity(identity, agent.id);
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
-    const seqs = stored.map((m) => m.seq);
+    const seqs = [...rendered.seqs];
     storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
     const shown = assembly.historyShown.map((index) => seqs[index]!);
     if (assembly.userMessage) shown.push(store.appendMessage(turnId, assembly.userMessage, at));
     const lastSeq = shown.at(-1) ?? seqs.at(-1) ?? 0;
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
-    store.saveTurn({ turnId, requestDigest, systemPrompt: identity, userSeq: lastSeq, historyView: seqRanges(shown), result: JSON.stringify(result) }, at);
+    store.saveTurn({ turnId, requestDigest, systemPrompt: identity, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
     recordTurnEvents(store, result, at);
   });
   return ok({ ...result, messages: assembly.messages, replayed: false });
+}
+
+/** The conversation's compaction policy, with the window this turn's model has when the turn names one. */
+function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): CompactionPolicy {
+  return {
+    ...policy,
+    ...(budget?.contextWindow === undefined ? {} : { contextWindow: budget.contextWindow }),
+    ...(budget?.outputReserve === undefined ? {} : { outputReserve: budget.outputReserve }),
+  };
 }
 
 /** Appends admitted messages and records what protecting each tool result did (rules and keyed hashes, never values). */
@@ -136,11 +174,17 @@ export function storeAdmitted(store: ConversationStore, turnId: string | null, a
   return lastSeq;
 }
 
-/** The answer stored for `prior`: its result, and exactly the stored messages its model input held. */
-function replay(store: ConversationStore, prior: TurnRecord): TurnResult {
+/** The answer stored for `prior`: its result, and exactly what its model input held (summary and stubs as they were). */
+function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   const stored = JSON.parse(prior.result) as StoredTurnResult;
   const ranges = prior.historyView.length ? prior.historyView : [[1, prior.userSeq] as [number, number]];
-  const history: ChatMessage[] = withAges(ranges.flatMap(([from, to]) => store.messages(to, from)), new Date(stored.envelope.createdAt));
+  const asOf = deps.history.view({ asOf: prior.compactionId, maxTokens: 0 });
+  const view = {
+    ...asOf,
+    summary: ranges[0]![0] === 0 ? asOf.summary : null,
+    stored: ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1))),
+  };
+  const { history } = deps.history.render(view, new Date(stored.envelope.createdAt));
   return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history], replayed: true };
 }
 

@@ -49,6 +49,8 @@ export interface TurnAssembly {
   ledger: { upserts: LedgerEntry[]; deletes: { kind: LedgerEntry["kind"]; key: string }[] };
   envelope: ContextEnvelope;
   usage: TurnUsage;
+  /** What the model would read with nothing given up: what compaction compares with its trigger. */
+  requestedTokens: number;
   missing: MissingContext[];
 }
 
@@ -130,6 +132,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   let truncations: Truncation[] = [];
   let kept = new Set(items.map((i) => i.id));
   let out = render(kept);
+  const requestedTokens = usageOf(out.messages);
   if (input.maxTokens !== undefined) {
     const maxTokens = input.maxTokens;
     const tooSmall = (required: number) =>
@@ -196,7 +199,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     ...blockTokens,
   ];
   const ledger = { upserts, deletes };
-  return ok({ userMessage: out.userMessage, messages: out.messages, historyShown: out.historyShown, ledger, envelope, usage, missing });
+  return ok({ userMessage: out.userMessage, messages: out.messages, historyShown: out.historyShown, ledger, envelope, usage, requestedTokens, missing });
 }
 
 /** On a continuation nothing is pulled: every ledger entry counts as unchanged. */

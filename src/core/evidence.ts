@@ -52,6 +52,10 @@ export interface ContextEnvelope {
   assembly: { blocks: AssemblyBlock[] };
   injection: { id: string; kind: LedgerKind; target: "user_message_appendix"; marker: InjectionMarker }[];
   missing: MissingContext[];
+  /** The history the model reads: the summary in effect, where the loaded messages begin, how many results are stubs. */
+  history?: { summaryThroughSeq: number | null; loadedFromSeq: number | null; stubs: number };
+  /** The compaction this turn ran before it was assembled. */
+  compaction?: CompactionEvidence;
   /** Tool calls this turn closed without a result, and what protecting each result it carried did. */
   tools?: {
     unanswered: { id: string; name: string }[];
@@ -63,6 +67,24 @@ export interface ContextEnvelope {
       trimmed: { strategy: string; originalTokens: number; keptTokens: number } | null;
     }[];
   };
+}
+
+/** One compaction, in the draft standard's terms: what it covered and what it knowingly lost. */
+export interface CompactionEvidence {
+  id: number;
+  reason: "auto" | "manual" | "clear";
+  tokens: { before: number; after: number; trigger: number | null; target: number | null };
+  /** Tool results the model now reads as stubs, and where their full text is. */
+  cleared: { seq: number; savedTokens: number; pointer: string }[];
+  summary: {
+    coverage: { throughSeq: number; messages: number; groups: number; tokens: number };
+    summariser: string;
+    trust: "user" | "assistant" | "external";
+    loss: readonly string[];
+  } | null;
+  /** Contexts whose injection the summary covered: they are injected again. */
+  reinjected: string[];
+  reachesTarget: boolean;
 }
 
 export interface TurnUsage {

@@ -34,3 +34,28 @@ export function groupMessages(history: readonly ChatMessage[]): MessageGroup[] {
   });
   return groups;
 }
+
+/**
+ * What breaks the pairing rules every provider enforces: a tool result must
+ * follow the call it answers (after its siblings only), and every call must be
+ * answered before anything else is said. A trailing group may still wait for
+ * results when `pendingAllowed`. Empty means the history is well-formed.
+ */
+export function pairingProblems(history: readonly ChatMessage[], options: { pendingAllowed?: boolean } = {}): string[] {
+  const problems: string[] = [];
+  let open: Set<string> | null = null;
+  let openAt = -1;
+  history.forEach((message, index) => {
+    if (message.role === "tool") {
+      if (!open?.delete(message.tool_call_id)) problems.push(`message ${index}: a tool result for '${message.tool_call_id}' does not follow its call`);
+      return;
+    }
+    if (open?.size) problems.push(`message ${openAt}: ${[...open].join(", ")} not answered before message ${index}`);
+    if (message.role === "system" && index > 0) problems.push(`message ${index}: a system message after the first`);
+    open = message.role === "assistant" && message.tool_calls?.length ? new Set(message.tool_calls.map((c) => c.id)) : null;
+    openAt = index;
+  });
+  const last = open as Set<string> | null;
+  if (last?.size && !options.pendingAllowed) problems.push(`message ${openAt}: ${[...last].join(", ")} never answered`);
+  return problems;
+}

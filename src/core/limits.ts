@@ -37,5 +37,7 @@ export const LIMITS = {
   agentsPerApp: 64,
   toolsPerAgent: 128,
   messagesPerAppend: 64,
+  /** Messages one resume may carry (the body limit applies too). */
+  messagesPerResume: 2_000,
   listItemsPerPage: 100,
 } as const;

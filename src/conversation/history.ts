@@ -1,0 +1,222 @@
+import { withAges } from "../core/ages";
+import { messageTokens } from "../core/assemble";
+import type { CompactionEvidence } from "../core/evidence";
+import { groupMessages } from "../core/groups";
+import type { ChatMessage } from "../core/messages";
+import type { Owner } from "../env";
+import { planCompaction, type CompactionPlan, type ViewGroup } from "../history/plan";
+import { compactionLimits, type CompactionLimits, type CompactionPolicy } from "../history/policy";
+import type { SummaryDraft, SummaryInputMessage, SummaryRequest } from "../history/summary";
+import { leastTrusted, messageTrust, renderStub, renderSummary, resultPointer, type SummaryOverlay } from "../history/view";
+import type { StoredMessage } from "../protocol/frontend";
+import { redact } from "../protect/redact";
+import type { CompactionReason, CompactionStore } from "./compaction-store";
+import type { ConversationStore } from "./store";
+
+/** What a request reads of the history: the summary in effect, then the stored messages after it, some as stubs. */
+export interface HistoryView {
+  summary: SummaryOverlay | null;
+  stored: StoredMessage[];
+  stubs: ReadonlyMap<number, string>;
+  compactionId: number;
+  /** Stored messages after the summary that were not loaded: the request's budget could not hold them. */
+  unread: { messages: number; tokens: number };
+}
+
+/** The model's view as messages; `seqs[i]` is the stored seq of `history[i]`, 0 for the summary. */
+export interface RenderedHistory {
+  history: ChatMessage[];
+  seqs: number[];
+}
+
+export type CompactionReport = CompactionEvidence;
+
+/** A planned compaction waiting for its summary; committing it checks nothing else compacted meanwhile. */
+export interface PreparedCompaction {
+  basedOn: number;
+  plan: CompactionPlan;
+  limits: CompactionLimits;
+  request: SummaryRequest | null;
+  stubs: { seq: number; stub: string; saved: number; content: string }[];
+  coveredMessages: number;
+  trust: SummaryOverlay["trust"];
+}
+
+export interface HistoryDeps {
+  store: ConversationStore;
+  compactions: CompactionStore;
+  bucket: R2Bucket;
+  owner: Owner;
+  conversationId: string;
+}
+
+/**
+ * The Conversation's history beyond what is stored: views for requests
+ * (bounded by what the request can read), and non-destructive compaction.
+ */
+export class History {
+  constructor(private readonly deps: HistoryDeps) {}
+
+  /**
+   * Loads the summary, and only the stored messages after it that `maxTokens`
+   * could hold (whole groups), but always from `loadFrom` on when given.
+   */
+  view(options: { maxTokens?: number | undefined; asOf?: number; loadFrom?: number } = {}): HistoryView {
+    const { store, compactions } = this.deps;
+    const compactionId = options.asOf ?? compactions.latestId();
+    const summary = compactions.summary(compactionId);
+    const after = summary?.throughSeq ?? 0;
+    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens);
+    const from = Math.max(after + 1, Math.min(within, options.loadFrom ?? within));
+    const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.tokensAfter(after) - store.tokensAfter(from - 1) : 0 };
+    return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), compactionId, unread };
+  }
+
+  render(view: HistoryView, now: Date): RenderedHistory {
+    const shown = view.stored.map((m) => {
+      const stub = view.stubs.get(m.seq);
+      return stub === undefined || m.message.role !== "tool" ? m : { ...m, message: { ...m.message, content: stub } };
+    });
+    const history = withAges(shown, now);
+    const seqs = shown.map((m) => m.seq);
+    return view.summary ? { history: [renderSummary(view.summary), ...history], seqs: [0, ...seqs] } : { history, seqs };
+  }
+
+  /** Cheap: from the running totals, the tokens the stored part of the view takes. */
+  storedViewTokens(): number {
+    const { store, compactions } = this.deps;
+    const summary = compactions.summary();
+    const after = summary?.throughSeq ?? 0;
+    return store.tokensAfter(after) - compactions.savedAfter(after) + (summary ? messageTokens(renderSummary(summary)) : 0);
+  }
+
+  /**
+   * Plans a compaction of `rendered` (the view a request would read, whose
+   * other parts cost `fixedTokens`) and gathers what its summariser needs.
+   * Null when nothing would be gained or it is not needed.
+   */
+  prepare(view: HistoryView, rendered: RenderedHistory, fixedTokens: number, policy: CompactionPolicy, force = false): PreparedCompaction | null {
+    const limits = compactionLimits(policy);
+    if (!limits) return null;
+    const storedAt = view.summary ? 1 : 0;
+    const messages = rendered.history.slice(storedAt);
+    const seqs = rendered.seqs.slice(storedAt);
+    const tokens = messages.map(messageTokens);
+    const summaryTokens = view.summary ? messageTokens(rendered.history[0]!) : 0;
+    const toolNames = new Map(messages.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => [c.id, c.function.name] as const) : [])));
+    const stubFor = (seq: number) => {
+      const i = seqs.indexOf(seq);
+      const stored = view.stored.find((m) => m.seq === seq)!.message;
+      const tool = stored.role === "tool" ? (toolNames.get(stored.tool_call_id) ?? "a tool") : "a tool";
+      return renderStub({ tool, tokens: tokens[i]!, content: stored.content ?? "", pointer: resultPointer(this.deps.conversationId, seq) });
+    };
+    const groups: ViewGroup[] = groupMessages(messages).map((g) => {
+      const at = (k: number) => g.start + k;
+      const answered = g.messages.length - 1;
+      const calls = g.messages[0]!.role === "assistant" ? (g.messages[0]!.tool_calls?.length ?? 0) : 0;
+      return {
+        kind: g.kind,
+        seqs: g.messages.map((_, k) => seqs[at(k)]!),
+        tokens: g.messages.map((_, k) => tokens[at(k)]!),
+        toolResult: g.messages.map((m) => m.role === "tool"),
+        pending: g.kind === "tool_calls" && answered < calls,
+      };
+    });
+    const plan = planCompaction({
+      groups,
+      cleared: new Set(view.stubs.keys()),
+      fixedTokens: fixedTokens + summaryTokens,
+      summaryTokens,
+      stubTokens: (seq) => messageTokens({ role: "tool", tool_call_id: "", content: stubFor(seq) }),
+      limits,
+      policy,
+      force,
+    });
+    if (!plan) return null;
+
+    const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: view.stored.find((m) => m.seq === c.seq)!.message.content ?? "" }));
+    if (!plan.summarise) return { basedOn: view.compactionId, plan, limits, request: null, stubs, coveredMessages: 0, trust: "user" };
+    // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
+    const covered = this.deps.store.messages(plan.summarise.throughSeq, (view.summary?.throughSeq ?? 0) + 1);
+    const previous = view.summary?.text ? { text: view.summary.text, summariser: view.summary.summariser, state: this.deps.compactions.summary(view.compactionId)?.state ?? null } : null;
+    return {
+      basedOn: view.compactionId,
+      plan,
+      limits,
+      request: { previous, messages: summaryInputs(covered), maxTokens: policy.summaryTokens },
+      stubs,
+      coveredMessages: covered.length,
+      trust: leastTrusted([...(view.summary?.text ? [view.summary.trust] : []), ...covered.map((m) => messageTrust(m.message))]),
+    };
+  }
+
+  /** Writes the full text of cleared results to R2 (outside any transaction: it is idempotent). */
+  async keepClearedResults(prepared: PreparedCompaction): Promise<void> {
+    const { bucket, owner, conversationId } = this.deps;
+    await Promise.all(prepared.stubs.map((s) => bucket.put(resultKey(owner, conversationId, s.seq), s.content, { httpMetadata: { contentType: "text/plain; charset=utf-8" } })));
+  }
+
+  /**
+   * Records the compaction, unless another one was recorded since it was
+   * planned. Messages stored meanwhile are after what it covers, so they stay.
+   * Runs inside the caller's transaction.
+   */
+  commit(prepared: PreparedCompaction, draft: (SummaryDraft & { summariser: string }) | null, reason: CompactionReason, at: string): CompactionReport | null {
+    const { store, compactions } = this.deps;
+    if (compactions.latestId() !== prepared.basedOn) return null;
+    const { plan } = prepared;
+    const summary =
+      plan.summarise && draft
+        ? { throughSeq: plan.summarise.throughSeq, text: draft.text, summariser: draft.summariser, trust: prepared.trust, loss: draft.loss, state: draft.state }
+        : null;
+    // The plan counted the summary at an estimate; the report counts the one written.
+    const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary)) : plan.after;
+    const id = compactions.add(reason, summary, { before: plan.before, after }, at);
+    for (const s of prepared.stubs) compactions.clearResult(s.seq, id, s.stub, s.saved);
+    const reinjected = summary ? store.forgetInjectedThrough(summary.throughSeq) : [];
+    const report: CompactionReport = {
+      id,
+      reason,
+      tokens: { before: plan.before, after, trigger: prepared.limits.trigger, target: prepared.limits.target },
+      cleared: prepared.stubs.map((s) => ({ seq: s.seq, savedTokens: s.saved, pointer: resultPointer(this.deps.conversationId, s.seq) })),
+      summary: summary && plan.summarise
+        ? { coverage: { throughSeq: plan.summarise.throughSeq, groups: plan.summarise.groups, tokens: plan.summarise.tokens, messages: prepared.coveredMessages }, summariser: summary.summariser, trust: summary.trust, loss: summary.loss }
+        : null,
+      reinjected,
+      reachesTarget: plan.reachesTarget,
+    };
+    store.addEvent(null, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: plan.before }, at);
+    store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
+    return report;
+  }
+
+  /** Clears the model's view (the stored history stays): the next request reads none of it, and every context is injected again. */
+  clear(at: string): CompactionReport {
+    const { store, compactions } = this.deps;
+    const throughSeq = store.lastSeq();
+    const before = this.storedViewTokens();
+    const id = compactions.add("clear", { throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after: 0 }, at);
+    const reinjected = store.forgetInjectedThrough(Number.MAX_SAFE_INTEGER);
+    store.addEvent(null, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: before }, at);
+    store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: 0, cleared: "all", reinjected }, at);
+    return { id, reason: "clear", tokens: { before, after: 0, trigger: null, target: null }, cleared: [], summary: null, reinjected, reachesTarget: true };
+  }
+}
+
+export function resultKey(owner: Owner, conversationId: string, seq: number): string {
+  return `results/${owner.tenant}/${owner.user}/${conversationId}/${seq}`;
+}
+
+/** What a summariser reads: stored text, redacted again in case it holds a secret the user typed. */
+function summaryInputs(stored: readonly StoredMessage[]): SummaryInputMessage[] {
+  const toolNames = new Map<string, string>();
+  return stored.map(({ seq, message, createdAt }) => {
+    const content = redact(message.content ?? "").text;
+    if (message.role === "assistant" && message.tool_calls) {
+      for (const c of message.tool_calls) toolNames.set(c.id, c.function.name);
+      return { seq, role: "assistant", content, createdAt, toolCalls: message.tool_calls.map((c) => ({ name: c.function.name, arguments: redact(c.function.arguments).text })) };
+    }
+    if (message.role === "tool") return { seq, role: "tool", content, createdAt, toolName: toolNames.get(message.tool_call_id) ?? "unknown" };
+    return { seq, role: message.role, content, createdAt };
+  });
+}

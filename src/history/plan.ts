@@ -1,0 +1,128 @@
+/**
+ * Deciding a compaction, purely. It works on whole turn groups: first it
+ * clears old tool-result bodies (the newest few are kept), then, if that was
+ * not enough, it covers the oldest groups with a summary, never touching the
+ * protected tail or a group whose calls still wait for results. Nothing here
+ * changes stored history: the plan says what the model's view becomes.
+ */
+import type { MessageGroup } from "../core/groups";
+import type { CompactionLimits, CompactionPolicy } from "./policy";
+
+export interface ViewGroup {
+  kind: MessageGroup["kind"];
+  /** The stored seq of each message, in order. */
+  seqs: readonly number[];
+  /** Tokens of each message as the model reads it now (a cleared result counts its stub). */
+  tokens: readonly number[];
+  /** Which messages are tool results. */
+  toolResult: readonly boolean[];
+  /** A call still without its result: never cleared, never summarised. */
+  pending: boolean;
+}
+
+export interface PlanInput {
+  /** The groups after the current summary, oldest first. */
+  groups: readonly ViewGroup[];
+  /** Seqs of tool results already replaced by a stub. */
+  cleared: ReadonlySet<number>;
+  /** What the model reads besides these groups: system message, current summary, the new message and its appendix. */
+  fixedTokens: number;
+  /** The current summary's tokens (0 without one); a new summary replaces it. */
+  summaryTokens: number;
+  /** What a stub would cost in place of the tool result at `seq`. */
+  stubTokens(seq: number): number;
+  limits: CompactionLimits;
+  policy: Pick<CompactionPolicy, "keepToolResults" | "tailGroups" | "summaryTokens">;
+  /** Compact even below the trigger (an explicit request). */
+  force?: boolean;
+}
+
+export interface CompactionPlan {
+  /** Tokens the model reads now, and after the plan (the summary counted at its budget). */
+  before: number;
+  after: number;
+  /** Tool results to replace by stubs, oldest first. */
+  clear: { seq: number; saved: number }[];
+  /** The groups a new summary covers (from the start of history), or null. */
+  summarise: { throughSeq: number; groups: number; messages: number; tokens: number; summaryEstimate: number } | null;
+  /** Whether the plan reaches the target. */
+  reachesTarget: boolean;
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+export function viewTokens(input: Pick<PlanInput, "groups" | "fixedTokens">): number {
+  return input.fixedTokens + sum(input.groups.map((g) => sum(g.tokens)));
+}
+
+export function shouldCompact(input: Pick<PlanInput, "groups" | "fixedTokens" | "limits">): boolean {
+  return viewTokens(input) > input.limits.trigger;
+}
+
+export function planCompaction(input: PlanInput): CompactionPlan | null {
+  const before = viewTokens(input);
+  if (!input.force && before <= input.limits.trigger) return null;
+  const { target } = input.limits;
+  // Tokens per message as the plan goes; clearing lowers them.
+  const tokens = input.groups.map((g) => [...g.tokens]);
+  const total = () => input.fixedTokens + sum(tokens.map(sum));
+
+  const clear: CompactionPlan["clear"] = [];
+  const results = input.groups.flatMap((g, gi) => g.seqs.map((seq, mi) => ({ seq, gi, mi, tool: g.toolResult[mi]!, pending: g.pending }))).filter((r) => r.tool);
+  const clearable = results.slice(0, Math.max(0, results.length - input.policy.keepToolResults));
+  for (const r of clearable) {
+    if (total() <= target) break;
+    if (r.pending || input.cleared.has(r.seq)) continue;
+    const saved = tokens[r.gi]![r.mi]! - input.stubTokens(r.seq);
+    if (saved <= 0) continue;
+    tokens[r.gi]![r.mi]! -= saved;
+    clear.push({ seq: r.seq, saved });
+  }
+  if (total() <= target) return { before, after: total(), clear, summarise: null, reachesTarget: true };
+
+  const candidates = summarisable(input, tokens);
+  let covered = 0;
+  let best: { count: number; after: number; summary: number } | null = null;
+  for (let count = 1; count <= candidates; count++) {
+    covered += sum(tokens[count - 1]!);
+    const summary = Math.min(input.policy.summaryTokens, input.summaryTokens + covered);
+    const after = total() - covered - input.summaryTokens + summary;
+    if (after < before && (best === null || after < best.after)) best = { count, after, summary };
+    if (after <= target) break;
+  }
+  if (best === null) return clear.length ? { before, after: total(), clear, summarise: null, reachesTarget: false } : null;
+
+  const coveredGroups = input.groups.slice(0, best.count);
+  const throughSeq = coveredGroups.at(-1)!.seqs.at(-1)!;
+  return {
+    before,
+    after: best.after,
+    // A result the summary covers is out of the view anyway: clearing it would only cost a write.
+    clear: clear.filter((c) => c.seq > throughSeq),
+    summarise: {
+      throughSeq,
+      groups: best.count,
+      messages: sum(coveredGroups.map((g) => g.seqs.length)),
+      tokens: sum(coveredGroups.map((g) => sum(g.tokens))),
+      summaryEstimate: best.summary,
+    },
+    reachesTarget: best.after <= target,
+  };
+}
+
+/** How many of the oldest groups may be summarised: all but the protected tail and anything from a pending group on. */
+function summarisable(input: PlanInput, tokens: readonly (readonly number[])[]): number {
+  const { groups } = input;
+  const firstPending = groups.findIndex((g) => g.pending);
+  let tailStart = firstPending === -1 ? groups.length : firstPending;
+  let tail = 0;
+  let protectedGroups = 0;
+  while (tailStart > 0) {
+    const next = sum(tokens[tailStart - 1]!);
+    if (protectedGroups >= input.policy.tailGroups && tail + next > input.limits.tailTokens) break;
+    tail += next;
+    protectedGroups++;
+    tailStart--;
+  }
+  return tailStart;
+}
