@@ -5,6 +5,7 @@ import { LIMITS } from "../core/limits";
 import { hubStub } from "../env";
 import { appCredential, offersAppSubprotocol, requireApiKey, type ApiEnv } from "./auth";
 import { conversations } from "./conversations";
+import { history } from "./history";
 import { memories } from "./memory";
 import { artifacts } from "./artifacts";
 import { problemResponse } from "./problem-response";
@@ -54,6 +55,7 @@ v1.use(
   }),
 );
 v1.route("/conversations", conversations);
+v1.route("/conversations", history);
 v1.route("/memories", memories);
 v1.route("/", artifacts);
 v1.get("/agents", async (c) => c.json({ agents: await hubStub(c.env, c.var.owner).agents() }));

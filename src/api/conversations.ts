@@ -22,7 +22,7 @@ conversations.post("/", async (c) => {
   const body = await readJson(c, CreateConversationBody, { optional: true });
   if (!body.ok) return problemResponse(c, body.problem);
   const id = crypto.randomUUID();
-  return reply(c, await conversationStub(c.env, c.var.owner, id).create(c.var.owner, id, body.value.agent), 201);
+  return reply(c, await conversationStub(c.env, c.var.owner, id).create(c.var.owner, id, body.value.agent, body.value.compaction), 201);
 });
 
 conversations.get("/:id", async (c) => {

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Attachment, EventsQuery, TurnBody } from "../api/schemas";
+import type { Attachment, CompactBody, EventsQuery, SetMessagesBody, TurnBody } from "../api/schemas";
 import { contextKey } from "../core/attachments";
 import { acknowledgedApps, mergeAttachments } from "../core/attachments";
 import type { ContextList } from "../core/context-data";
@@ -11,7 +11,7 @@ import { hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from
 import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
 import { chooseSummariser } from "../history/summarise";
 import { CompactionStore } from "./compaction-store";
-import { History } from "./history";
+import { History, type CompactionReport } from "./history";
 import type { AppHub } from "../hub/app-hub";
 import type { AttachmentInfo, ContextEvent, ConversationInfo, ResourceInfo, StoredMessage, TurnResult } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
@@ -19,8 +19,10 @@ import { migrate } from "../storage/migrate";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ConversationStore, type ConversationMeta } from "./store";
-import { admitMessages, type ToolResultReport } from "./tool-results";
-import { checkAttachable, storeAdmitted, takeTurn } from "./turn";
+import type { ToolResultReport } from "./tool-results";
+import { checkAttachable, takeTurn } from "./turn";
+import { ConversationContextManager } from "./context-manager";
+import type { CompactionStatus, RequestMessages } from "../history/contract";
 import { turnSections } from "./turn-sections";
 import { tenantAuditKey } from "../protect/audit";
 
@@ -91,22 +93,73 @@ export class Conversation extends DurableObject<Env> {
     });
   }
 
+  // ── the context-manager contract (src/history/contract.ts) ──
+
   messages(owner: Owner): Result<{ messages: StoredMessage[] }> {
-    const meta = this.owned(owner);
-    return meta.ok ? ok({ messages: this.store.messages() }) : meta;
+    const manager = this.manager(owner);
+    if (!manager.ok) return manager;
+    const messages = manager.value.getMessages();
+    return messages.ok ? ok({ messages: messages.value }) : messages;
   }
 
-  /** The model's reply and tool results; every result must answer an open call, and is redacted and trimmed before it is stored. */
   async appendMessages(owner: Owner, messages: AppendableMessage[]): Promise<Result<{ appended: number; lastSeq: number; toolResults: ToolResultReport[] }>> {
+    const manager = this.manager(owner, { live: true });
+    return manager.ok ? manager.value.addMessages(messages) : manager;
+  }
+
+  requestMessages(owner: Owner, maxTokens: number | undefined): Result<RequestMessages> {
+    const manager = this.manager(owner);
+    return manager.ok ? manager.value.getMessagesForRequest({ maxTokens }) : manager;
+  }
+
+  async setMessages(owner: Owner, messages: SetMessagesBody["messages"]): Promise<Result<{ appended: number; lastSeq: number }>> {
+    const manager = this.manager(owner, { live: true });
+    return manager.ok ? manager.value.setMessages(messages) : manager;
+  }
+
+  async clearHistory(owner: Owner): Promise<Result<CompactionReport>> {
+    return this.queue.run(async () => {
+      const manager = this.manager(owner, { live: true });
+      return manager.ok ? manager.value.clear() : manager;
+    });
+  }
+
+  compactionStatus(owner: Owner): Result<CompactionStatus> {
+    const manager = this.manager(owner);
+    return manager.ok ? manager.value.shouldCompact() : manager;
+  }
+
+  async compact(owner: Owner, body: CompactBody): Promise<Result<{ compaction: CompactionReport | null }>> {
+    const manager = this.manager(owner, { live: true });
+    if (!manager.ok) return manager;
+    const compaction = await manager.value.compact(body);
+    return compaction.ok ? ok({ compaction: compaction.value }) : compaction;
+  }
+
+  async setCompactionPolicy(owner: Owner, policy: CompactionPolicy): Promise<Result<CompactionStatus>> {
     return this.queue.run(async () => {
       const meta = this.live(owner);
       if (!meta.ok) return meta;
-      const admitted = await admitMessages(this.store.openToolCalls(), messages, { policies: meta.value.resultPolicies, auditKey: await this.auditKey(owner) });
-      if (!admitted.ok) return admitted;
-      const at = new Date().toISOString();
-      const lastSeq = this.store.transaction(() => storeAdmitted(this.store, null, admitted.value, at));
-      return ok({ appended: admitted.value.messages.length, lastSeq, toolResults: admitted.value.reports });
+      this.store.setCompactionPolicy(policy);
+      return this.compactionStatus(owner);
     });
+  }
+
+  private manager(owner: Owner, options: { live?: boolean } = {}): Result<ConversationContextManager> {
+    const meta = options.live ? this.live(owner) : this.owned(owner);
+    if (!meta.ok) return meta;
+    return ok(
+      new ConversationContextManager({
+        store: this.store,
+        compactions: this.compactions,
+        history: this.history(owner, meta.value),
+        meta: meta.value,
+        queue: this.queue,
+        auditKey: () => this.auditKey(owner),
+        summariser: this.summariser,
+        now: () => new Date(),
+      }),
+    );
   }
 
   attachments(owner: Owner): Result<{ attachments: AttachmentInfo[] }> {

@@ -1,33 +1,34 @@
-import { withAges } from "../core/ages";
 import { messageTokens } from "../core/assemble";
 import type { CompactionEvidence } from "../core/evidence";
-import { groupMessages } from "../core/groups";
-import type { ChatMessage } from "../core/messages";
 import type { Owner } from "../env";
-import { planCompaction, type CompactionPlan, type ViewGroup } from "../history/plan";
+import { planCompaction, viewGroups, type CompactionPlan } from "../history/plan";
 import { compactionLimits, type CompactionLimits, type CompactionPolicy } from "../history/policy";
 import type { SummaryDraft, SummaryInputMessage, SummaryRequest } from "../history/summary";
-import { leastTrusted, messageTrust, renderStub, renderSummary, resultPointer, type SummaryOverlay } from "../history/view";
+import {
+  leastTrusted,
+  messageTrust,
+  renderHistory,
+  renderStub,
+  renderSummary,
+  resultPointer,
+  type HistoryOverlay,
+  type RenderedHistory,
+  type SummaryOverlay,
+} from "../history/view";
 import type { StoredMessage } from "../protocol/frontend";
 import { redact } from "../protect/redact";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
 import type { ConversationStore } from "./store";
 
 /** What a request reads of the history: the summary in effect, then the stored messages after it, some as stubs. */
-export interface HistoryView {
-  summary: SummaryOverlay | null;
-  stored: StoredMessage[];
-  stubs: ReadonlyMap<number, string>;
+export interface HistoryView extends HistoryOverlay {
   compactionId: number;
+  /** The last seq the model no longer reads as a message: covered by the summary, or by a clear (which leaves none). */
+  coveredThrough: number;
   /** Stored messages after the summary that were not loaded: the request's budget could not hold them. */
   unread: { messages: number; tokens: number };
 }
 
-/** The model's view as messages; `seqs[i]` is the stored seq of `history[i]`, 0 for the summary. */
-export interface RenderedHistory {
-  history: ChatMessage[];
-  seqs: number[];
-}
 
 export type CompactionReport = CompactionEvidence;
 
@@ -64,22 +65,18 @@ export class History {
   view(options: { maxTokens?: number | undefined; asOf?: number; loadFrom?: number } = {}): HistoryView {
     const { store, compactions } = this.deps;
     const compactionId = options.asOf ?? compactions.latestId();
-    const summary = compactions.summary(compactionId);
-    const after = summary?.throughSeq ?? 0;
-    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens);
+    const overlay = compactions.summary(compactionId);
+    const after = overlay?.throughSeq ?? 0;
+    // Stubs make the view smaller than the stored messages: what they save can be loaded in addition.
+    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + compactions.savedAfter(after));
     const from = Math.max(after + 1, Math.min(within, options.loadFrom ?? within));
     const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.tokensAfter(after) - store.tokensAfter(from - 1) : 0 };
-    return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), compactionId, unread };
+    const summary = overlay?.text ? overlay : null;
+    return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), compactionId, coveredThrough: after, unread };
   }
 
   render(view: HistoryView, now: Date): RenderedHistory {
-    const shown = view.stored.map((m) => {
-      const stub = view.stubs.get(m.seq);
-      return stub === undefined || m.message.role !== "tool" ? m : { ...m, message: { ...m.message, content: stub } };
-    });
-    const history = withAges(shown, now);
-    const seqs = shown.map((m) => m.seq);
-    return view.summary ? { history: [renderSummary(view.summary), ...history], seqs: [0, ...seqs] } : { history, seqs };
+    return renderHistory(view, now);
   }
 
   /** Cheap: from the running totals, the tokens the stored part of the view takes. */
@@ -110,18 +107,7 @@ export class History {
       const tool = stored.role === "tool" ? (toolNames.get(stored.tool_call_id) ?? "a tool") : "a tool";
       return renderStub({ tool, tokens: tokens[i]!, content: stored.content ?? "", pointer: resultPointer(this.deps.conversationId, seq) });
     };
-    const groups: ViewGroup[] = groupMessages(messages).map((g) => {
-      const at = (k: number) => g.start + k;
-      const answered = g.messages.length - 1;
-      const calls = g.messages[0]!.role === "assistant" ? (g.messages[0]!.tool_calls?.length ?? 0) : 0;
-      return {
-        kind: g.kind,
-        seqs: g.messages.map((_, k) => seqs[at(k)]!),
-        tokens: g.messages.map((_, k) => tokens[at(k)]!),
-        toolResult: g.messages.map((m) => m.role === "tool"),
-        pending: g.kind === "tool_calls" && answered < calls,
-      };
-    });
+    const groups = viewGroups(messages, seqs);
     const plan = planCompaction({
       groups,
       cleared: new Set(view.stubs.keys()),
@@ -137,16 +123,16 @@ export class History {
     const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: view.stored.find((m) => m.seq === c.seq)!.message.content ?? "" }));
     if (!plan.summarise) return { basedOn: view.compactionId, plan, limits, request: null, stubs, coveredMessages: 0, trust: "user" };
     // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
-    const covered = this.deps.store.messages(plan.summarise.throughSeq, (view.summary?.throughSeq ?? 0) + 1);
-    const previous = view.summary?.text ? { text: view.summary.text, summariser: view.summary.summariser, state: this.deps.compactions.summary(view.compactionId)?.state ?? null } : null;
+    const covered = this.deps.store.messages(plan.summarise.throughSeq, view.coveredThrough + 1);
+    const previous = view.summary ? { text: view.summary.text, summariser: view.summary.summariser, state: this.deps.compactions.summary(view.compactionId)?.state ?? null } : null;
     return {
       basedOn: view.compactionId,
       plan,
       limits,
-      request: { previous, messages: summaryInputs(covered), maxTokens: policy.summaryTokens },
+      request: { previous, messages: summaryInputs(covered), maxTokens: limits.summaryTokens },
       stubs,
       coveredMessages: covered.length,
-      trust: leastTrusted([...(view.summary?.text ? [view.summary.trust] : []), ...covered.map((m) => messageTrust(m.message))]),
+      trust: leastTrusted([...(view.summary ? [view.summary.trust] : []), ...covered.map((m) => messageTrust(m.message))]),
     };
   }
 

@@ -1,6 +1,8 @@
 import type { Attachment, TurnBody } from "../api/schemas";
 import { assembleTurn, usageOf } from "../core/assemble";
 import { PRIORITY } from "../core/budget";
+import { auditRecords } from "../protect/audit";
+import { redact } from "../protect/redact";
 import { contextKey } from "../core/attachments";
 import { renderIdentity, renderPersonaSwitch } from "../core/identity";
 import type { Observation } from "../core/ledger";
@@ -13,7 +15,8 @@ import type { TurnResult } from "../protocol/frontend";
 import { compactionLimits, type CompactionPolicy } from "../history/policy";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
-import type { CompactionReport, History, RenderedHistory } from "./history";
+import type { RenderedHistory } from "../history/view";
+import type { CompactionReport, History } from "./history";
 import type { ConversationMeta, ConversationStore, TurnRecord } from "./store";
 import { admitMessages, inCallOrder, type AdmittedMessages } from "./tool-results";
 import type { TurnSections } from "./turn-sections";
@@ -77,6 +80,9 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   // The identity block is frozen at the first turn; a later agent brings its persona as a note on the user's message.
   const identity = meta.identity ?? renderIdentity(agent.systemPrompt, now);
   const switching = !continuation && meta.personaAgent !== null && meta.personaAgent !== agent.id;
+  // Secrets the user typed are redacted like any tool output's: stored history, summaries and evidence never hold them.
+  const typed = body.message === undefined ? null : redact(body.message);
+  const typedRedactions = typed ? await auditRecords(typed.hits, deps.auditKey) : [];
   const policy = turnPolicy(meta.compactionPolicy, body.budget);
   const maxTokens = body.budget?.maxTokens ?? compactionLimits(policy)?.usable;
   const assemble = (rendered: RenderedHistory) =>
@@ -87,7 +93,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       systemPrompt: identity,
       personaNote: switching ? renderPersonaSwitch(agent) : undefined,
       history: [...rendered.history, ...fresh],
-      userText: body.message,
+      userText: typed?.text,
       currentFrom: rendered.history.length,
       ledger: store.ledger(),
       observations: [...pulled, ...resources],
@@ -121,6 +127,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     missing: [...assembly.envelope.missing, ...memoryMissing],
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
     tools: { unanswered, results: admitted.value.reports },
+    ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
     history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size },
     ...(compaction ? { compaction } : {}),
   };
@@ -148,7 +155,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
     store.saveTurn({ turnId, requestDigest, systemPrompt: identity, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
-    recordTurnEvents(store, result, at);
+    if (typedRedactions.length) store.addEvent(turnId, "message.redacted", null, { redactions: typedRedactions }, at);
+    recordTurnEvents(store, result, assembly.messages.length, at);
   });
   return ok({ ...result, messages: assembly.messages, replayed: false });
 }
@@ -181,7 +189,7 @@ function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   const asOf = deps.history.view({ asOf: prior.compactionId, maxTokens: 0 });
   const view = {
     ...asOf,
-    summary: ranges[0]![0] === 0 ? asOf.summary : null,
+    summary: ranges[0]?.[0] === 0 ? asOf.summary : null,
     stored: ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1))),
   };
   const { history } = deps.history.render(view, new Date(stored.envelope.createdAt));
@@ -223,7 +231,7 @@ export async function checkAttachable(hub: DurableObjectStub<AppHub>, a: Attachm
   return ok(true);
 }
 
-function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, at: string): void {
+function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, messageCount: number, at: string): void {
   const { envelope } = result;
   for (const i of envelope.injection) {
     const type = i.marker === "removed" ? "context.removed" : "context.injection.applied";
@@ -233,4 +241,7 @@ function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, at
   for (const c of envelope.tools?.unanswered ?? []) store.addEvent(result.turnId, "tool.call.unanswered", c.id, { tool: c.name }, at);
   for (const t of envelope.budget.truncations) store.addEvent(result.turnId, "context.truncated", t.id, { kind: t.kind, priority: t.priority, tokens: t.tokens }, at);
   store.addEvent(result.turnId, "turn.assembled", result.agent.id, { usage: result.usage }, at);
+  // The contract's name for what a request now includes: message and token counts, and the contexts injected.
+  const sources = envelope.injection.filter((i) => i.marker !== "removed").map((i) => i.id);
+  store.addEvent(result.turnId, "context:include", null, { messageCount, tokens: result.usage.total, sources }, at);
 }

@@ -52,6 +52,8 @@ export interface ContextEnvelope {
   assembly: { blocks: AssemblyBlock[] };
   injection: { id: string; kind: LedgerKind; target: "user_message_appendix"; marker: InjectionMarker }[];
   missing: MissingContext[];
+  /** What redacting the user's own message did: rule, place and keyed hash of each secret, never the value. */
+  message?: { redactions: { rule: string; offset: number; length: number; hash: string }[] };
   /** The history the model reads: the summary in effect, where the loaded messages begin, how many results are stubs. */
   history?: { summaryThroughSeq: number | null; loadedFromSeq: number | null; stubs: number };
   /** The compaction this turn ran before it was assembled. */

@@ -5,7 +5,9 @@
  * protected tail or a group whose calls still wait for results. Nothing here
  * changes stored history: the plan says what the model's view becomes.
  */
-import type { MessageGroup } from "../core/groups";
+import { messageTokens } from "../core/assemble";
+import { groupMessages, type MessageGroup } from "../core/groups";
+import type { ChatMessage } from "../core/messages";
 import type { CompactionLimits, CompactionPolicy } from "./policy";
 
 export interface ViewGroup {
@@ -32,7 +34,7 @@ export interface PlanInput {
   /** What a stub would cost in place of the tool result at `seq`. */
   stubTokens(seq: number): number;
   limits: CompactionLimits;
-  policy: Pick<CompactionPolicy, "keepToolResults" | "tailGroups" | "summaryTokens">;
+  policy: Pick<CompactionPolicy, "keepToolResults" | "tailGroups">;
   /** Compact even below the trigger (an explicit request). */
   force?: boolean;
 }
@@ -47,6 +49,21 @@ export interface CompactionPlan {
   summarise: { throughSeq: number; groups: number; messages: number; tokens: number; summaryEstimate: number } | null;
   /** Whether the plan reaches the target. */
   reachesTarget: boolean;
+}
+
+/** The view's messages as whole groups, each message with its seq and tokens; a group whose calls are not all answered is pending. */
+export function viewGroups(messages: readonly ChatMessage[], seqs: readonly number[]): ViewGroup[] {
+  return groupMessages(messages).map((g) => {
+    const first = g.messages[0]!;
+    const calls = first.role === "assistant" ? (first.tool_calls?.length ?? 0) : 0;
+    return {
+      kind: g.kind,
+      seqs: g.messages.map((_, k) => seqs[g.start + k]!),
+      tokens: g.messages.map(messageTokens),
+      toolResult: g.messages.map((m) => m.role === "tool"),
+      pending: g.kind === "tool_calls" && g.messages.length - 1 < calls,
+    };
+  });
 }
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
@@ -85,7 +102,7 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
   let best: { count: number; after: number; summary: number } | null = null;
   for (let count = 1; count <= candidates; count++) {
     covered += sum(tokens[count - 1]!);
-    const summary = Math.min(input.policy.summaryTokens, input.summaryTokens + covered);
+    const summary = Math.min(input.limits.summaryTokens, input.summaryTokens + covered);
     const after = total() - covered - input.summaryTokens + summary;
     if (after < before && (best === null || after < best.after)) best = { count, after, summary };
     if (after <= target) break;

@@ -43,11 +43,19 @@ export interface CompactionLimits {
   target: number;
   /** The protected tail never takes more than half the target, so there is always a middle to summarise. */
   tailTokens: number;
+  /** Nor the summary more than a quarter of it, so a summary leaves room for the conversation it summarises. */
+  summaryTokens: number;
 }
 
 export function compactionLimits(policy: CompactionPolicy): CompactionLimits | null {
   if (policy.contextWindow === undefined) return null;
   const usable = policy.contextWindow - policy.outputReserve;
   const target = Math.floor(usable * policy.target);
-  return { usable, trigger: Math.floor(usable * policy.trigger), target, tailTokens: Math.min(policy.tailTokens, Math.floor(target / 2)) };
+  return {
+    usable,
+    trigger: Math.floor(usable * policy.trigger),
+    target,
+    tailTokens: Math.min(policy.tailTokens, Math.floor(target / 2)),
+    summaryTokens: Math.min(policy.summaryTokens, Math.floor(target / 4)),
+  };
 }

@@ -4,6 +4,7 @@
  * messages after it, with cleared tool results shown as their stubs. Stored
  * messages are never rewritten; this is a view over them.
  */
+import { withAges } from "../core/ages";
 import type { ChatMessage } from "../core/messages";
 import { neutralize } from "../core/neutralize";
 
@@ -53,4 +54,27 @@ export function renderStub(result: { tool: string; tokens: number; content: stri
 
 export function resultPointer(conversationId: string, seq: number): string {
   return `r2://results/${conversationId}/${seq}`;
+}
+
+/** The summary in effect, the stored messages after it, and the stubs that replace some of their tool results. */
+export interface HistoryOverlay {
+  summary: SummaryOverlay | null;
+  stored: readonly { seq: number; createdAt: string; message: ChatMessage }[];
+  stubs: ReadonlyMap<number, string>;
+}
+
+/** The model's view as messages; `seqs[i]` is the stored seq of `history[i]`, 0 for the summary. */
+export interface RenderedHistory {
+  history: ChatMessage[];
+  seqs: number[];
+}
+
+export function renderHistory(view: HistoryOverlay, now: Date): RenderedHistory {
+  const shown = view.stored.map((m) => {
+    const stub = view.stubs.get(m.seq);
+    return stub === undefined || m.message.role !== "tool" ? m : { ...m, message: { ...m.message, content: stub } };
+  });
+  const history = withAges(shown, now);
+  const seqs = shown.map((m) => m.seq);
+  return view.summary ? { history: [renderSummary(view.summary), ...history], seqs: [0, ...seqs] } : { history, seqs };
 }

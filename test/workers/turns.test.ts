@@ -115,17 +115,32 @@ describe("turns", () => {
     expect((await frontend.turn(conversation, body)).messages).toEqual(later.messages);
   });
 
+  it("redacts secrets the user types before the message is stored, and audits them by keyed hash only", async () => {
+    const { agent, frontend, conversation } = await setup();
+    const token = `ghp_${"A1b2C3d4E5".repeat(3)}x7Y8z9`;
+    const result = await frontend.turn(conversation, { agent, message: `my token is ${token} please use it` });
+    expect(result.messages.at(-1)!.content).toContain("my token is [REDACTED:");
+    const { messages } = await frontend.json<{ messages: StoredMessage[] }>("GET", `/v1/conversations/${conversation}/messages`);
+    const events = await frontend.json<{ events: unknown[] }>("GET", `/v1/conversations/${conversation}/events`);
+    for (const text of [JSON.stringify(result), JSON.stringify(messages), JSON.stringify(events)]) expect(text).not.toContain(token);
+    expect(result.envelope.message!.redactions).toHaveLength(1);
+    expect(result.envelope.message!.redactions[0]!.hash).toMatch(/^[0-9a-f]{16,}$/);
+  });
+
   it("records context events for the conversation", async () => {
     const { agent, frontend, conversation } = await setup();
     await frontend.turn(conversation, { agent, message: "one" });
-    const { events, nextAfter } = await frontend.json<{ events: { type: string; subject: string | null }[]; nextAfter: number }>(
+    const { events, nextAfter } = await frontend.json<{ events: { type: string; subject: string | null; data: Record<string, unknown> }[]; nextAfter: number }>(
       "GET",
       `/v1/conversations/${conversation}/events`,
     );
     expect(events.map((e) => [e.type, e.subject])).toEqual([
       ["context.injection.applied", "notes:editor"],
       ["turn.assembled", agent],
+      ["context:include", null],
     ]);
+    expect(events[2]!.data).toMatchObject({ messageCount: 2, sources: ["notes:editor"] });
+    expect(events[2]!.data.tokens).toBeGreaterThan(0);
     const later = await frontend.json<{ events: unknown[] }>("GET", `/v1/conversations/${conversation}/events?after=${nextAfter}`);
     expect(later.events).toEqual([]);
   });

@@ -1,0 +1,167 @@
+import { assembleTurn, messageTokens } from "../core/assemble";
+import { pairingProblems } from "../core/groups";
+import type { AppendableMessage, ChatMessage } from "../core/messages";
+import { neutralize } from "../core/neutralize";
+import { fail, ok, type Result } from "../core/problem";
+import type { CompactionStatus, ContextManager, RequestMessages } from "../history/contract";
+import { compactionLimits, type CompactionPolicy } from "../history/policy";
+import { summariseSafely } from "../history/summarise";
+import type { Summariser } from "../history/summary";
+import type { CompactionStore } from "./compaction-store";
+import type { CompactionReport, History } from "./history";
+import type { SerialQueue } from "./serial-queue";
+import type { ConversationMeta, ConversationStore } from "./store";
+import { admitMessages, type AdmittedMessages } from "./tool-results";
+import { storeAdmitted } from "./turn";
+
+export interface ContextManagerDeps {
+  store: ConversationStore;
+  compactions: CompactionStore;
+  history: History;
+  meta: ConversationMeta;
+  queue: SerialQueue;
+  auditKey: () => Promise<CryptoKey>;
+  summariser: (policy: CompactionPolicy) => Summariser;
+  now: () => Date;
+}
+
+/** The context-manager contract over one Conversation's SQLite, R2 and queue. Every change goes through the queue. */
+export class ConversationContextManager implements ContextManager {
+  constructor(private readonly deps: ContextManagerDeps) {}
+
+  /** The model's reply and tool results; every result must answer an open call, and is redacted and trimmed before it is stored. */
+  addMessages(messages: AppendableMessage[]) {
+    const { store, queue } = this.deps;
+    return queue.run(async () => {
+      const meta = this.current();
+      if (!meta.ok) return meta;
+      const admitted = await admitMessages(store.openToolCalls(), messages, { policies: meta.value.resultPolicies, auditKey: await this.deps.auditKey() });
+      if (!admitted.ok) return admitted;
+      const at = this.deps.now().toISOString();
+      const lastSeq = store.transaction(() => storeAdmitted(store, null, admitted.value, at));
+      return ok({ appended: admitted.value.messages.length, lastSeq, toolResults: admitted.value.reports });
+    });
+  }
+
+  /** The conversation as it is once the queue reaches a change: another change may have ended it or changed its agent. */
+  private current(): Result<ConversationMeta> {
+    const meta = this.deps.store.meta()!;
+    return meta.endedAt ? fail("conflict", "this conversation has ended") : ok(meta);
+  }
+
+  getMessages(): Result<{ seq: number; turnId: string | null; createdAt: string; message: ChatMessage }[]> {
+    return ok(this.deps.store.messages());
+  }
+
+  /** What the model would read before a new message: the frozen system message, the summary, and the newest whole groups that fit. */
+  getMessagesForRequest(options: { maxTokens?: number | undefined }): Result<RequestMessages> {
+    const { history, meta } = this.deps;
+    const maxTokens = options.maxTokens ?? compactionLimits(meta.compactionPolicy)?.usable;
+    const view = history.view({ maxTokens });
+    const rendered = history.render(view, this.deps.now());
+    const assembled = assembleTurn({
+      turnId: "request",
+      conversationId: meta.conversationId,
+      now: this.deps.now(),
+      systemPrompt: meta.identity ?? "",
+      history: rendered.history,
+      ledger: [],
+      observations: [],
+      maxTokens,
+    });
+    if (!assembled.ok) return assembled;
+    const dropped = assembled.value.envelope.budget.truncations;
+    return ok({
+      messages: assembled.value.messages,
+      tokens: assembled.value.usage.total,
+      truncated: {
+        messages: view.unread.messages + dropped.length,
+        tokens: view.unread.tokens + dropped.reduce((sum, t) => sum + t.tokens, 0),
+      },
+    });
+  }
+
+  /**
+   * Resumes a history kept elsewhere into a conversation that has none. It
+   * must pair every result with its call; results are protected as if appended.
+   */
+  setMessages(messages: Exclude<ChatMessage, { role: "system" }>[]) {
+    const { store, queue } = this.deps;
+    return queue.run(async (): Promise<Result<{ appended: number; lastSeq: number }>> => {
+      const meta = this.current();
+      if (!meta.ok) return meta;
+      if (store.messageCount() > 0) return fail("conflict", "this conversation already has messages; stored history is never replaced. Resume into a new conversation");
+      const problems = pairingProblems(messages, { pendingAllowed: true });
+      if (problems.length) return fail("invalid-request", `the messages do not pair every tool result with its call: ${problems[0]}`, problems.map((p) => ({ path: "messages", message: p })));
+      const auditKey = await this.deps.auditKey();
+      const at = this.deps.now().toISOString();
+      // Runs of the model's messages go through the same envelope as appends; user text is stored as a turn stores it.
+      const runs: (AppendableMessage[] | string)[] = [];
+      for (const m of messages) {
+        if (m.role === "user") runs.push(neutralize(m.content));
+        else if (Array.isArray(runs.at(-1))) (runs.at(-1) as AppendableMessage[]).push(m);
+        else runs.push([m]);
+      }
+      const admitted: AdmittedMessages[] = [];
+      for (const run of runs) {
+        if (typeof run === "string") continue;
+        // Pairing was checked: a user message never follows an open call, so each run starts with none open.
+        const result = await admitMessages(new Map(), run, { policies: meta.value.resultPolicies, auditKey });
+        if (!result.ok) return result;
+        admitted.push(result.value);
+      }
+      let lastSeq = 0;
+      store.transaction(() => {
+        let next = 0;
+        for (const run of runs) {
+          lastSeq = typeof run === "string" ? store.appendMessage(null, { role: "user", content: run }, at) : storeAdmitted(store, null, admitted[next++]!, at);
+        }
+        store.addEvent(null, "messages.resumed", null, { count: messages.length, lastSeq }, at);
+      });
+      return ok({ appended: messages.length, lastSeq });
+    });
+  }
+
+  clear(): Result<CompactionReport> {
+    const { store, history } = this.deps;
+    return ok(store.transaction(() => history.clear(this.deps.now().toISOString())));
+  }
+
+  shouldCompact(): Result<CompactionStatus> {
+    const { store, compactions, history, meta } = this.deps;
+    const policy = meta.compactionPolicy;
+    const limits = compactionLimits(policy);
+    const tokens = messageTokens({ role: "system", content: meta.identity ?? "" }) + history.storedViewTokens();
+    const latest = compactions.list().at(-1);
+    return ok({
+      policy,
+      limits,
+      tokens,
+      messageCount: store.messageCount(),
+      shouldCompact: limits !== null && tokens > limits.trigger,
+      latest: latest ? { id: latest.id, reason: latest.reason, summaryThroughSeq: latest.summary?.throughSeq ?? null, at: latest.createdAt } : null,
+    });
+  }
+
+  /**
+   * Plans under the queue, summarises outside it (a model summariser may take
+   * seconds, and appends must not wait), then records it under the queue.
+   * Messages appended meanwhile come after what it covers, so none is lost.
+   */
+  async compact(options: { force?: boolean | undefined; contextWindow?: number | undefined }): Promise<Result<CompactionReport | null>> {
+    const { store, history, meta, queue } = this.deps;
+    const policy = options.contextWindow === undefined ? meta.compactionPolicy : { ...meta.compactionPolicy, contextWindow: options.contextWindow };
+    const limits = compactionLimits(policy);
+    if (!limits) return fail("invalid-request", "the conversation's compaction policy names no contextWindow; set one, or pass contextWindow");
+    const prepared = await queue.run(async () => {
+      const view = history.view({ maxTokens: limits.usable });
+      const rendered = history.render(view, this.deps.now());
+      return history.prepare(view, rendered, messageTokens({ role: "system", content: meta.identity ?? "" }), policy, options.force ?? false);
+    });
+    if (!prepared) return ok(null);
+    await history.keepClearedResults(prepared);
+    const draft = prepared.request ? await summariseSafely(this.deps.summariser(policy), prepared.request) : null;
+    const report = await queue.run(async () => store.transaction(() => history.commit(prepared, draft, "manual", this.deps.now().toISOString())));
+    return report ? ok(report) : fail("conflict", "another compaction was recorded while this one ran; ask again");
+  }
+}

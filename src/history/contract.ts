@@ -1,0 +1,40 @@
+/**
+ * The context-manager contract (after amplifier's): what any keeper of a
+ * conversation's history offers an agent loop. The Conversation Durable Object
+ * implements it; stored history is append-only, so `setMessages` resumes into
+ * an empty conversation, and `clear` and `compact` change the model's view,
+ * never the stored messages.
+ */
+import type { CompactionEvidence } from "../core/evidence";
+import type { AppendableMessage, ChatMessage } from "../core/messages";
+import type { Result } from "../core/problem";
+import type { CompactionLimits, CompactionPolicy } from "./policy";
+
+export interface CompactionStatus {
+  policy: CompactionPolicy;
+  /** Null until the policy (or a turn) names the model's window. */
+  limits: CompactionLimits | null;
+  /** What the model would read now, before any new message: system, summary and the stored messages after it. */
+  tokens: number;
+  messageCount: number;
+  shouldCompact: boolean;
+  /** The latest compaction, or null. */
+  latest: { id: number; reason: CompactionEvidence["reason"]; summaryThroughSeq: number | null; at: string } | null;
+}
+
+export interface RequestMessages {
+  messages: ChatMessage[];
+  tokens: number;
+  /** History older than what `maxTokens` could hold, given up whole groups at a time. */
+  truncated: { messages: number; tokens: number };
+}
+
+export interface ContextManager {
+  addMessages(messages: AppendableMessage[]): Promise<Result<{ appended: number; lastSeq: number }>>;
+  getMessagesForRequest(options: { maxTokens?: number | undefined }): Result<RequestMessages>;
+  getMessages(): Result<{ seq: number; message: ChatMessage }[]>;
+  setMessages(messages: Exclude<ChatMessage, { role: "system" }>[]): Promise<Result<{ appended: number; lastSeq: number }>>;
+  clear(): Result<CompactionEvidence>;
+  shouldCompact(): Result<CompactionStatus>;
+  compact(options: { force?: boolean | undefined; contextWindow?: number | undefined }): Promise<Result<CompactionEvidence | null>>;
+}

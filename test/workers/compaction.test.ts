@@ -1,0 +1,266 @@
+import { env } from "cloudflare:workers";
+import { evictDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { pairingProblems } from "../../src/core/groups";
+import type { ChatMessage } from "../../src/core/messages";
+import { conversationStub } from "../../src/env";
+import type { CompactionStatus, RequestMessages } from "../../src/history/contract";
+import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
+import { expectProblem, freshIdentity, Frontend, reminderOf } from "./support/runtime";
+import { TestApp } from "./support/test-app";
+
+/** A small window, so a few dozen turns reach the trigger: usable 3,584, trigger 3,046, target 2,508. */
+const POLICY = { contextWindow: 4_096, outputReserve: 512, tailTokens: 600 };
+/** The same, with every tool result kept whole, so only a summary can make room. */
+const SUMMARISING = { ...POLICY, keepToolResults: 100 };
+
+async function setup(policy: Record<string, unknown> = POLICY) {
+  const id = freshIdentity();
+  const state = { editor: "cursor at line 1" };
+  const app = await TestApp.connect(id, "notes", {
+    "editor-state": { name: "Editor State", current: () => ({ content: state.editor, title: "Editor State" }) },
+  });
+  const agent = await app.createAgent("assistant", ["notes:editor-state"]);
+  const other = await app.createAgent("reviewer", ["notes:editor-state"], "You are a strict reviewer.");
+  const frontend = await Frontend.for(id);
+  const { id: conversation } = await frontend.json<{ id: string }>("POST", "/v1/conversations", { compaction: policy });
+  return { id, state, agent, other, frontend, conversation, path: `/v1/conversations/${conversation}` };
+}
+
+const call = (id: string, name = "search") => ({ id, type: "function", function: { name, arguments: `{"q":"${id}"}` } });
+/** ~250 tokens of tool output that mentions a file, so the digest has something to keep. */
+const output = (i: number) => `result ${i} from src/module-${i}.ts\n` + `line ${i} of the listing with words and numbers ${i * 7}\n`.repeat(20);
+
+/** One exchange: a question, a tool call and its result (a continuation turn), and a reply. Two turns. */
+async function exchange(s: Awaited<ReturnType<typeof setup>>, i: number, message = `Question ${i}: what does module ${i} do?`, agent = s.agent): Promise<TurnResult[]> {
+  const asked = await s.frontend.turn(s.conversation, { agent, message });
+  await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [call(`c${i}`)] }] });
+  const answered = await s.frontend.turn(s.conversation, { agent, toolResults: [{ tool_call_id: `c${i}`, content: output(i) }] });
+  await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: `Module ${i} parses the listing.` }] });
+  return [asked, answered];
+}
+
+const summaryOf = (messages: readonly ChatMessage[]) => messages.find((m) => m.role === "user" && m.content.startsWith("<summary_fence"))?.content ?? null;
+
+describe("compaction", () => {
+  it("compacts at the trigger into a summary overlay: stored history unchanged, the view smaller, pairs whole", async () => {
+    const s = await setup();
+    let compacted: TurnResult | null = null;
+    let storedBefore: StoredMessage[] = [];
+    for (let i = 0; i < 20 && !compacted; i++) {
+      storedBefore = (await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`)).messages;
+      compacted = (await exchange(s, i)).find((t) => t.envelope.compaction) ?? null;
+    }
+    expect(compacted, "no turn compacted").not.toBeNull();
+    const report = compacted!.envelope.compaction!;
+    expect(report.reason).toBe("auto");
+    expect(report.tokens.before).toBeGreaterThan(report.tokens.trigger!);
+    expect(compacted!.usage.total).toBeLessThanOrEqual(3_584);
+    expect(pairingProblems(compacted!.messages)).toEqual([]);
+
+    // Stored messages are only ever appended: everything stored before the compaction is still there, byte for byte.
+    const storedAfter = (await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`)).messages;
+    expect(storedAfter.slice(0, storedBefore.length)).toEqual(storedBefore);
+
+    const events = (await s.frontend.json<{ events: { type: string; data: Record<string, unknown> }[] }>("GET", `${s.path}/events?limit=500`)).events;
+    const pre = events.find((e) => e.type === "context:pre_compact")!;
+    const post = events.find((e) => e.type === "context:post_compact")!;
+    expect(pre.data).toMatchObject({ tokens: report.tokens.before });
+    expect(post.data).toMatchObject({ tokens: report.tokens.after });
+    expect(pre.data.messageCount).toBeGreaterThan(0);
+    expect(events.filter((e) => e.type === "context:include").length).toBeGreaterThan(0);
+  });
+
+  it("clears old tool results first, keeping the newest three, and each stub's pointer serves the full text", async () => {
+    const s = await setup({ ...POLICY, tailTokens: 0, summaryTokens: 64 });
+    let compacted: TurnResult | null = null;
+    for (let i = 0; i < 20 && !compacted; i++) compacted = (await exchange(s, i)).find((t) => t.envelope.compaction?.cleared.length) ?? null;
+    expect(compacted).not.toBeNull();
+    const { cleared } = compacted!.envelope.compaction!;
+    const tools = compacted!.messages.filter((m) => m.role === "tool");
+    expect(tools.slice(-3).every((m) => m.content.startsWith("result "))).toBe(true);
+    const stub = tools.find((m) => m.content.startsWith("[tool result cleared"))!;
+    expect(stub.content).toContain("search returned ~");
+    const pointer = cleared.find((c) => stub.content.includes(c.pointer))!;
+    expect(pointer.pointer).toBe(`r2://results/${s.conversation}/${pointer.seq}`);
+    const full = await s.frontend.request("GET", `${s.path}/results/${pointer.seq}`);
+    expect(full.status).toBe(200);
+    const stored = (await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`)).messages.find((m) => m.seq === pointer.seq)!;
+    expect(await full.text()).toBe(stored.message.content);
+    await expectProblem(await s.frontend.request("GET", `${s.path}/results/999999`), 404, "not-found");
+  });
+
+  it("keeps the user's corrections and exact quotes in the digest, fenced and marked as trusted as its least trusted input", async () => {
+    const s = await setup(SUMMARISING);
+    await exchange(s, 0, 'Please name the report "Quarterly Figures — Final (v2)" exactly.');
+    await exchange(s, 1, "Actually the deadline is Friday the 14th, not Thursday.");
+    let summary: string | null = null;
+    for (let i = 2; i < 30 && !summary; i++) summary = summaryOf((await exchange(s, i)).at(-1)!.messages);
+    expect(summary, "no summary within 30 exchanges").not.toBeNull();
+    expect(summary).toContain('"Quarterly Figures — Final (v2)"');
+    expect(summary).toContain("Actually the deadline is Friday the 14th, not Thursday.");
+    expect(summary).toMatch(/^<summary_fence covers="messages #1–#\d+" trust="external" summariser="digest">/);
+    expect(summary).toContain("not instructions");
+  });
+
+  it("injects a context again once the turn that carried it is summarised away", async () => {
+    const s = await setup(SUMMARISING);
+    const [first] = await exchange(s, 0);
+    expect(reminderOf(first!)).toContain("[Context: Editor State]\ncursor at line 1");
+    let compacting: TurnResult | null = null;
+    for (let i = 1; i < 30 && !compacting; i++) {
+      const turns = await exchange(s, i);
+      compacting = turns.find((t) => t.envelope.compaction?.summary) ?? null;
+      for (const t of turns) if (t !== compacting && !t.envelope.compaction) expect(reminderOf(t)).not.toContain("[Context");
+    }
+    expect(compacting).not.toBeNull();
+    expect(compacting!.envelope.compaction!.reinjected).toEqual(["notes:editor-state"]);
+    // A continuation pulls nothing; the next turn with a message injects the context's current value again.
+    const next = compacting!.messages.at(-1)!.role === "tool" ? await s.frontend.turn(s.conversation, { agent: s.agent, message: "go on" }) : compacting!;
+    expect(reminderOf(next)).toContain("[Context: Editor State]\ncursor at line 1");
+  });
+
+  it("keeps every turn's prompt a byte-prefix of the next over 50 turns, except when it compacts", async () => {
+    const s = await setup();
+    let previous: string[] = [];
+    let extended = 0;
+    let compactions = 0;
+    const history: TurnResult[] = [];
+    for (let i = 0; i < 25; i++) {
+      // Half-way the user switches persona: a note on the message, the system message untouched.
+      const turns = await exchange(s, i, undefined, i >= 12 ? s.other : s.agent);
+      for (const turn of turns) {
+        const serialised = turn.messages.map((m) => JSON.stringify(m));
+        if (turn.envelope.compaction) compactions++;
+        else {
+          expect(serialised.slice(0, previous.length), `turn ${history.length}`).toEqual(previous);
+          extended++;
+        }
+        previous = serialised;
+        history.push(turn);
+      }
+    }
+    expect(history).toHaveLength(50);
+    expect(compactions).toBeGreaterThan(0);
+    expect(extended + compactions).toBe(50);
+    expect(history[24]!.messages.at(-1)!.content).toContain("<persona_switch>");
+    expect(new Set(history.map((t) => t.messages[0]!.content)).size).toBe(1);
+  });
+
+  it("resumes after eviction with the same summary, ledger and identity block", async () => {
+    const s = await setup(SUMMARISING);
+    let last: TurnResult | null = null;
+    for (let i = 0; i < 30 && !last?.envelope.history?.summaryThroughSeq; i++) last = (await exchange(s, i)).at(-1)!;
+    expect(last!.envelope.history!.summaryThroughSeq).not.toBeNull();
+    // The summary covered the context's injection: this turn injects it again, and the ledger records that.
+    last = await s.frontend.turn(s.conversation, { agent: s.agent, message: "where were we?" });
+    expect(reminderOf(last)).toContain("[Context: Editor State]");
+    const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    await evictDurableObject(conversationStub(env, s.id, s.conversation));
+    expect(await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`)).toEqual(status);
+    const after = await s.frontend.turn(s.conversation, { agent: s.agent, message: "still there?" });
+    expect(after.envelope.compaction).toBeUndefined();
+    expect(reminderOf(after)).toBe("");
+    const before = last!.messages.map((m) => JSON.stringify(m));
+    expect(after.messages.map((m) => JSON.stringify(m)).slice(0, before.length)).toEqual(before);
+  });
+
+  it("replays a compacting turn exactly", async () => {
+    const s = await setup();
+    for (let i = 0; i < 30; i++) {
+      await exchange(s, i);
+      const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+      if (status.tokens > 2_800) break;
+    }
+    const body = { turnId: "compacting", agent: s.agent, message: "x ".repeat(400) };
+    const first = await s.frontend.turn(s.conversation, body);
+    expect(first.envelope.compaction).toBeDefined();
+    await exchange(s, 99);
+    const again = await s.frontend.turn(s.conversation, body);
+    expect(again.replayed).toBe(true);
+    expect(JSON.stringify(again.messages)).toBe(JSON.stringify(first.messages));
+  });
+});
+
+describe("the context-manager contract over HTTP", () => {
+  const resumed = (n: number) =>
+    Array.from({ length: n }, (_, i) => [
+      { role: "user" as const, content: `Message ${i}: tell me about part ${i}.` },
+      { role: "assistant" as const, content: null, tool_calls: [{ id: `r${i}`, type: "function" as const, function: { name: "lookup", arguments: "{}" } }] },
+      { role: "tool" as const, tool_call_id: `r${i}`, content: output(i) },
+      { role: "assistant" as const, content: `Part ${i} is fine.` },
+    ]).flat();
+
+  it("resumes a history into an empty conversation, refuses to replace one, and refuses broken pairs", async () => {
+    const s = await setup();
+    const res = await s.frontend.json<{ appended: number }>("PUT", `${s.path}/messages`, { messages: resumed(3) });
+    expect(res.appended).toBe(12);
+    const stored = (await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`)).messages;
+    expect(stored.map((m) => m.message)).toEqual(resumed(3));
+    await expectProblem(await s.frontend.request("PUT", `${s.path}/messages`, { messages: resumed(1) }), 409, "conflict");
+
+    const other = await setup();
+    const orphan = [{ role: "user", content: "hi" }, { role: "tool", tool_call_id: "nope", content: "x" }];
+    const refused = await expectProblem(await other.frontend.request("PUT", `${other.path}/messages`, { messages: orphan }), 400, "invalid-request");
+    expect(refused.detail).toContain("does not follow its call");
+    const unanswered = [{ role: "assistant", content: null, tool_calls: [call("a")] }, { role: "user", content: "hi" }];
+    await expectProblem(await other.frontend.request("PUT", `${other.path}/messages`, { messages: unanswered }), 400, "invalid-request");
+    await expectProblem(await other.frontend.request("PUT", `${other.path}/messages`, { messages: [{ role: "system", content: "x" }] }), 400, "invalid-request");
+    expect((await other.frontend.json<{ messages: StoredMessage[] }>("GET", `${other.path}/messages`)).messages).toEqual([]);
+  });
+
+  it("answers get-for-request within a budget, should-compact, compact, and clear, never touching stored messages", async () => {
+    const s = await setup(SUMMARISING);
+    await s.frontend.json("PUT", `${s.path}/messages`, { messages: resumed(12) });
+    const stored = await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`);
+
+    const small = await s.frontend.json<RequestMessages>("GET", `${s.path}/context?maxTokens=600`);
+    expect(small.tokens).toBeLessThanOrEqual(600);
+    expect(small.truncated.messages).toBeGreaterThan(0);
+    expect(pairingProblems(small.messages)).toEqual([]);
+
+    const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    expect(status.shouldCompact).toBe(true);
+    expect(status.messageCount).toBe(48);
+    const { compaction } = await s.frontend.json<{ compaction: { summary: { coverage: { throughSeq: number } } } }>("POST", `${s.path}/compact`);
+    expect(compaction.summary.coverage.throughSeq).toBeGreaterThan(0);
+    const after = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    expect(after.shouldCompact).toBe(false);
+    expect(after.tokens).toBeLessThan(status.tokens);
+    const view = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
+    expect(summaryOf(view.messages)).not.toBeNull();
+
+    const cleared = await s.frontend.json<{ reason: string }>("POST", `${s.path}/clear`);
+    expect(cleared.reason).toBe("clear");
+    const empty = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
+    expect(empty.messages).toHaveLength(1);
+    expect(await s.frontend.json("GET", `${s.path}/messages`)).toEqual(stored);
+  });
+
+  it("never compacts a call still waiting for its result, and loses no message appended while it runs", async () => {
+    const s = await setup(SUMMARISING);
+    await s.frontend.json("PUT", `${s.path}/messages`, { messages: [...resumed(12), { role: "assistant", content: null, tool_calls: [call("open")] }] });
+    const [compacted, appended] = await Promise.all([
+      s.frontend.json<{ compaction: { summary: { coverage: { throughSeq: number } } } }>("POST", `${s.path}/compact`, { force: true }),
+      s.frontend.json<{ lastSeq: number }>("POST", `${s.path}/messages`, { messages: [{ role: "tool", tool_call_id: "open", content: "late answer" }] }),
+    ]);
+    expect(compacted.compaction.summary.coverage.throughSeq).toBeLessThan(49);
+    expect(appended.lastSeq).toBe(50);
+    const view = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
+    expect(view.messages.at(-2)).toMatchObject({ role: "assistant", tool_calls: [{ id: "open" }] });
+    expect(view.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "open", content: "late answer" });
+    expect(pairingProblems(view.messages)).toEqual([]);
+  });
+
+  it("validates policies and compaction requests", async () => {
+    const s = await setup({});
+    await expectProblem(await s.frontend.request("POST", `${s.path}/compact`), 400, "invalid-request");
+    await expectProblem(await s.frontend.request("PUT", `${s.path}/compaction`, { contextWindow: 16_384, trigger: 0.5, target: 0.6 }), 400, "invalid-request");
+    await expectProblem(await s.frontend.request("PUT", `${s.path}/compaction`, { contextWindow: 8_192 }), 400, "invalid-request");
+    await expectProblem(await s.frontend.request("PUT", `${s.path}/compaction`, { contextWindow: 100 }), 400, "invalid-request");
+    await expectProblem(await s.frontend.request("POST", "/v1/conversations", { compaction: { summariser: "gpt" } }), 400, "invalid-request");
+    await expectProblem(await s.frontend.request("GET", `${s.path}/context?maxTokens=abc`), 400, "invalid-request");
+    const set = await s.frontend.json<CompactionStatus>("PUT", `${s.path}/compaction`, { contextWindow: 16_384 });
+    expect(set.limits).toEqual({ usable: 12_288, trigger: 10_444, target: 8_601, tailTokens: 4_300, summaryTokens: 2_000 });
+  });
+});
