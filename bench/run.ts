@@ -8,6 +8,7 @@ import { startLocalRuntime } from "../scripts/local-runtime";
 import { summary } from "./stats";
 import { httpFloor, timedFetch } from "./timed-fetch";
 import { benchArtifactTokens } from "./artifacts";
+import { benchLongConversation, benchSession } from "./history";
 import { benchMemorySearch } from "./memory";
 import { benchRedaction } from "./redaction";
 import { benchInjectedTokens } from "./tokens";
@@ -45,6 +46,24 @@ try {
   console.log(`\nA tool-heavy session: ${s.results} tool results of ~${Math.round(s.rawResultTokens / s.results)} tokens each, through turns' toolResults`);
   console.log(`  the model reads ${s.protectedInputTokens} tokens vs ${s.rawInputTokens} with raw results appended = ${((100 * s.protectedInputTokens) / s.rawInputTokens).toFixed(1)} % (${(100 - (100 * s.protectedInputTokens) / s.rawInputTokens).toFixed(1)} % saved)`);
   console.log(`  a 1 MB tool output through the tool-result path inside the Worker (Server-Timing, against a tiny one): ${s.redactMbPerSecond.toFixed(1)} MB/s (target ≥ 20 MB/s)`);
+
+  const long = await benchLongConversation({ url: runtime.url, appToken: await appToken("history"), client, lastServerMs: timed.lastServerMs });
+  console.log(`\nA ${long.messages.toLocaleString("en-US")}-message conversation (${long.storedTokens.toLocaleString("en-US")} tokens stored), 128k window`);
+  console.log(`  building the request (GET /context): p50 ${long.request.p50.toFixed(2)} ms · p99 ${long.request.p99.toFixed(2)} ms · inside the Worker p50 ${long.request.serverP50} ms`);
+  console.log(`  memory: it loads ${long.request.loadedMessages.toLocaleString("en-US")} messages (${(long.request.loadedBytes / 1024).toFixed(0)} KB of message JSON); read whole it would be ${(long.whole.bytes / 1024).toFixed(0)} KB, p50 ${long.whole.serverP50} ms inside the Worker`);
+  console.log(`  a turn on it once compacted: p50 ${long.turn.p50.toFixed(2)} ms (inside the Worker ${long.turn.serverP50} ms), the model reads ${long.turn.tokens.toLocaleString("en-US")} tokens`);
+
+  const window = { contextWindow: 4_096, outputReserve: 512 };
+  const scripted = await benchSession({ url: runtime.url, app: "session", appToken: await appToken("session"), client, exchanges: 25, resultLines: 8, compaction: window });
+  console.log(`\nPrefix stability over a scripted ${scripted.turns}-turn session (4k window, ${scripted.compactions} compactions)`);
+  console.log(`  ${scripted.extending} of ${scripted.turns - 1} turns extend the previous prompt byte for byte (${((100 * scripted.extending) / (scripted.turns - 1)).toFixed(1)} %); ${((100 * scripted.cacheableBytes) / scripted.promptBytes).toFixed(1)} % of all prompt bytes repeat the previous prompt's prefix`);
+
+  const [compacted, whole] = await Promise.all([
+    benchSession({ url: runtime.url, app: "long-a", appToken: await appToken("long-a"), client, exchanges: 100, resultLines: 30, compaction: { contextWindow: 16_384, outputReserve: 2_048 } }),
+    benchSession({ url: runtime.url, app: "long-b", appToken: await appToken("long-b"), client, exchanges: 100, resultLines: 30 }),
+  ]);
+  console.log(`\nTokens the model reads over a ${compacted.turns}-turn session`);
+  console.log(`  with compaction (16k window): ${compacted.tokens.toLocaleString("en-US")} (${compacted.compactions} compactions) vs ${whole.tokens.toLocaleString("en-US")} uncompacted = ${((100 * compacted.tokens) / whole.tokens).toFixed(1)} %`);
 
   const r = benchRedaction();
   console.log(`\nRedaction over the labelled corpus (${r.secrets} secrets, ${r.negatives} look-alikes), in Node`);

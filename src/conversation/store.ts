@@ -1,6 +1,6 @@
 import type { LedgerEntry, LedgerKind } from "../core/ledger";
 import type { ChatMessage, ToolCall } from "../core/messages";
-import { messageTokens } from "../core/assemble";
+import { messageTokens, withKnownTokens } from "../core/assemble";
 import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
 import type { TrimPolicy } from "../protect/trim-policy";
 import type { AttachmentInfo, ContextEvent, ResourceInfo, StoredMessage } from "../protocol/frontend";
@@ -308,7 +308,7 @@ export class ConversationStore {
 }
 
 function storedMessage(row: Row): StoredMessage {
-  return { seq: row.seq as number, turnId: row.turn_id as string | null, createdAt: row.created_at as string, message: chatMessage(row) };
+  return { seq: row.seq as number, turnId: row.turn_id as string | null, createdAt: row.created_at as string, message: withKnownTokens(chatMessage(row), row.tokens as number) };
 }
 
 function chatMessage(row: Row): ChatMessage {

@@ -215,12 +215,24 @@ function appendixOverhead(sections: readonly AppendixSection[], changes: readonl
   return tokens;
 }
 
+/** Counted once per message object: a turn measures the same history several times, and stored rows arrive counted. */
+const counted = new WeakMap<ChatMessage, number>();
+
 export function messageTokens(message: ChatMessage): number {
+  const known = counted.get(message);
+  if (known !== undefined) return known;
   let tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(message.content ?? "");
   if (message.role === "assistant" && message.tool_calls) {
     for (const call of message.tool_calls) tokens += countTokens(call.function.name) + countTokens(call.function.arguments);
   }
+  counted.set(message, tokens);
   return tokens;
+}
+
+/** A message read back from storage with the count `messageTokens` gave it when it was stored. */
+export function withKnownTokens<M extends ChatMessage>(message: M, tokens: number): M {
+  if (tokens > 0) counted.set(message, tokens);
+  return message;
 }
 
 /** What the model reads, in tokens: the figure every budget is checked against. */

@@ -38,6 +38,6 @@ export const LIMITS = {
   toolsPerAgent: 128,
   messagesPerAppend: 64,
   /** Messages one resume may carry (the body limit applies too). */
-  messagesPerResume: 2_000,
+  messagesPerResume: 10_000,
   listItemsPerPage: 100,
 } as const;

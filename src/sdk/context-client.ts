@@ -2,11 +2,16 @@ import type { z } from "zod";
 import type {
   AppendMessagesBody,
   Attachment,
+  CompactBody,
   CreateConversationBody,
   EventsQuery,
   ItemsQuery,
+  SetMessagesBody,
   TurnBody,
 } from "../api/schemas";
+import type { CompactionEvidence } from "../core/evidence";
+import type { CompactionStatus, RequestMessages } from "../history/contract";
+import type { CompactionPolicyInput } from "../history/policy";
 import type { ContextList } from "../core/context-data";
 import type {
   AgentInfo,
@@ -74,6 +79,35 @@ export class ContextClient {
 
   messages(id: string): Promise<{ messages: StoredMessage[] }> {
     return this.send("GET", `${conversationPath(id)}/messages`);
+  }
+
+  // ── history: the context-manager contract (docs/history.md) ──
+
+  /** Resumes a history kept elsewhere into a conversation that has no messages yet. */
+  setMessages(id: string, messages: z.input<typeof SetMessagesBody>["messages"]): Promise<{ appended: number; lastSeq: number }> {
+    return this.send("PUT", `${conversationPath(id)}/messages`, { body: { messages } });
+  }
+
+  /** What the model would read before a new message, within `maxTokens`. */
+  requestMessages(id: string, maxTokens?: number): Promise<RequestMessages> {
+    return this.send("GET", `${conversationPath(id)}/context`, { query: maxTokens === undefined ? {} : { maxTokens } });
+  }
+
+  compactionStatus(id: string): Promise<CompactionStatus> {
+    return this.send("GET", `${conversationPath(id)}/compaction`);
+  }
+
+  setCompactionPolicy(id: string, policy: CompactionPolicyInput): Promise<CompactionStatus> {
+    return this.send("PUT", `${conversationPath(id)}/compaction`, { body: policy });
+  }
+
+  compact(id: string, body: z.input<typeof CompactBody> = {}): Promise<{ compaction: CompactionEvidence | null }> {
+    return this.send("POST", `${conversationPath(id)}/compact`, { body });
+  }
+
+  /** Clears the model's view of the history; stored messages stay. */
+  clearHistory(id: string): Promise<CompactionEvidence> {
+    return this.send("POST", `${conversationPath(id)}/clear`);
   }
 
   attach(id: string, attachment: z.input<typeof Attachment>): Promise<{ attachments: AttachmentInfo[] }> {
