@@ -70,12 +70,13 @@ export class ConversationContextManager implements ContextManager {
       maxTokens,
     });
     if (!assembled.ok) return assembled;
-    const dropped = assembled.value.envelope.budget.truncations;
+    const dropped = assembled.value.envelope.budget.truncations.filter((t) => t.kind === "history");
+    const shown = assembled.value.historyShown.filter((i) => rendered.seqs[i] !== 0).length;
     return ok({
       messages: assembled.value.messages,
       tokens: assembled.value.usage.total,
       truncated: {
-        messages: view.unread.messages + dropped.length,
+        messages: this.deps.store.lastSeq() - view.coveredThrough - shown,
         tokens: view.unread.tokens + dropped.reduce((sum, t) => sum + t.tokens, 0),
       },
     });

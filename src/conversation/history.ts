@@ -113,6 +113,7 @@ export class History {
       cleared: new Set(view.stubs.keys()),
       fixedTokens: fixedTokens + summaryTokens,
       summaryTokens,
+      summaryOverheadTokens: messageTokens(renderSummary({ throughSeq: seqs.at(-1) ?? 0, text: "", summariser: "digest", trust: "external", loss: [] })),
       stubTokens: (seq) => messageTokens({ role: "tool", tool_call_id: "", content: stubFor(seq) }),
       limits,
       policy,

@@ -29,8 +29,10 @@ export interface PlanInput {
   cleared: ReadonlySet<number>;
   /** What the model reads besides these groups: system message, current summary, the new message and its appendix. */
   fixedTokens: number;
-  /** The current summary's tokens (0 without one); a new summary replaces it. */
+  /** The current summary message's tokens (0 without one); a new summary replaces it. */
   summaryTokens: number;
+  /** What the summary's fence and notes cost around its text: a new summary pays it even when its text is short. */
+  summaryOverheadTokens: number;
   /** What a stub would cost in place of the tool result at `seq`. */
   stubTokens(seq: number): number;
   limits: CompactionLimits;
@@ -97,17 +99,20 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
   }
   if (total() <= target) return { before, after: total(), clear, summarise: null, reachesTarget: true };
 
+  // A summary must beat clearing alone, counting its fence, or it only costs a summariser call.
+  const afterClearing = total();
   const candidates = summarisable(input, tokens);
+  const currentText = Math.max(0, input.summaryTokens - input.summaryOverheadTokens);
   let covered = 0;
   let best: { count: number; after: number; summary: number } | null = null;
   for (let count = 1; count <= candidates; count++) {
     covered += sum(tokens[count - 1]!);
-    const summary = Math.min(input.limits.summaryTokens, input.summaryTokens + covered);
-    const after = total() - covered - input.summaryTokens + summary;
-    if (after < before && (best === null || after < best.after)) best = { count, after, summary };
+    const summary = input.summaryOverheadTokens + Math.min(input.limits.summaryTokens, currentText + covered);
+    const after = afterClearing - covered - input.summaryTokens + summary;
+    if (after < afterClearing && (best === null || after < best.after)) best = { count, after, summary };
     if (after <= target) break;
   }
-  if (best === null) return clear.length ? { before, after: total(), clear, summarise: null, reachesTarget: false } : null;
+  if (best === null) return clear.length ? { before, after: afterClearing, clear, summarise: null, reachesTarget: false } : null;
 
   const coveredGroups = input.groups.slice(0, best.count);
   const throughSeq = coveredGroups.at(-1)!.seqs.at(-1)!;

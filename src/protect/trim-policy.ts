@@ -19,8 +19,11 @@ const Field = z
 export const TrimPolicy = z
   .object({
     strategy: TrimStrategy.default("head_tail"),
-    /** The result as the model reads it never counts more tokens than this. */
-    maxTokens: z.number().int().min(1).max(1_000_000).default(800),
+    /**
+     * The result as the model reads it never counts more tokens than this. At most
+     * 100,000, so a stored result stays far below SQLite's 2 MB row limit whatever its script.
+     */
+    maxTokens: z.number().int().min(1).max(100_000).default(800),
     /** For `fields`: what to keep of a JSON result. */
     fields: z.array(Field).min(1).max(256).optional(),
   })

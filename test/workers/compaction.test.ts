@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
 import type { ChatMessage } from "../../src/core/messages";
@@ -262,5 +262,58 @@ describe("the context-manager contract over HTTP", () => {
     await expectProblem(await s.frontend.request("GET", `${s.path}/context?maxTokens=abc`), 400, "invalid-request");
     const set = await s.frontend.json<CompactionStatus>("PUT", `${s.path}/compaction`, { contextWindow: 16_384 });
     expect(set.limits).toEqual({ usable: 12_288, trigger: 10_444, target: 8_601, tailTokens: 4_300, summaryTokens: 2_000 });
+  });
+});
+
+describe("history at scale", () => {
+  const long = (groups: number) =>
+    Array.from({ length: groups }, (_, i) => [
+      { role: "user" as const, content: `Question ${i}: what changed in module ${i}?` },
+      { role: "assistant" as const, content: null, tool_calls: [{ id: `h${i}`, type: "function" as const, function: { name: "search", arguments: "{}" } }] },
+      { role: "tool" as const, tool_call_id: `h${i}`, content: output(i).slice(0, 300) },
+      { role: "assistant" as const, content: `Module ${i} changed its parser.` },
+    ]).flat();
+
+  it("loads only the whole groups a request's budget can hold from a 10,000-message conversation, and counts tokens from running totals", async () => {
+    const s = await setup({ contextWindow: 16_384, outputReserve: 1_024 });
+    await s.frontend.json("PUT", `${s.path}/messages`, { messages: long(2_500) });
+    const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    expect(status.messageCount).toBe(10_000);
+    expect(status.shouldCompact).toBe(true);
+    const whole = await s.frontend.json<RequestMessages>("GET", `${s.path}/context?maxTokens=2000000`);
+    expect(whole.messages).toHaveLength(10_001);
+    // The running totals agree with counting every message (the system message is empty before the first turn).
+    expect(status.tokens).toBe(whole.tokens);
+
+    const view = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
+    expect(view.tokens).toBeLessThanOrEqual(15_360);
+    expect(view.messages.length).toBeLessThan(600);
+    expect(view.truncated.messages).toBe(10_001 - view.messages.length);
+    expect(view.messages[1]!.role).not.toBe("tool");
+    expect(pairingProblems(view.messages)).toEqual([]);
+
+    const turn = await s.frontend.turn(s.conversation, { agent: s.agent, message: "Where were we?" });
+    expect(turn.envelope.compaction?.summary?.coverage.throughSeq).toBeGreaterThan(9_000);
+    expect(turn.usage.total).toBeLessThanOrEqual(15_360 * 0.7 + 200);
+    expect(turn.envelope.history!.loadedFromSeq).toBeGreaterThan(9_000);
+  });
+
+  it("keeps every stored row far below SQLite's 2 MB, even for the largest result a body can carry, kept at the largest policy", async () => {
+    const id = freshIdentity();
+    const app = await TestApp.connect(id, "wide", {});
+    const agent = await app.createAgent("keeper", [], "You keep everything.", { resultPolicies: { dump: { strategy: "head", maxTokens: 100_000 } } });
+    const frontend = await Frontend.for(id);
+    const conversation = await frontend.conversation();
+    const path = `/v1/conversations/${conversation}`;
+    await frontend.turn(conversation, { agent, message: "dump it" });
+    await frontend.json("POST", `${path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [call("d", "dump")] }] });
+    // 600,000 characters of three-byte UTF-8: 1.8 MB, just under the 2 MiB body limit.
+    const wide = "漢字かな交じり文".repeat(75_000);
+    await frontend.turn(conversation, { agent, toolResults: [{ tool_call_id: "d", content: wide }] });
+    const largest = await runInDurableObject(conversationStub(env, id, conversation), (_, state) =>
+      state.storage.sql.exec<{ bytes: number }>("SELECT MAX(LENGTH(CAST(content AS BLOB))) AS bytes FROM messages").one().bytes,
+    );
+    expect(largest).toBeGreaterThan(100_000);
+    expect(largest).toBeLessThan(1_000_000);
   });
 });
