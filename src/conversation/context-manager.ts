@@ -63,7 +63,7 @@ export class ConversationContextManager implements ContextManager {
       turnId: "request",
       conversationId: meta.conversationId,
       now: this.deps.now(),
-      systemPrompt: meta.identity ?? "",
+      systemPrompt: this.deps.store.latestSystemPrompt() ?? "",
       history: rendered.history,
       ledger: [],
       observations: [],
@@ -132,7 +132,7 @@ export class ConversationContextManager implements ContextManager {
     const { store, compactions, history, meta } = this.deps;
     const policy = meta.compactionPolicy;
     const limits = compactionLimits(policy);
-    const tokens = messageTokens({ role: "system", content: meta.identity ?? "" }) + history.storedViewTokens();
+    const tokens = messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }) + history.storedViewTokens();
     const latest = compactions.list().at(-1);
     return ok({
       policy,
@@ -157,7 +157,7 @@ export class ConversationContextManager implements ContextManager {
     const prepared = await queue.run(async () => {
       const view = history.view({ maxTokens: limits.usable });
       const rendered = history.render(view, this.deps.now());
-      return history.prepare(view, rendered, messageTokens({ role: "system", content: meta.identity ?? "" }), policy, options.force ?? false);
+      return history.prepare(view, rendered, messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }), policy, options.force ?? false);
     });
     if (!prepared) return ok(null);
     await history.keepClearedResults(prepared);

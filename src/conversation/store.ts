@@ -272,6 +272,12 @@ export class ConversationStore {
     };
   }
 
+  /** The system message the latest turn gave the model, or null before the first turn. */
+  latestSystemPrompt(): string | null {
+    const row = this.sql.exec<{ p: string }>("SELECT system_prompt AS p FROM turns ORDER BY user_seq DESC, created_at DESC LIMIT 1").toArray()[0];
+    return row?.p ?? null;
+  }
+
   saveTurn(t: TurnRecord, at: string): void {
     this.sql.exec(
       "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, history_view, compaction_id, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -4,6 +4,7 @@ import { PRIORITY } from "../core/budget";
 import { auditRecords } from "../protect/audit";
 import { redact } from "../protect/redact";
 import { contextKey } from "../core/attachments";
+import { systemMessage } from "../core/capabilities";
 import { renderIdentity, renderPersonaSwitch } from "../core/identity";
 import type { Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
@@ -84,13 +85,19 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const typed = body.message === undefined ? null : redact(body.message);
   const typedRedactions = typed ? await auditRecords(typed.hits, deps.auditKey) : [];
   const policy = turnPolicy(meta.compactionPolicy, body.budget);
+  const system = systemMessage(identity, {
+    tools: agent.tools.length > 0,
+    contexts: agent.attachedContexts.length > 0 || runtime.length > 0 || resources.length > 0,
+    memory: agent.memory,
+    summaries: policy.contextWindow !== undefined,
+  });
   const maxTokens = body.budget?.maxTokens ?? compactionLimits(policy)?.usable;
   const assemble = (rendered: RenderedHistory) =>
     assembleTurn({
       turnId,
       conversationId: meta.conversationId,
       now,
-      systemPrompt: identity,
+      systemPrompt: system,
       personaNote: switching ? renderPersonaSwitch(agent) : undefined,
       history: [...rendered.history, ...fresh],
       userText: typed?.text,
@@ -154,7 +161,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     const lastSeq = shown.at(-1) ?? seqs.at(-1) ?? 0;
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
-    store.saveTurn({ turnId, requestDigest, systemPrompt: identity, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
+    store.saveTurn({ turnId, requestDigest, systemPrompt: system, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
     if (typedRedactions.length) store.addEvent(turnId, "message.redacted", null, { redactions: typedRedactions }, at);
     recordTurnEvents(store, result, assembly.messages.length, at);
   });

@@ -92,9 +92,31 @@ describe("injecting contexts turn by turn", () => {
     await app.createAgent("assistant", ["notes:editor-state", "notes:notes"], "You are a rewritten assistant.");
     const later = await frontend.turn(conversation, { agent, message: "still there?", turnId: "later" });
     expect(later.messages[0]).toEqual(first.messages[0]);
-    expect(String(first.messages[0]!.content)).toMatch(/^You are assistant\.\n\nThis conversation started on \w+day, \d{4}-\d{2}-\d{2}, in the (morning|afternoon|evening|night) \(UTC\)\.$/);
+    expect(String(first.messages[0]!.content)).toMatch(/^You are assistant\.\n\nThis conversation started on \w+day, \d{4}-\d{2}-\d{2}, in the (morning|afternoon|evening|night) \(UTC\)\.\n\nApp context: /);
     const replayed = await frontend.turn(conversation, { agent, message: "still there?", turnId: "later" });
     expect(replayed.messages).toEqual(later.messages);
+  });
+
+  it("adds capability blocks after the identity block only for what the agent has, always in one order", async () => {
+    const id = freshIdentity();
+    const app = await TestApp.connect(id, "caps", { editor: { name: "Editor", current: () => ({ content: "x", title: "Editor" }) } });
+    const frontend = await Frontend.for(id);
+    const systemOf = async (agentId: string, contexts: string[], extra: Record<string, unknown>) => {
+      const agent = await app.createAgent(agentId, contexts, "You help.", extra);
+      const turn = await frontend.turn(await frontend.conversation(), { agent, message: "hi" });
+      return String(turn.messages[0]!.content);
+    };
+    const bare = await systemOf("bare", [], {});
+    expect(bare).toMatch(/\(UTC\)\.$/);
+    const all = await systemOf("all", ["caps:editor"], { tools: ["search"], memory: true });
+    const order = ["Tool results:", "App context:", "Memory:"].map((heading) => all.indexOf(heading));
+    expect(order.every((at) => at > bare.length - 20)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    const some = await systemOf("some", [], { tools: ["search"], memory: true });
+    expect(some).not.toContain("App context:");
+    // Turning one capability off leaves the others' text, and their order, exactly as they were.
+    expect(all.replace(/\n\nApp context: [^\n]*/, "")).toBe(some);
+    app.close();
   });
 
   it("does not inject an attachment that duplicates an agent default twice", async () => {
