@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LIMITS } from "../core/limits";
 import { ArtifactRef, TaskId } from "../artifacts/task-state";
-import { AppendableMessage, AssistantMessage, ToolMessage, UserMessage } from "../core/messages";
+import { AppendableMessage, AssistantMessage, ImagePart, TextPart, ToolMessage, UserMessage } from "../core/messages";
 import { Text } from "../core/text";
 import { QualifiedName } from "../core/names";
 import { CompactionPolicy } from "../history/policy";
@@ -46,6 +46,8 @@ export const TurnBody = z
     agent: QualifiedName,
     /** The user's new message; leave it out to continue after tool results. */
     message: Text(LIMITS.messageChars, 1).optional(),
+    /** Images the user shares with the message, by https URL; older ones beyond the policy's `keepImages` become a placeholder. */
+    images: z.array(ImagePart.shape.image_url).min(1).max(LIMITS.imagesPerMessage).optional(),
     attachments: z.array(Attachment).max(LIMITS.attachmentsPerConversation).optional(),
     toolResults: z.array(ToolResult).min(1).max(LIMITS.toolResultsPerTurn).optional(),
     /** The task this turn works on: memory is read from its namespace chain. */
@@ -55,7 +57,8 @@ export const TurnBody = z
     budget: TurnBudget.optional(),
   })
   .strict()
-  .refine((b) => b.message !== undefined || b.toolResults !== undefined, { message: "send a message, toolResults, or both", path: ["message"] });
+  .refine((b) => b.message !== undefined || b.toolResults !== undefined, { message: "send a message, toolResults, or both", path: ["message"] })
+  .refine((b) => b.images === undefined || b.message !== undefined, { message: "images come with a message", path: ["images"] });
 export type TurnBody = z.infer<typeof TurnBody>;
 
 export const AppendMessagesBody = z
@@ -65,7 +68,7 @@ export type AppendMessagesBody = z.infer<typeof AppendMessagesBody>;
 
 /** Messages to resume from: the whole history of a conversation kept elsewhere, into one that has none. */
 const ResumedMessage = z.discriminatedUnion("role", [
-  UserMessage.extend({ content: Text(LIMITS.messageChars, 1) }).strict(),
+  UserMessage.extend({ content: z.union([Text(LIMITS.messageChars, 1), z.array(z.union([TextPart.extend({ text: Text(LIMITS.messageChars) }), ImagePart])).min(1).max(LIMITS.imagesPerMessage + 1)]) }).strict(),
   AssistantMessage.strict(),
   ToolMessage.strict(),
 ]);

@@ -1,6 +1,6 @@
 import { assembleTurn, messageTokens } from "../core/assemble";
 import { pairingProblems } from "../core/groups";
-import type { AppendableMessage, ChatMessage } from "../core/messages";
+import { withText, type AppendableMessage, type ChatMessage } from "../core/messages";
 import { neutralize } from "../core/neutralize";
 import { fail, ok, type Result } from "../core/problem";
 import type { CompactionStatus, ContextManager, RequestMessages } from "../history/contract";
@@ -13,6 +13,8 @@ import type { SerialQueue } from "./serial-queue";
 import type { ConversationMeta, ConversationStore } from "./store";
 import { admitMessages, type AdmittedMessages } from "./tool-results";
 import { storeAdmitted } from "./turn";
+
+type UserMessage = Extract<ChatMessage, { role: "user" }>;
 
 export interface ContextManagerDeps {
   store: ConversationStore;
@@ -58,7 +60,7 @@ export class ConversationContextManager implements ContextManager {
     const { history, meta } = this.deps;
     const maxTokens = options.maxTokens ?? compactionLimits(meta.compactionPolicy)?.usable;
     const view = history.view({ maxTokens });
-    const rendered = history.render(view, this.deps.now());
+    const rendered = history.render(view, this.deps.now(), meta.compactionPolicy.keepImages);
     const assembled = assembleTurn({
       turnId: "request",
       conversationId: meta.conversationId,
@@ -97,15 +99,15 @@ export class ConversationContextManager implements ContextManager {
       const auditKey = await this.deps.auditKey();
       const at = this.deps.now().toISOString();
       // Runs of the model's messages go through the same envelope as appends; user text is stored as a turn stores it.
-      const runs: (AppendableMessage[] | string)[] = [];
+      const runs: (AppendableMessage[] | UserMessage)[] = [];
       for (const m of messages) {
-        if (m.role === "user") runs.push(neutralize(m.content));
+        if (m.role === "user") runs.push(withText(m, neutralize));
         else if (Array.isArray(runs.at(-1))) (runs.at(-1) as AppendableMessage[]).push(m);
         else runs.push([m]);
       }
       const admitted: AdmittedMessages[] = [];
       for (const run of runs) {
-        if (typeof run === "string") continue;
+        if (!Array.isArray(run)) continue;
         // Pairing was checked: a user message never follows an open call, so each run starts with none open.
         const result = await admitMessages(new Map(), run, { policies: meta.value.resultPolicies, auditKey });
         if (!result.ok) return result;
@@ -115,7 +117,7 @@ export class ConversationContextManager implements ContextManager {
       store.transaction(() => {
         let next = 0;
         for (const run of runs) {
-          lastSeq = typeof run === "string" ? store.appendMessage(null, { role: "user", content: run }, at) : storeAdmitted(store, null, admitted[next++]!, at);
+          lastSeq = Array.isArray(run) ? storeAdmitted(store, null, admitted[next++]!, at) : store.appendMessage(null, run, at);
         }
         store.addEvent(null, "messages.resumed", null, { count: messages.length, lastSeq }, at);
       });
@@ -156,7 +158,7 @@ export class ConversationContextManager implements ContextManager {
     if (!limits) return fail("invalid-request", "the conversation's compaction policy names no contextWindow; set one, or pass contextWindow");
     const prepared = await queue.run(async () => {
       const view = history.view({ maxTokens: limits.usable });
-      const rendered = history.render(view, this.deps.now());
+      const rendered = history.render(view, this.deps.now(), policy.keepImages);
       return history.prepare(view, rendered, messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }), policy, options.force ?? false);
     });
     if (!prepared) return ok(null);

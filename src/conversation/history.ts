@@ -15,6 +15,7 @@ import {
   type RenderedHistory,
   type SummaryOverlay,
 } from "../history/view";
+import { imagesOf, textOf } from "../core/messages";
 import type { StoredMessage } from "../protocol/frontend";
 import { redact } from "../protect/redact";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
@@ -75,8 +76,8 @@ export class History {
     return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), compactionId, coveredThrough: after, unread };
   }
 
-  render(view: HistoryView, now: Date): RenderedHistory {
-    return renderHistory(view, now);
+  render(view: HistoryView, now: Date, keepImages?: number): RenderedHistory {
+    return renderHistory(view, now, keepImages);
   }
 
   /** Cheap: from the running totals, the tokens the stored part of the view takes. */
@@ -105,7 +106,7 @@ export class History {
       const i = seqs.indexOf(seq);
       const stored = view.stored.find((m) => m.seq === seq)!.message;
       const tool = stored.role === "tool" ? (toolNames.get(stored.tool_call_id) ?? "a tool") : "a tool";
-      return renderStub({ tool, tokens: tokens[i]!, content: stored.content ?? "", pointer: resultPointer(this.deps.conversationId, seq) });
+      return renderStub({ tool, tokens: tokens[i]!, content: textOf(stored), pointer: resultPointer(this.deps.conversationId, seq) });
     };
     const groups = viewGroups(messages, seqs);
     const plan = planCompaction({
@@ -121,7 +122,7 @@ export class History {
     });
     if (!plan) return null;
 
-    const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: view.stored.find((m) => m.seq === c.seq)!.message.content ?? "" }));
+    const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: textOf(view.stored.find((m) => m.seq === c.seq)!.message) }));
     if (!plan.summarise) return { basedOn: view.compactionId, plan, limits, request: null, stubs, coveredMessages: 0, trust: "user" };
     // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
     const covered = this.deps.store.messages(plan.summarise.throughSeq, view.coveredThrough + 1);
@@ -198,7 +199,8 @@ export function resultKey(owner: Owner, conversationId: string, seq: number): st
 function summaryInputs(stored: readonly StoredMessage[]): SummaryInputMessage[] {
   const toolNames = new Map<string, string>();
   return stored.map(({ seq, message, createdAt }) => {
-    const content = redact(message.content ?? "").text;
+    const images = imagesOf(message).length;
+    const content = redact(textOf(message)).text + (images ? `\n[${images} image${images === 1 ? "" : "s"}]` : "");
     if (message.role === "assistant" && message.tool_calls) {
       for (const c of message.tool_calls) toolNames.set(c.id, c.function.name);
       return { seq, role: "assistant", content, createdAt, toolCalls: message.tool_calls.map((c) => ({ name: c.function.name, arguments: redact(c.function.arguments).text })) };

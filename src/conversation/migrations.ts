@@ -2,6 +2,7 @@ import init from "../../migrations/conversation/0001_init.sql";
 import policiesAndViews from "../../migrations/conversation/0002_policies_and_views.sql";
 import identity from "../../migrations/conversation/0003_identity.sql";
 import compaction from "../../migrations/conversation/0004_compaction.sql";
+import images from "../../migrations/conversation/0005_images.sql";
 import type { Migration } from "../storage/migrate";
 
 export const CONVERSATION_MIGRATIONS: Migration[] = [
@@ -9,4 +10,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 2, name: "0002_policies_and_views", sql: policiesAndViews },
   { version: 3, name: "0003_identity", sql: identity },
   { version: 4, name: "0004_compaction", sql: compaction },
+  { version: 5, name: "0005_images", sql: images },
 ];

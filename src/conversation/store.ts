@@ -1,5 +1,5 @@
 import type { LedgerEntry, LedgerKind } from "../core/ledger";
-import type { ChatMessage, ToolCall } from "../core/messages";
+import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../core/messages";
 import { messageTokens, withKnownTokens } from "../core/assemble";
 import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
 import type { TrimPolicy } from "../protect/trim-policy";
@@ -106,17 +106,19 @@ export class ConversationStore {
   appendMessage(turnId: string | null, message: ChatMessage, at: string): number {
     const toolCalls = message.role === "assistant" && message.tool_calls ? JSON.stringify(message.tool_calls) : null;
     const toolCallId = message.role === "tool" ? message.tool_call_id : null;
+    const images = imagesOf(message);
     const tokens = messageTokens(message);
     return this.sql
       .exec<{ seq: number }>(
-        `INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at, tokens, running_tokens)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ? + COALESCE((SELECT running_tokens FROM messages ORDER BY seq DESC LIMIT 1), 0)) RETURNING seq`,
+        `INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at, images, tokens, running_tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ? + COALESCE((SELECT running_tokens FROM messages ORDER BY seq DESC LIMIT 1), 0)) RETURNING seq`,
         turnId,
         message.role,
-        message.content,
+        message.role === "user" ? textOf(message) : message.content,
         toolCalls,
         toolCallId,
         at,
+        images.length ? JSON.stringify(images) : null,
         tokens,
         tokens,
       )
@@ -328,7 +330,9 @@ function chatMessage(row: Row): ChatMessage {
     case "system":
       return { role: "system", content: row.content as string };
     default:
-      return { role: "user", content: row.content as string };
+      return row.images
+        ? { role: "user", content: [{ type: "text", text: row.content as string }, ...(JSON.parse(row.images as string) as ImagePart[])] }
+        : { role: "user", content: row.content as string };
   }
 }
 

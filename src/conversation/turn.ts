@@ -8,7 +8,7 @@ import { systemMessage } from "../core/capabilities";
 import { renderIdentity, renderPersonaSwitch } from "../core/identity";
 import type { Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
-import type { AppendableMessage } from "../core/messages";
+import type { AppendableMessage, ImagePart } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { AppHub } from "../hub/app-hub";
@@ -85,6 +85,9 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const typed = body.message === undefined ? null : redact(body.message);
   const typedRedactions = typed ? await auditRecords(typed.hits, deps.auditKey) : [];
   const policy = turnPolicy(meta.compactionPolicy, body.budget);
+  const images: ImagePart[] = (body.images ?? []).map((image_url) => ({ type: "image_url", image_url }));
+  // The newest images stay visible, this message's first; older ones become a placeholder in the model's view.
+  const keepImages = Math.max(0, policy.keepImages - images.length);
   const system = systemMessage(identity, {
     tools: agent.tools.length > 0,
     contexts: agent.attachedContexts.length > 0 || runtime.length > 0 || resources.length > 0,
@@ -101,6 +104,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       personaNote: switching ? renderPersonaSwitch(agent) : undefined,
       history: [...rendered.history, ...fresh],
       userText: typed?.text,
+      userImages: images,
       currentFrom: rendered.history.length,
       ledger: store.ledger(),
       observations: [...pulled, ...resources],
@@ -111,7 +115,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   // A continuation's user message and the tool work after it are this turn's: they are read whatever the budget.
   const loadFrom = continuation ? store.lastUserSeq() : undefined;
   let view = history.view({ maxTokens, loadFrom });
-  let rendered = history.render(view, now);
+  let rendered = history.render(view, now, keepImages);
   let assembled = assemble(rendered);
   let compaction: CompactionReport | undefined;
   const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy) : null;
@@ -120,7 +124,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     const draft = planned.request ? await summariseSafely(deps.summariser(policy), planned.request) : null;
     compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString())) ?? undefined;
     view = history.view({ maxTokens, loadFrom });
-    rendered = history.render(view, now);
+    rendered = history.render(view, now, keepImages);
     assembled = assemble(rendered);
   }
   if (!assembled.ok) return assembled;
@@ -135,7 +139,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
     tools: { unanswered, results: admitted.value.reports },
     ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
-    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size },
+    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, keepImages: policy.keepImages },
     ...(compaction ? { compaction } : {}),
   };
   const result: StoredTurnResult = {
@@ -199,7 +203,7 @@ function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
     summary: ranges[0]?.[0] === 0 ? asOf.summary : null,
     stored: ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1))),
   };
-  const { history } = deps.history.render(view, new Date(stored.envelope.createdAt));
+  const { history } = deps.history.render(view, new Date(stored.envelope.createdAt), stored.envelope.history?.keepImages);
   return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history], replayed: true };
 }
 

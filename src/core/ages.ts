@@ -1,4 +1,4 @@
-import type { ChatMessage } from "./messages";
+import { withText, type ChatMessage } from "./messages";
 
 /**
  * How long ago older messages were written, as the model reads them. Ages are
@@ -26,6 +26,7 @@ export function withAges(history: readonly { message: ChatMessage; createdAt: st
   return history.map(({ message, createdAt }) => {
     const label = ageLabel(daysBetween(new Date(createdAt), now));
     if (label === null || (message.role !== "user" && message.role !== "assistant") || !message.content) return message;
-    return { ...message, content: `(written ${label})\n${message.content}` };
+    const headed = (text: string) => `(written ${label})\n${text}`;
+    return message.role === "user" ? withText(message, headed) : { ...message, content: headed(message.content) };
   });
 }

@@ -3,7 +3,7 @@ import type { ContextEnvelope, MissingContext, SurfaceItem, TurnUsage } from "./
 import { groupMessages } from "./groups";
 import { diffLedger, type LedgerChange, type LedgerEntry, type Observation } from "./ledger";
 import { LIMITS } from "./limits";
-import type { ChatMessage } from "./messages";
+import { imagesOf, textOf, type ChatMessage, type ImagePart } from "./messages";
 import { neutralize } from "./neutralize";
 import { fail, ok, type Result } from "./problem";
 import { renderChange, renderReminder, withAppendix } from "./reminder";
@@ -25,6 +25,8 @@ export interface TurnInput {
   history: readonly ChatMessage[];
   /** The user's new message; absent on a continuation (a turn that only carries tool results). */
   userText?: string | undefined;
+  /** Images shared with it. */
+  userImages?: readonly ImagePart[] | undefined;
   /** A note that the persona changed, first in the new message's appendix; class 0 like the message. */
   personaNote?: string | undefined;
   /** Where this turn's own messages (its tool results) begin in `history`: they are class 1, not history. */
@@ -91,7 +93,8 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
 
   const items: BudgetItem[] = [{ id: "identity", kind: "identity", priority: PRIORITY.identity, age: 0, tokens: messageTokens(system) }];
   if (userText !== null) {
-    const tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + (personaNote ? countTokens(personaNote) + 1 : 0);
+    const images = (input.userImages ?? []).reduce((sum, image) => sum + imageTokens(image), 0);
+    const tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + images + (personaNote ? countTokens(personaNote) + 1 : 0);
     items.push({ id: "user_message", kind: "user_message", priority: PRIORITY.identity, age: 0, tokens });
   }
   const currentFrom = input.currentFrom ?? input.history.length;
@@ -121,7 +124,9 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     });
     const shown = changes.filter((c) => kept.has(`${c.kind}:${c.key}`));
     const reminder = renderReminder(shown.map((c) => c.rendered));
-    const userMessage: UserMessage | null = userText === null ? null : { role: "user", content: withAppendix(userText, [personaNote, ...blocks.map((b) => b.text), reminder]) };
+    const text = userText === null ? null : withAppendix(userText, [personaNote, ...blocks.map((b) => b.text), reminder]);
+    const images = input.userImages ?? [];
+    const userMessage: UserMessage | null = text === null ? null : { role: "user", content: images.length ? [{ type: "text", text }, ...images] : text };
     const shownGroups = groups.filter((g) => kept.has(`history:${g.start}`));
     const history = shownGroups.flatMap((g) => g.messages);
     const historyShown = shownGroups.flatMap((g) => g.messages.map((_, k) => g.start + k));
@@ -181,7 +186,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const usage: TurnUsage = {
     system: messageTokens(system),
     history: out.history.reduce((sum, m) => sum + messageTokens(m), 0),
-    message: userText === null ? 0 : MESSAGE_OVERHEAD_TOKENS + countTokens(userText),
+    message: userText === null ? 0 : MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + (input.userImages ?? []).reduce((sum, image) => sum + imageTokens(image), 0),
     contexts: countTokens(out.reminder),
     memory: sectionTokens("memory"),
     taskState: sectionTokens("task_state"),
@@ -221,12 +226,20 @@ const counted = new WeakMap<ChatMessage, number>();
 export function messageTokens(message: ChatMessage): number {
   const known = counted.get(message);
   if (known !== undefined) return known;
-  let tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(message.content ?? "");
+  let tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(textOf(message)) + imagesOf(message).reduce((sum, image) => sum + imageTokens(image), 0);
   if (message.role === "assistant" && message.tool_calls) {
     for (const call of message.tool_calls) tokens += countTokens(call.function.name) + countTokens(call.function.arguments);
   }
   counted.set(message, tokens);
   return tokens;
+}
+
+/**
+ * What an image costs a vision model: OpenAI's price for a low-detail image, or
+ * for a high-detail 1024×1024 one (the size is unknown here, so the common case).
+ */
+export function imageTokens(image: ImagePart): number {
+  return image.image_url.detail === "low" ? 85 : 765;
 }
 
 /** A message read back from storage with the count `messageTokens` gave it when it was stored. */

@@ -37,6 +37,8 @@ export const LIMITS = {
   agentsPerApp: 64,
   toolsPerAgent: 128,
   messagesPerAppend: 64,
+  /** Images one user message may carry (by URL). */
+  imagesPerMessage: 8,
   /** Messages one resume may carry (the body limit applies too). */
   messagesPerResume: 10_000,
   listItemsPerPage: 100,

@@ -5,7 +5,7 @@
  * messages are never rewritten; this is a view over them.
  */
 import { withAges } from "../core/ages";
-import type { ChatMessage } from "../core/messages";
+import { textOf, type ChatMessage, type ImagePart, type TextPart } from "../core/messages";
 import { neutralize } from "../core/neutralize";
 
 /** How far a summary may be believed: as far as its least trusted input. */
@@ -32,7 +32,7 @@ export function leastTrusted(trusts: Iterable<SummaryTrust>): SummaryTrust {
 export function messageTrust(message: ChatMessage): SummaryTrust {
   if (message.role === "tool" || message.role === "system") return "external";
   if (message.role === "assistant") return "assistant";
-  return /<(system_reminder|memory_fence|task_state)>/.test(message.content) ? "external" : "user";
+  return /<(system_reminder|memory_fence|task_state)>/.test(textOf(message)) ? "external" : "user";
 }
 
 export function renderSummary(summary: SummaryOverlay): ChatMessage {
@@ -69,12 +69,33 @@ export interface RenderedHistory {
   seqs: number[];
 }
 
-export function renderHistory(view: HistoryOverlay, now: Date): RenderedHistory {
+export function renderHistory(view: HistoryOverlay, now: Date, keepImages = Number.MAX_SAFE_INTEGER): RenderedHistory {
   const shown = view.stored.map((m) => {
     const stub = view.stubs.get(m.seq);
     return stub === undefined || m.message.role !== "tool" ? m : { ...m, message: { ...m.message, content: stub } };
   });
-  const history = withAges(shown, now);
+  const history = withoutOldImages(withAges(shown, now), keepImages);
   const seqs = shown.map((m) => m.seq);
   return view.summary ? { history: [renderSummary(view.summary), ...history], seqs: [0, ...seqs] } : { history, seqs };
+}
+
+export const IMAGE_GONE = "[image no longer visible: it was shared earlier in the conversation; ask the user to share it again if you need it]";
+
+/** Only the newest `keep` images stay; each older one becomes a note in its place, so the model knows it existed. */
+export function withoutOldImages(history: readonly ChatMessage[], keep: number): ChatMessage[] {
+  let seen = 0;
+  const out = [...history];
+  for (let i = out.length - 1; i >= 0; i--) {
+    const message = out[i]!;
+    if (message.role !== "user" || typeof message.content === "string") continue;
+    const parts: (TextPart | ImagePart)[] = [...message.content];
+    let changed = false;
+    for (let k = parts.length - 1; k >= 0; k--) {
+      if (parts[k]!.type !== "image_url" || ++seen <= keep) continue;
+      parts[k] = { type: "text", text: IMAGE_GONE };
+      changed = true;
+    }
+    if (changed) out[i] = { role: "user", content: parts };
+  }
+  return out;
 }

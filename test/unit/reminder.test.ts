@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { textOf } from "../../src/core/messages";
 import { describe, expect, it } from "vitest";
 import { assembleTurn } from "../../src/core/assemble";
 import { mergeAttachments, acknowledgedApps } from "../../src/core/attachments";
@@ -41,7 +42,7 @@ describe("the reminder appendix", () => {
     fc.assert(
       fc.property(text, text, text, (content, title, user) => {
         const t = turn([present("notes:a", content, title)], { userText: user });
-        const body = t.userMessage?.content ?? "";
+        const body = t.userMessage ? textOf(t.userMessage) : "";
         expect(body.match(/<\s*\/?\s*system[\s_-]*reminder/gi)).toHaveLength(2);
         expect(body.endsWith("\n</system_reminder>")).toBe(true);
         const markers = body.split("\n").filter((line) => /^[[\uFF3B]\s*(context|resource)/i.test(line));

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
-import type { ChatMessage } from "../../src/core/messages";
+import { textOf, type ChatMessage } from "../../src/core/messages";
 import { conversationStub } from "../../src/env";
 import type { CompactionStatus, RequestMessages } from "../../src/history/contract";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
@@ -40,7 +40,10 @@ async function exchange(s: Awaited<ReturnType<typeof setup>>, i: number, message
   return [asked, answered];
 }
 
-const summaryOf = (messages: readonly ChatMessage[]) => messages.find((m) => m.role === "user" && m.content.startsWith("<summary_fence"))?.content ?? null;
+const summaryOf = (messages: readonly ChatMessage[]) => {
+  const found = messages.find((m) => m.role === "user" && textOf(m).startsWith("<summary_fence"));
+  return found ? textOf(found) : null;
+};
 
 describe("compaction", () => {
   it("compacts at the trigger into a summary overlay: stored history unchanged, the view smaller, pairs whole", async () => {
@@ -315,5 +318,37 @@ describe("history at scale", () => {
     );
     expect(largest).toBeGreaterThan(100_000);
     expect(largest).toBeLessThan(1_000_000);
+  });
+});
+
+describe("images", () => {
+  const image = (n: number) => ({ url: `https://images.example.com/photo-${n}.png`, detail: "low" as const });
+  const urlsIn = (messages: readonly ChatMessage[]) =>
+    messages.flatMap((m) => (m.role === "user" && typeof m.content !== "string" ? m.content.flatMap((p) => (p.type === "image_url" ? [p.image_url.url] : [])) : []));
+
+  it("keeps the newest images visible and replaces older ones with a note, in the view only, and replays it", async () => {
+    const s = await setup({ keepImages: 2 });
+    const first = await s.frontend.turn(s.conversation, { agent: s.agent, message: "look at these", images: [image(1), image(2)] });
+    expect(urlsIn(first.messages)).toEqual([image(1).url, image(2).url]);
+    expect(first.usage.message).toBeGreaterThan(170);
+    const second = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and this one", images: [image(3)], turnId: "third-image" });
+    expect(urlsIn(second.messages)).toEqual([image(2).url, image(3).url]);
+    const gone = second.messages.find((m) => m.role === "user" && typeof m.content !== "string" && m.content.some((p) => p.type === "text" && p.text.startsWith("[image no longer visible")));
+    expect(gone).toBeDefined();
+    const stored = (await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`)).messages;
+    expect(urlsIn(stored.map((m) => m.message))).toEqual([image(1).url, image(2).url, image(3).url]);
+    await s.frontend.turn(s.conversation, { agent: s.agent, message: "more", images: [image(4), image(5)] });
+    const replayed = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and this one", images: [image(3)], turnId: "third-image" });
+    expect(replayed.replayed).toBe(true);
+    expect(replayed.messages).toEqual(second.messages);
+  });
+
+  it("takes images by https URL only, with a message, a few at a time", async () => {
+    const s = await setup();
+    const turn = (body: Record<string, unknown>) => s.frontend.request("POST", `${s.path}/turns`, { agent: s.agent, ...body });
+    await expectProblem(await turn({ message: "x", images: [{ url: "http://images.example.com/a.png" }] }), 400, "invalid-request");
+    await expectProblem(await turn({ message: "x", images: [{ url: "data:image/png;base64,AAAA" }] }), 400, "invalid-request");
+    await expectProblem(await turn({ message: "x", images: Array.from({ length: 9 }, (_, i) => image(i)) }), 400, "invalid-request");
+    await expectProblem(await turn({ images: [image(1)], toolResults: [{ tool_call_id: "x", content: "y" }] }), 400, "invalid-request");
   });
 });
