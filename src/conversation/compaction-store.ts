@@ -39,8 +39,9 @@ export class CompactionStore {
   add(reason: CompactionReason, summary: CompactionRecord["summary"], tokens: { before: number; after: number }, at: string): number {
     return this.sql
       .exec<{ id: number }>(
-        "INSERT INTO compactions (reason, through_seq, summary, summary_state, summariser, trust, loss, tokens_before, tokens_after, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO compactions (reason, from_seq, through_seq, summary, summary_state, summariser, trust, loss, tokens_before, tokens_after, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         reason,
+        summary?.fromSeq ?? 1,
         summary?.throughSeq ?? null,
         summary?.text ?? null,
         summary ? JSON.stringify(summary.state ?? null) : null,
@@ -75,6 +76,7 @@ function compactionRecord(row: Row): CompactionRecord {
     row.through_seq === null
       ? null
       : {
+          fromSeq: row.from_seq as number,
           throughSeq: row.through_seq as number,
           text: row.summary as string,
           summariser: row.summariser as string,

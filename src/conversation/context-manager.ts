@@ -4,11 +4,12 @@ import { withText, type AppendableMessage, type ChatMessage } from "../core/mess
 import { neutralize } from "../core/neutralize";
 import { fail, ok, type Result } from "../core/problem";
 import type { CompactionStatus, ContextManager, RequestMessages } from "../history/contract";
-import { compactionLimits, type CompactionPolicy } from "../history/policy";
+import { CompactionPolicy, compactionLimits } from "../history/policy";
+import { redact } from "../protect/redact";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
 import type { CompactionStore } from "./compaction-store";
-import type { CompactionReport, History } from "./history";
+import type { CompactionReport, History, PreparedCompaction } from "./history";
 import type { SerialQueue } from "./serial-queue";
 import type { ConversationMeta, ConversationStore } from "./store";
 import { admitMessages, type AdmittedMessages } from "./tool-results";
@@ -101,7 +102,8 @@ export class ConversationContextManager implements ContextManager {
       // Runs of the model's messages go through the same envelope as appends; user text is stored as a turn stores it.
       const runs: (AppendableMessage[] | UserMessage)[] = [];
       for (const m of messages) {
-        if (m.role === "user") runs.push(withText(m, neutralize));
+        // Stored as a turn stores the user's words: secrets redacted, runtime markers neutralised.
+        if (m.role === "user") runs.push(withText(m, (text) => neutralize(redact(text).text)));
         else if (Array.isArray(runs.at(-1))) (runs.at(-1) as AppendableMessage[]).push(m);
         else runs.push([m]);
       }
@@ -152,15 +154,21 @@ export class ConversationContextManager implements ContextManager {
    * Messages appended meanwhile come after what it covers, so none is lost.
    */
   async compact(options: { force?: boolean | undefined; contextWindow?: number | undefined }): Promise<Result<CompactionReport | null>> {
-    const { store, history, meta, queue } = this.deps;
-    const policy = options.contextWindow === undefined ? meta.compactionPolicy : { ...meta.compactionPolicy, contextWindow: options.contextWindow };
-    const limits = compactionLimits(policy);
-    if (!limits) return fail("invalid-request", "the conversation's compaction policy names no contextWindow; set one, or pass contextWindow");
-    const prepared = await queue.run(async () => {
+    const { store, history, queue } = this.deps;
+    const planned = await queue.run(async (): Promise<Result<{ prepared: PreparedCompaction | null; policy: CompactionPolicy }>> => {
+      const meta = this.current();
+      if (!meta.ok) return meta;
+      const merged = CompactionPolicy.safeParse({ ...meta.value.compactionPolicy, ...(options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow }) });
+      if (!merged.success) return fail("invalid-request", `contextWindow: ${merged.error.issues[0]!.message}`);
+      const policy = merged.data;
+      const limits = compactionLimits(policy);
+      if (!limits) return fail("invalid-request", "the conversation's compaction policy names no contextWindow; set one, or pass contextWindow");
       const view = history.view({ maxTokens: limits.usable });
       const rendered = history.render(view, this.deps.now(), policy.keepImages);
-      return history.prepare(view, rendered, messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }), policy, options.force ?? false);
+      return ok({ prepared: history.prepare(view, rendered, messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }), policy, { force: options.force ?? false }), policy });
     });
+    if (!planned.ok) return planned;
+    const { prepared, policy } = planned.value;
     if (!prepared) return ok(null);
     await history.keepClearedResults(prepared);
     const draft = prepared.request ? await summariseSafely(this.deps.summariser(policy), prepared.request) : null;

@@ -15,7 +15,8 @@ import {
   type RenderedHistory,
   type SummaryOverlay,
 } from "../history/view";
-import { imagesOf, textOf } from "../core/messages";
+import { imagesOf, textOf, type ChatMessage } from "../core/messages";
+import { withoutAppendix } from "../core/reminder";
 import type { StoredMessage } from "../protocol/frontend";
 import { redact } from "../protect/redact";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
@@ -36,6 +37,8 @@ export type CompactionReport = CompactionEvidence;
 /** A planned compaction waiting for its summary; committing it checks nothing else compacted meanwhile. */
 export interface PreparedCompaction {
   basedOn: number;
+  /** Where the new summary's coverage starts: the previous summary's start, or just after a clear. */
+  fromSeq: number;
   plan: CompactionPlan;
   limits: CompactionLimits;
   request: SummaryRequest | null;
@@ -85,7 +88,7 @@ export class History {
     const { store, compactions } = this.deps;
     const summary = compactions.summary();
     const after = summary?.throughSeq ?? 0;
-    return store.tokensAfter(after) - compactions.savedAfter(after) + (summary ? messageTokens(renderSummary(summary)) : 0);
+    return store.tokensAfter(after) - compactions.savedAfter(after) + (summary?.text ? messageTokens(renderSummary(summary)) : 0);
   }
 
   /**
@@ -93,7 +96,13 @@ export class History {
    * other parts cost `fixedTokens`) and gathers what its summariser needs.
    * Null when nothing would be gained or it is not needed.
    */
-  prepare(view: HistoryView, rendered: RenderedHistory, fixedTokens: number, policy: CompactionPolicy, force = false): PreparedCompaction | null {
+  prepare(
+    view: HistoryView,
+    rendered: RenderedHistory,
+    fixedTokens: number,
+    policy: CompactionPolicy,
+    options: { force?: boolean; protectFromSeq?: number | undefined } = {},
+  ): PreparedCompaction | null {
     const limits = compactionLimits(policy);
     if (!limits) return null;
     const storedAt = view.summary ? 1 : 0;
@@ -109,26 +118,34 @@ export class History {
       return renderStub({ tool, tokens: tokens[i]!, content: textOf(stored), pointer: resultPointer(this.deps.conversationId, seq) });
     };
     const groups = viewGroups(messages, seqs);
+    // Messages the budget could not even load are the oldest group of all: a summary can still cover them.
+    const firstLoaded = view.stored[0]?.seq;
+    if (view.unread.messages > 0 && firstLoaded !== undefined) {
+      groups.unshift({ kind: "user", seqs: [firstLoaded - 1], tokens: [view.unread.tokens], toolResult: [false], pending: false });
+    }
     const plan = planCompaction({
       groups,
       cleared: new Set(view.stubs.keys()),
       fixedTokens: fixedTokens + summaryTokens,
       summaryTokens,
-      summaryOverheadTokens: messageTokens(renderSummary({ throughSeq: seqs.at(-1) ?? 0, text: "", summariser: "digest", trust: "external", loss: [] })),
+      summaryOverheadTokens: messageTokens(renderSummary({ fromSeq: 1, throughSeq: seqs.at(-1) ?? 0, text: "", summariser: "digest", trust: "external", loss: [] })),
       stubTokens: (seq) => messageTokens({ role: "tool", tool_call_id: "", content: stubFor(seq) }),
       limits,
       policy,
-      force,
+      force: options.force ?? false,
+      protectFromSeq: options.protectFromSeq,
     });
     if (!plan) return null;
 
     const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: textOf(view.stored.find((m) => m.seq === c.seq)!.message) }));
-    if (!plan.summarise) return { basedOn: view.compactionId, plan, limits, request: null, stubs, coveredMessages: 0, trust: "user" };
+    const fromSeq = view.summary?.fromSeq ?? view.coveredThrough + 1;
+    if (!plan.summarise) return { basedOn: view.compactionId, fromSeq, plan, limits, request: null, stubs, coveredMessages: 0, trust: "user" };
     // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
     const covered = this.deps.store.messages(plan.summarise.throughSeq, view.coveredThrough + 1);
     const previous = view.summary ? { text: view.summary.text, summariser: view.summary.summariser, state: this.deps.compactions.summary(view.compactionId)?.state ?? null } : null;
     return {
       basedOn: view.compactionId,
+      fromSeq,
       plan,
       limits,
       request: { previous, messages: summaryInputs(covered), maxTokens: limits.summaryTokens },
@@ -153,15 +170,17 @@ export class History {
     const { store, compactions } = this.deps;
     if (compactions.latestId() !== prepared.basedOn) return null;
     const { plan } = prepared;
+    // A summariser that kept nothing (its budget too small) must not hide what it covers: record the clearing only.
     const summary =
-      plan.summarise && draft
-        ? { throughSeq: plan.summarise.throughSeq, text: draft.text, summariser: draft.summariser, trust: prepared.trust, loss: draft.loss, state: draft.state }
+      plan.summarise && draft?.text
+        ? { fromSeq: prepared.fromSeq, throughSeq: plan.summarise.throughSeq, text: draft.text, summariser: draft.summariser, trust: prepared.trust, loss: draft.loss, state: draft.state }
         : null;
     // The plan counted the summary at an estimate; the report counts the one written.
     const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary)) : plan.after;
     const id = compactions.add(reason, summary, { before: plan.before, after }, at);
     for (const s of prepared.stubs) compactions.clearResult(s.seq, id, s.stub, s.saved);
     const reinjected = summary ? store.forgetInjectedThrough(summary.throughSeq) : [];
+    if (summary) store.forgetPersonaThrough(summary.throughSeq);
     const report: CompactionReport = {
       id,
       reason,
@@ -178,13 +197,19 @@ export class History {
     return report;
   }
 
-  /** Clears the model's view (the stored history stays): the next request reads none of it, and every context is injected again. */
+  /**
+   * Clears the model's view (the stored history stays): the next request reads
+   * none of it, and every context is injected again. Calls still waiting for
+   * results stay in view, so their results never arrive without them.
+   */
   clear(at: string): CompactionReport {
     const { store, compactions } = this.deps;
-    const throughSeq = store.lastSeq();
+    const open = store.openCalls();
+    const throughSeq = open.seq ? open.seq - 1 : store.lastSeq();
     const before = this.storedViewTokens();
-    const id = compactions.add("clear", { throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after: 0 }, at);
+    const id = compactions.add("clear", { fromSeq: 1, throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after: 0 }, at);
     const reinjected = store.forgetInjectedThrough(Number.MAX_SAFE_INTEGER);
+    store.forgetPersonaThrough(throughSeq);
     store.addEvent(null, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: before }, at);
     store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: 0, cleared: "all", reinjected }, at);
     return { id, reason: "clear", tokens: { before, after: 0, trigger: null, target: null }, cleared: [], summary: null, reinjected, reachesTarget: true };
@@ -199,13 +224,19 @@ export function resultKey(owner: Owner, conversationId: string, seq: number): st
 function summaryInputs(stored: readonly StoredMessage[]): SummaryInputMessage[] {
   const toolNames = new Map<string, string>();
   return stored.map(({ seq, message, createdAt }) => {
-    const images = imagesOf(message).length;
-    const content = redact(textOf(message)).text + (images ? `\n[${images} image${images === 1 ? "" : "s"}]` : "");
+    const content = redact(textOf(message)).text;
     if (message.role === "assistant" && message.tool_calls) {
       for (const c of message.tool_calls) toolNames.set(c.id, c.function.name);
       return { seq, role: "assistant", content, createdAt, toolCalls: message.tool_calls.map((c) => ({ name: c.function.name, arguments: redact(c.function.arguments).text })) };
     }
     if (message.role === "tool") return { seq, role: "tool", content, createdAt, toolName: toolNames.get(message.tool_call_id) ?? "unknown" };
+    // The appendix is app, memory and persona text: it is injected again when needed, and is not the user's to quote.
+    if (message.role === "user") return { seq, role: "user", content: redact(withoutAppendix(textOf(message))).text + imageNote(message), createdAt };
     return { seq, role: message.role, content, createdAt };
   });
+}
+
+function imageNote(message: ChatMessage): string {
+  const images = imagesOf(message).length;
+  return images ? `\n[${images} image${images === 1 ? "" : "s"}]` : "";
 }

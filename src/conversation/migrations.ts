@@ -3,6 +3,7 @@ import policiesAndViews from "../../migrations/conversation/0002_policies_and_vi
 import identity from "../../migrations/conversation/0003_identity.sql";
 import compaction from "../../migrations/conversation/0004_compaction.sql";
 import images from "../../migrations/conversation/0005_images.sql";
+import coverage from "../../migrations/conversation/0006_coverage.sql";
 import type { Migration } from "../storage/migrate";
 
 export const CONVERSATION_MIGRATIONS: Migration[] = [
@@ -11,4 +12,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 3, name: "0003_identity", sql: identity },
   { version: 4, name: "0004_compaction", sql: compaction },
   { version: 5, name: "0005_images", sql: images },
+  { version: 6, name: "0006_coverage", sql: coverage },
 ];

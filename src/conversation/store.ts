@@ -93,6 +93,20 @@ export class ConversationStore {
     this.sql.exec("UPDATE conversation SET identity = COALESCE(identity, ?), persona_agent = ?", identity, personaAgent);
   }
 
+  /** The message that carries the latest persona switch note. */
+  setPersonaSeq(seq: number): void {
+    this.sql.exec("UPDATE conversation SET persona_seq = ?", seq);
+  }
+
+  /**
+   * When the message with the persona switch note is summarised or cleared
+   * away, the persona in effect is unknown again (''), so the next turn adds
+   * the note once more; the frozen identity block alone would name the first agent.
+   */
+  forgetPersonaThrough(throughSeq: number): void {
+    this.sql.exec("UPDATE conversation SET persona_agent = '', persona_seq = NULL WHERE persona_seq <= ?", throughSeq);
+  }
+
   setAgent(agent: string, contexts: readonly string[], resultPolicies: Record<string, TrimPolicy>): void {
     this.sql.exec("UPDATE conversation SET agent = ?, agent_contexts = ?, result_policies = ?", agent, JSON.stringify(contexts), JSON.stringify(resultPolicies));
   }
@@ -144,9 +158,10 @@ export class ConversationStore {
   firstSeqWithin(afterSeq: number, maxTokens: number): number {
     const last = this.sql.exec<{ t: number }>("SELECT running_tokens AS t FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0]?.t ?? 0;
     const first = this.sql.exec<{ seq: number | null }>("SELECT MIN(seq) AS seq FROM messages WHERE seq > ? AND running_tokens - tokens >= ?", afterSeq, last - maxTokens).one().seq;
-    if (first === null) return afterSeq + 1;
-    const groupStart = this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE seq <= ? AND role != 'tool'", first).one().seq;
-    return Math.max(afterSeq + 1, groupStart ?? first);
+    // When not even the last message fits, its group is still what a request needs.
+    const from = first ?? this.lastSeq();
+    const groupStart = this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE seq <= ? AND role != 'tool'", from).one().seq;
+    return Math.max(afterSeq + 1, groupStart ?? from);
   }
 
   lastUserSeq(): number {
@@ -168,11 +183,16 @@ export class ConversationStore {
    * only the latest calls can be open: this reads them, not the whole history.
    */
   openToolCalls(): Map<string, string> {
+    return this.openCalls().calls;
+  }
+
+  /** The open calls and the seq of the message that made them (0 when none is open). */
+  openCalls(): { calls: Map<string, string>; seq: number } {
     const last = this.sql.exec<Row>("SELECT seq, tool_calls FROM messages WHERE tool_calls IS NOT NULL ORDER BY seq DESC LIMIT 1").toArray()[0];
-    if (!last) return new Map();
+    if (!last) return { calls: new Map(), seq: 0 };
     const open = new Map((JSON.parse(last.tool_calls as string) as ToolCall[]).map((call) => [call.id, call.function.name]));
     for (const row of this.sql.exec<Row>("SELECT tool_call_id FROM messages WHERE seq > ? AND role = 'tool'", last.seq)) open.delete(row.tool_call_id as string);
-    return open;
+    return { calls: open, seq: open.size ? (last.seq as number) : 0 };
   }
 
   // ── the context ledger ──

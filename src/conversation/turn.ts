@@ -13,7 +13,7 @@ import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { AppHub } from "../hub/app-hub";
 import type { TurnResult } from "../protocol/frontend";
-import { compactionLimits, type CompactionPolicy } from "../history/policy";
+import { CompactionPolicy, compactionLimits } from "../history/policy";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
 import type { RenderedHistory } from "../history/view";
@@ -55,6 +55,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     return prior.requestDigest === requestDigest ? ok(replay(deps, prior)) : fail("conflict", `turnId '${turnId}' was already used for a different request`);
   }
   if (meta.endedAt) return fail("conflict", "this conversation has ended");
+  const policy = turnPolicy(meta.compactionPolicy, body.budget);
+  if (!policy.ok) return policy;
 
   const continuation = body.message === undefined;
   const added = body.attachments?.length ? await newAttachments(deps, body.attachments) : ok([]);
@@ -84,17 +86,14 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   // Secrets the user typed are redacted like any tool output's: stored history, summaries and evidence never hold them.
   const typed = body.message === undefined ? null : redact(body.message);
   const typedRedactions = typed ? await auditRecords(typed.hits, deps.auditKey) : [];
-  const policy = turnPolicy(meta.compactionPolicy, body.budget);
   const images: ImagePart[] = (body.images ?? []).map((image_url) => ({ type: "image_url", image_url }));
   // The newest images stay visible, this message's first; older ones become a placeholder in the model's view.
-  const keepImages = Math.max(0, policy.keepImages - images.length);
-  const system = systemMessage(identity, {
-    tools: agent.tools.length > 0,
-    contexts: agent.attachedContexts.length > 0 || runtime.length > 0 || resources.length > 0,
-    memory: agent.memory,
-    summaries: policy.contextWindow !== undefined,
-  });
-  const maxTokens = body.budget?.maxTokens ?? compactionLimits(policy)?.usable;
+  const keepImages = Math.max(0, policy.value.keepImages - images.length);
+  // Any conversation can receive app context (attachments, pushed resources): that block never comes and goes.
+  const system = systemMessage(identity, { tools: agent.tools.length > 0, contexts: true, memory: agent.memory, summaries: policy.value.contextWindow !== undefined });
+  // The window bounds every turn: a budget may be tighter, never larger.
+  const usable = compactionLimits(policy.value)?.usable;
+  const maxTokens = usable === undefined ? body.budget?.maxTokens : Math.min(body.budget?.maxTokens ?? usable, usable);
   const assemble = (rendered: RenderedHistory) =>
     assembleTurn({
       turnId,
@@ -118,10 +117,10 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   let rendered = history.render(view, now, keepImages);
   let assembled = assemble(rendered);
   let compaction: CompactionReport | undefined;
-  const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy) : null;
+  const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy.value, { protectFromSeq: loadFrom }) : null;
   if (planned) {
     await history.keepClearedResults(planned);
-    const draft = planned.request ? await summariseSafely(deps.summariser(policy), planned.request) : null;
+    const draft = planned.request ? await summariseSafely(deps.summariser(policy.value), planned.request) : null;
     compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString())) ?? undefined;
     view = history.view({ maxTokens, loadFrom });
     rendered = history.render(view, now, keepImages);
@@ -139,7 +138,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
     tools: { unanswered, results: admitted.value.reports },
     ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
-    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, keepImages: policy.keepImages },
+    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, keepImages },
     ...(compaction ? { compaction } : {}),
   };
   const result: StoredTurnResult = {
@@ -162,6 +161,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
     const shown = assembly.historyShown.map((index) => seqs[index]!);
     if (assembly.userMessage) shown.push(store.appendMessage(turnId, assembly.userMessage, at));
+    if (switching) store.setPersonaSeq(shown.at(-1)!);
     const lastSeq = shown.at(-1) ?? seqs.at(-1) ?? 0;
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
@@ -172,13 +172,15 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   return ok({ ...result, messages: assembly.messages, replayed: false });
 }
 
-/** The conversation's compaction policy, with the window this turn's model has when the turn names one. */
-function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): CompactionPolicy {
-  return {
+/** The conversation's compaction policy, with the window this turn's model has when the turn names one; checked as a whole again. */
+function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): Result<CompactionPolicy> {
+  const merged = {
     ...policy,
     ...(budget?.contextWindow === undefined ? {} : { contextWindow: budget.contextWindow }),
     ...(budget?.outputReserve === undefined ? {} : { outputReserve: budget.outputReserve }),
   };
+  const parsed = CompactionPolicy.safeParse(merged);
+  return parsed.success ? ok(parsed.data) : fail("invalid-request", `budget: ${parsed.error.issues[0]!.message}`, parsed.error.issues.map((i) => ({ path: `budget.${i.path.join(".")}`, message: i.message })));
 }
 
 /** Appends admitted messages and records what protecting each tool result did (rules and keyed hashes, never values). */
@@ -198,13 +200,12 @@ function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   const stored = JSON.parse(prior.result) as StoredTurnResult;
   const ranges = prior.historyView.length ? prior.historyView : [[1, prior.userSeq] as [number, number]];
   const asOf = deps.history.view({ asOf: prior.compactionId, maxTokens: 0 });
-  const view = {
-    ...asOf,
-    summary: ranges[0]?.[0] === 0 ? asOf.summary : null,
-    stored: ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1))),
-  };
+  const read = ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1)));
+  // The turn's own message kept all its images; the history before it kept `keepImages` of theirs.
+  const own = stored.usage.message > 0 ? read.pop()! : null;
+  const view = { ...asOf, summary: ranges[0]?.[0] === 0 ? asOf.summary : null, stored: read };
   const { history } = deps.history.render(view, new Date(stored.envelope.createdAt), stored.envelope.history?.keepImages);
-  return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history], replayed: true };
+  return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history, ...(own ? [own.message] : [])], replayed: true };
 }
 
 /** Ascending seqs as [from, to] runs. */

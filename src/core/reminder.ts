@@ -25,3 +25,12 @@ export function renderReminder(parts: readonly string[]): string {
 export function withAppendix(userText: string, blocks: readonly string[]): string {
   return [userText, ...blocks.filter((b) => b !== "")].join("\n\n");
 }
+
+// Every appendix block opens with one of the runtime's tags, which the user's own (neutralised) text cannot contain.
+const APPENDIX_START = /\n\n<(persona_switch|memory_fence|task_state|system_reminder)>/;
+
+/** What the user typed, without the appendix the runtime stapled to it. */
+export function withoutAppendix(storedText: string): string {
+  const at = storedText.search(APPENDIX_START);
+  return at === -1 ? storedText : storedText.slice(0, at);
+}

@@ -39,6 +39,8 @@ export interface PlanInput {
   policy: Pick<CompactionPolicy, "keepToolResults" | "tailGroups">;
   /** Compact even below the trigger (an explicit request). */
   force?: boolean;
+  /** Groups from this seq on are never summarised: the request the model is still working on. */
+  protectFromSeq?: number | undefined;
 }
 
 export interface CompactionPlan {
@@ -107,7 +109,7 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
   let best: { count: number; after: number; summary: number } | null = null;
   for (let count = 1; count <= candidates; count++) {
     covered += sum(tokens[count - 1]!);
-    const summary = input.summaryOverheadTokens + Math.min(input.limits.summaryTokens, currentText + covered);
+    const summary = estimateSummaryTokens({ overhead: input.summaryOverheadTokens, currentText, covered, budget: input.limits.summaryTokens });
     const after = afterClearing - covered - input.summaryTokens + summary;
     if (after < afterClearing && (best === null || after < best.after)) best = { count, after, summary };
     if (after <= target) break;
@@ -132,10 +134,20 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
   };
 }
 
-/** How many of the oldest groups may be summarised: all but the protected tail and anything from a pending group on. */
+/**
+ * What a new summary is counted at before it is written: its fence, plus the
+ * current summary's text and half of what it newly covers (a digest keeps the
+ * user's words and drops tool output), within its budget. The summary written
+ * is measured again when the compaction is recorded.
+ */
+export function estimateSummaryTokens(o: { overhead: number; currentText: number; covered: number; budget: number }): number {
+  return o.overhead + Math.min(o.budget, o.currentText + Math.ceil(o.covered / 2));
+}
+
+/** How many of the oldest groups may be summarised: all but the protected tail and anything from a pending or protected group on. */
 function summarisable(input: PlanInput, tokens: readonly (readonly number[])[]): number {
   const { groups } = input;
-  const firstPending = groups.findIndex((g) => g.pending);
+  const firstPending = groups.findIndex((g) => g.pending || (input.protectFromSeq !== undefined && g.seqs[0]! >= input.protectFromSeq));
   let tailStart = firstPending === -1 ? groups.length : firstPending;
   let tail = 0;
   let protectedGroups = 0;

@@ -12,8 +12,8 @@ export const CompactionPolicy = z
     contextWindow: z.number().int().min(1_024).max(10_000_000).optional(),
     /** Tokens kept free for the model's answer. */
     outputReserve: z.number().int().min(0).max(1_000_000).default(4_096),
-    trigger: z.number().gt(0).max(1).default(0.85),
-    target: z.number().gt(0).max(1).default(0.7),
+    trigger: z.number().min(0.5).max(1).default(0.85),
+    target: z.number().min(0.3).lt(1).default(0.7),
     /** The newest tool results are never cleared. */
     keepToolResults: z.number().int().min(0).max(100).default(3),
     /** The newest groups are never summarised: at least `tailGroups`, and as many as fit in `tailTokens`. */
@@ -58,6 +58,6 @@ export function compactionLimits(policy: CompactionPolicy): CompactionLimits | n
     trigger: Math.floor(usable * policy.trigger),
     target,
     tailTokens: Math.min(policy.tailTokens, Math.floor(target / 2)),
-    summaryTokens: Math.min(policy.summaryTokens, Math.floor(target / 4)),
+    summaryTokens: Math.max(64, Math.min(policy.summaryTokens, Math.floor(target / 4))),
   };
 }
