@@ -221,6 +221,13 @@ export class ConversationStore {
     this.sql.exec("DELETE FROM context_versions WHERE kind = ? AND key = ?", kind, key);
   }
 
+  /** Forgets the contexts whose injection is in none of `shown`: the model can no longer read it, so it is injected again. */
+  forgetInjectedOutside(shown: ReadonlySet<number>): void {
+    for (const row of this.sql.exec<Row>("SELECT kind, key, message_seq FROM context_versions").toArray()) {
+      if (!shown.has(row.message_seq as number)) this.forget(row.kind as LedgerKind, row.key as string);
+    }
+  }
+
   /** Forgets the contexts whose injection is in messages 1..`throughSeq`, so their current value is injected again. */
   forgetInjectedThrough(throughSeq: number): string[] {
     return this.sql.exec<Row>("DELETE FROM context_versions WHERE message_seq <= ? RETURNING key", throughSeq).toArray().map((r) => r.key as string);

@@ -163,6 +163,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     if (assembly.userMessage) shown.push(store.appendMessage(turnId, assembly.userMessage, at));
     if (switching) store.setPersonaSeq(shown.at(-1)!);
     const lastSeq = shown.at(-1) ?? seqs.at(-1) ?? 0;
+    // A budget that left out the message carrying a context's injection took the context out of view with it.
+    store.forgetInjectedOutside(new Set(shown));
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
     store.saveTurn({ turnId, requestDigest, systemPrompt: system, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
