@@ -5,12 +5,13 @@ import compaction from "../../migrations/conversation/0004_compaction.sql";
 import images from "../../migrations/conversation/0005_images.sql";
 import coverage from "../../migrations/conversation/0006_coverage.sql";
 import type { Migration } from "../storage/migrate";
+import { backfillTokenCounts } from "./store";
 
 export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 1, name: "0001_init", sql: init },
   { version: 2, name: "0002_policies_and_views", sql: policiesAndViews },
   { version: 3, name: "0003_identity", sql: identity },
-  { version: 4, name: "0004_compaction", sql: compaction },
+  { version: 4, name: "0004_compaction", sql: compaction, then: backfillTokenCounts },
   { version: 5, name: "0005_images", sql: images },
   { version: 6, name: "0006_coverage", sql: coverage },
 ];

@@ -342,6 +342,16 @@ export class ConversationStore {
   }
 }
 
+/** Token counts and running totals for messages stored before rows carried them (migration 0004). */
+export function backfillTokenCounts(storage: DurableObjectStorage): void {
+  let running = 0;
+  for (const row of storage.sql.exec<Row>("SELECT * FROM messages ORDER BY seq").toArray()) {
+    const tokens = messageTokens(chatMessage(row));
+    running += tokens;
+    storage.sql.exec("UPDATE messages SET tokens = ?, running_tokens = ? WHERE seq = ?", tokens, running, row.seq as number);
+  }
+}
+
 function storedMessage(row: Row): StoredMessage {
   return { seq: row.seq as number, turnId: row.turn_id as string | null, createdAt: row.created_at as string, message: withKnownTokens(chatMessage(row), row.tokens as number) };
 }

@@ -7,6 +7,8 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** A step SQL cannot express (filling a new column from existing rows), run in the same transaction. */
+  then?: (storage: DurableObjectStorage) => void;
 }
 
 export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): number {
@@ -20,6 +22,7 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
     if (applied.has(m.version)) continue;
     storage.transactionSync(() => {
       sql.exec(m.sql);
+      m.then?.(storage);
       sql.exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", m.version, m.name, new Date().toISOString());
     });
     count++;

@@ -3,6 +3,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
 import { textOf, type ChatMessage } from "../../src/core/messages";
+import { backfillTokenCounts } from "../../src/conversation/store";
 import { conversationStub } from "../../src/env";
 import type { CompactionStatus, RequestMessages } from "../../src/history/contract";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
@@ -434,5 +435,24 @@ describe("budgets without a window", () => {
     expect(tight.messages.some((m) => textOf(m).startsWith("hello"))).toBe(false);
     const next = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and now?", budget: { maxTokens: 600 } });
     expect(reminderOf(next)).toContain("[Context: Editor State]\ncursor at line 1");
+  });
+});
+
+describe("upgrading", () => {
+  it("fills token counts and running totals for messages stored before rows carried them", async () => {
+    const s = await setup();
+    for (let i = 0; i < 3; i++) await exchange(s, i);
+    const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    const stub = conversationStub(env, s.id, s.conversation);
+    const counts = () => runInDurableObject(stub, (_, state) => state.storage.sql.exec("SELECT seq, tokens, running_tokens FROM messages ORDER BY seq").toArray());
+    const before = await counts();
+    expect(before.length).toBe(12);
+    await runInDurableObject(stub, (_, state) => {
+      // As migration 0004 finds a conversation stored by an earlier version.
+      state.storage.sql.exec("UPDATE messages SET tokens = 0, running_tokens = 0");
+      backfillTokenCounts(state.storage);
+    });
+    expect(await counts()).toEqual(before);
+    expect(await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`)).toEqual(status);
   });
 });
