@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { fakeSummariser } from "./test/workers/support/fake-summariser";
 
 export default defineConfig({
   test: {
@@ -12,7 +13,15 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
-              bindings: { AUTH_SECRET: "workerd-test-secret", PROVIDER_DEADLINE_MS: "300" },
+              bindings: {
+                AUTH_SECRET: "workerd-test-secret",
+                PROVIDER_DEADLINE_MS: "300",
+                SUMMARY_MODEL_URL: "https://summariser.test/v1/chat/completions",
+                SUMMARY_MODEL: "fake-summariser",
+                SUMMARY_MODEL_KEY: "summariser-test-key",
+              },
+              // The only outbound fetch in these tests: an OpenAI-compatible summariser that answers like a model would.
+              outboundService: fakeSummariser,
             },
           }),
         ],

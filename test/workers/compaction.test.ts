@@ -456,3 +456,20 @@ describe("upgrading", () => {
     expect(await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`)).toEqual(status);
   });
 });
+
+describe("the model summariser", () => {
+  it("summarises through the configured endpoint when the policy asks for it, and falls back to the digest when it fails", async () => {
+    const s = await setup({ ...SUMMARISING, summariser: "model" });
+    let report: TurnResult["envelope"]["compaction"];
+    for (let i = 0; i < 30 && !report?.summary; i++) report = (await exchange(s, i)).find((t) => t.envelope.compaction?.summary)?.envelope.compaction;
+    expect(report!.summary!.summariser).toBe("model:fake-summariser");
+    const view = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
+    expect(summaryOf(view.messages)).toMatch(/Model summary by fake-summariser of messages #1–#\d+\./);
+
+    const failing = await setup({ ...SUMMARISING, summariser: "model" });
+    let fallback: TurnResult["envelope"]["compaction"];
+    for (let i = 0; i < 30 && !fallback?.summary; i++) fallback = (await exchange(failing, i, `PLEASE FAIL ${i}`)).find((t) => t.envelope.compaction?.summary)?.envelope.compaction;
+    expect(fallback!.summary!.summariser).toBe("digest");
+    expect(fallback!.summary!.loss[0]).toMatch(/^model:fake-summariser failed \(.*HTTP 503.*\); the digest summarised instead$/);
+  });
+});
