@@ -105,17 +105,18 @@ export class History {
   ): PreparedCompaction | null {
     const limits = compactionLimits(policy);
     if (!limits) return null;
-    const storedAt = view.summary ? 1 : 0;
-    const messages = rendered.history.slice(storedAt);
-    const seqs = rendered.seqs.slice(storedAt);
+    const first = view.summary ? 1 : 0;
+    const messages = rendered.history.slice(first);
+    const seqs = rendered.seqs.slice(first);
     const tokens = messages.map(messageTokens);
     const summaryTokens = view.summary ? messageTokens(rendered.history[0]!) : 0;
     const toolNames = new Map(messages.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => [c.id, c.function.name] as const) : [])));
+    const indexOf = new Map(seqs.map((seq, i) => [seq, i]));
+    const storedAt = (seq: number) => view.stored[indexOf.get(seq)!]!.message;
     const stubFor = (seq: number) => {
-      const i = seqs.indexOf(seq);
-      const stored = view.stored.find((m) => m.seq === seq)!.message;
+      const stored = storedAt(seq);
       const tool = stored.role === "tool" ? (toolNames.get(stored.tool_call_id) ?? "a tool") : "a tool";
-      return renderStub({ tool, tokens: tokens[i]!, content: textOf(stored), pointer: resultPointer(this.deps.conversationId, seq) });
+      return renderStub({ tool, tokens: tokens[indexOf.get(seq)!]!, content: textOf(stored), pointer: resultPointer(this.deps.conversationId, seq) });
     };
     const groups = viewGroups(messages, seqs);
     // Messages the budget could not even load are the oldest group of all: a summary can still cover them.
@@ -137,7 +138,7 @@ export class History {
     });
     if (!plan) return null;
 
-    const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: textOf(view.stored.find((m) => m.seq === c.seq)!.message) }));
+    const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: textOf(storedAt(c.seq)) }));
     const fromSeq = view.summary?.fromSeq ?? view.coveredThrough + 1;
     if (!plan.summarise) return { basedOn: view.compactionId, fromSeq, plan, limits, request: null, stubs, coveredMessages: 0, trust: "user" };
     // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
@@ -190,7 +191,7 @@ export class History {
         ? { coverage: { throughSeq: plan.summarise.throughSeq, groups: plan.summarise.groups, tokens: plan.summarise.tokens, messages: prepared.coveredMessages }, summariser: summary.summariser, trust: summary.trust, loss: summary.loss }
         : null,
       reinjected,
-      reachesTarget: plan.reachesTarget,
+      reachesTarget: after <= prepared.limits.target,
     };
     store.addEvent(null, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: plan.before }, at);
     store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
