@@ -1,4 +1,4 @@
-import { assembleTurn, messageTokens } from "../core/assemble";
+import { assembleTurn, messageTokens, usageOf } from "../core/assemble";
 import { pairingProblems } from "../core/groups";
 import { withText, type AppendableMessage, type ChatMessage } from "../core/messages";
 import { neutralize } from "../core/neutralize";
@@ -73,11 +73,13 @@ export class ConversationContextManager implements ContextManager {
       maxTokens,
     });
     if (!assembled.ok) return assembled;
+    // Before the first turn no system message exists yet: the agent of that turn brings it.
+    const messages = this.deps.store.latestSystemPrompt() === null ? assembled.value.messages.slice(1) : assembled.value.messages;
     const dropped = assembled.value.envelope.budget.truncations.filter((t) => t.kind === "history");
     const shown = assembled.value.historyShown.filter((i) => rendered.seqs[i] !== 0).length;
     return ok({
-      messages: assembled.value.messages,
-      tokens: assembled.value.usage.total,
+      messages,
+      tokens: usageOf(messages),
       truncated: {
         messages: this.deps.store.lastSeq() - view.coveredThrough - shown,
         tokens: view.unread.tokens + dropped.reduce((sum, t) => sum + t.tokens, 0),
@@ -136,7 +138,8 @@ export class ConversationContextManager implements ContextManager {
     const { store, compactions, history, meta } = this.deps;
     const policy = meta.compactionPolicy;
     const limits = compactionLimits(policy);
-    const tokens = messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }) + history.storedViewTokens();
+    const system = store.latestSystemPrompt();
+    const tokens = (system === null ? 0 : messageTokens({ role: "system", content: system })) + history.storedViewTokens();
     const latest = compactions.list().at(-1);
     return ok({
       policy,
@@ -144,7 +147,7 @@ export class ConversationContextManager implements ContextManager {
       tokens,
       messageCount: store.messageCount(),
       shouldCompact: limits !== null && tokens > limits.trigger,
-      latest: latest ? { id: latest.id, reason: latest.reason, summaryThroughSeq: latest.summary?.throughSeq ?? null, at: latest.createdAt } : null,
+      latest: latest ? { id: latest.id, reason: latest.reason, coveredThroughSeq: latest.summary?.throughSeq ?? null, at: latest.createdAt } : null,
     });
   }
 

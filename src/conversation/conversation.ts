@@ -117,10 +117,12 @@ export class Conversation extends DurableObject<Env> {
     return manager.ok ? manager.value.setMessages(messages) : manager;
   }
 
-  async clearHistory(owner: Owner): Promise<Result<CompactionReport>> {
+  async clearHistory(owner: Owner): Promise<Result<{ compaction: CompactionReport }>> {
     return this.queue.run(async () => {
       const manager = this.manager(owner, { live: true });
-      return manager.ok ? manager.value.clear() : manager;
+      if (!manager.ok) return manager;
+      const compaction = manager.value.clear();
+      return compaction.ok ? ok({ compaction: compaction.value }) : compaction;
     });
   }
 

@@ -15,6 +15,7 @@ import {
   type RenderedHistory,
   type SummaryOverlay,
 } from "../history/view";
+import { groupMessages } from "../core/groups";
 import { imagesOf, textOf, type ChatMessage } from "../core/messages";
 import { withoutAppendix } from "../core/reminder";
 import type { StoredMessage } from "../protocol/frontend";
@@ -44,6 +45,7 @@ export interface PreparedCompaction {
   request: SummaryRequest | null;
   stubs: { seq: number; stub: string; saved: number; content: string }[];
   coveredMessages: number;
+  coveredGroups: number;
   trust: SummaryOverlay["trust"];
 }
 
@@ -140,7 +142,7 @@ export class History {
 
     const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: textOf(storedAt(c.seq)) }));
     const fromSeq = view.summary?.fromSeq ?? view.coveredThrough + 1;
-    if (!plan.summarise) return { basedOn: view.compactionId, fromSeq, plan, limits, request: null, stubs, coveredMessages: 0, trust: "user" };
+    if (!plan.summarise) return { basedOn: view.compactionId, fromSeq, plan, limits, request: null, stubs, coveredMessages: 0, coveredGroups: 0, trust: "user" };
     // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
     const covered = this.deps.store.messages(plan.summarise.throughSeq, view.coveredThrough + 1);
     const previous = view.summary ? { text: view.summary.text, summariser: view.summary.summariser, state: this.deps.compactions.summary(view.compactionId)?.state ?? null } : null;
@@ -152,6 +154,7 @@ export class History {
       request: { previous, messages: summaryInputs(covered), maxTokens: limits.summaryTokens },
       stubs,
       coveredMessages: covered.length,
+      coveredGroups: groupMessages(covered.map((m) => m.message)).length,
       trust: leastTrusted([...(view.summary ? [view.summary.trust] : []), ...covered.map((m) => messageTrust(m.message))]),
     };
   }
@@ -167,7 +170,7 @@ export class History {
    * planned. Messages stored meanwhile are after what it covers, so they stay.
    * Runs inside the caller's transaction.
    */
-  commit(prepared: PreparedCompaction, draft: (SummaryDraft & { summariser: string }) | null, reason: CompactionReason, at: string): CompactionReport | null {
+  commit(prepared: PreparedCompaction, draft: (SummaryDraft & { summariser: string }) | null, reason: CompactionReason, at: string, turnId: string | null = null): CompactionReport | null {
     const { store, compactions } = this.deps;
     if (compactions.latestId() !== prepared.basedOn) return null;
     const { plan } = prepared;
@@ -188,13 +191,13 @@ export class History {
       tokens: { before: plan.before, after, trigger: prepared.limits.trigger, target: prepared.limits.target },
       cleared: prepared.stubs.map((s) => ({ seq: s.seq, savedTokens: s.saved, pointer: resultPointer(this.deps.conversationId, s.seq) })),
       summary: summary && plan.summarise
-        ? { coverage: { throughSeq: plan.summarise.throughSeq, groups: plan.summarise.groups, tokens: plan.summarise.tokens, messages: prepared.coveredMessages }, summariser: summary.summariser, trust: summary.trust, loss: summary.loss }
+        ? { coverage: { throughSeq: plan.summarise.throughSeq, groups: prepared.coveredGroups, tokens: plan.summarise.tokens, messages: prepared.coveredMessages }, summariser: summary.summariser, trust: summary.trust, loss: summary.loss }
         : null,
       reinjected,
       reachesTarget: after <= prepared.limits.target,
     };
-    store.addEvent(null, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: plan.before }, at);
-    store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
+    store.addEvent(turnId, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: plan.before }, at);
+    store.addEvent(turnId, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
     return report;
   }
 
@@ -212,7 +215,7 @@ export class History {
     const reinjected = store.forgetInjectedThrough(Number.MAX_SAFE_INTEGER);
     store.forgetPersonaThrough(throughSeq);
     store.addEvent(null, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: before }, at);
-    store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: 0, cleared: "all", reinjected }, at);
+    store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: 0, cleared: 0, hiddenThroughSeq: throughSeq, reinjected }, at);
     return { id, reason: "clear", tokens: { before, after: 0, trigger: null, target: null }, cleared: [], summary: null, reinjected, reachesTarget: true };
   }
 }

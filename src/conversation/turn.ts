@@ -17,7 +17,7 @@ import { CompactionPolicy, compactionLimits } from "../history/policy";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
 import type { RenderedHistory } from "../history/view";
-import type { CompactionReport, History } from "./history";
+import type { CompactionReport, History, HistoryView } from "./history";
 import type { ConversationMeta, ConversationStore, TurnRecord } from "./store";
 import { admitMessages, inCallOrder, type AdmittedMessages } from "./tool-results";
 import type { TurnSections } from "./turn-sections";
@@ -89,17 +89,19 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const images: ImagePart[] = (body.images ?? []).map((image_url) => ({ type: "image_url", image_url }));
   // The newest images stay visible, this message's first; older ones become a placeholder in the model's view.
   const keepImages = Math.max(0, policy.value.keepImages - images.length);
-  // Any conversation can receive app context (attachments, pushed resources): that block never comes and goes.
-  const system = systemMessage(identity, { tools: agent.tools.length > 0, contexts: true, memory: agent.memory, summaries: policy.value.contextWindow !== undefined });
+  // Any conversation can receive app context (attachments, pushed resources): that block never comes and goes. The
+  // summaries block arrives with the first summary, on a compaction turn, whatever windows turns name.
+  const systemFor = (view: HistoryView) =>
+    systemMessage(identity, { tools: agent.tools.length > 0, contexts: true, memory: agent.memory, summaries: view.summary !== null });
   // The window bounds every turn: a budget may be tighter, never larger.
   const usable = compactionLimits(policy.value)?.usable;
   const maxTokens = usable === undefined ? body.budget?.maxTokens : Math.min(body.budget?.maxTokens ?? usable, usable);
-  const assemble = (rendered: RenderedHistory) =>
+  const assemble = (view: HistoryView, rendered: RenderedHistory) =>
     assembleTurn({
       turnId,
       conversationId: meta.conversationId,
       now,
-      systemPrompt: system,
+      systemPrompt: systemFor(view),
       personaNote: switching ? renderPersonaSwitch(agent) : undefined,
       history: [...rendered.history, ...fresh],
       userText: typed?.text,
@@ -115,16 +117,16 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const loadFrom = continuation ? store.lastUserSeq() : undefined;
   let view = history.view({ maxTokens, loadFrom });
   let rendered = history.render(view, now, keepImages);
-  let assembled = assemble(rendered);
+  let assembled = assemble(view, rendered);
   let compaction: CompactionReport | undefined;
   const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy.value, { protectFromSeq: loadFrom }) : null;
   if (planned) {
     await history.keepClearedResults(planned);
     const draft = planned.request ? await summariseSafely(deps.summariser(policy.value), planned.request) : null;
-    compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString())) ?? undefined;
+    compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString(), turnId)) ?? undefined;
     view = history.view({ maxTokens, loadFrom });
     rendered = history.render(view, now, keepImages);
-    assembled = assemble(rendered);
+    assembled = assemble(view, rendered);
   }
   if (!assembled.ok) return assembled;
   const assembly = assembled.value;
@@ -138,7 +140,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
     tools: { unanswered, results: admitted.value.reports },
     ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
-    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, keepImages },
+    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, earlierImages: keepImages },
     ...(compaction ? { compaction } : {}),
   };
   const result: StoredTurnResult = {
@@ -167,7 +169,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     store.forgetInjectedOutside(new Set(shown));
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
-    store.saveTurn({ turnId, requestDigest, systemPrompt: system, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
+    store.saveTurn({ turnId, requestDigest, systemPrompt: assembly.messages[0]!.content as string, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
     if (typedRedactions.length) store.addEvent(turnId, "message.redacted", null, { redactions: typedRedactions }, at);
     recordTurnEvents(store, result, assembly.messages.length, at);
   });
@@ -206,7 +208,7 @@ function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   // The turn's own message kept all its images; the history before it kept `keepImages` of theirs.
   const own = stored.usage.message > 0 ? read.pop()! : null;
   const view = { ...asOf, summary: ranges[0]?.[0] === 0 ? asOf.summary : null, stored: read };
-  const { history } = deps.history.render(view, new Date(stored.envelope.createdAt), stored.envelope.history?.keepImages);
+  const { history } = deps.history.render(view, new Date(stored.envelope.createdAt), stored.envelope.history?.earlierImages);
   return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history, ...(own ? [own.message] : [])], replayed: true };
 }
 

@@ -47,15 +47,17 @@ export function pairingProblems(history: readonly ChatMessage[], options: { pend
   let openAt = -1;
   history.forEach((message, index) => {
     if (message.role === "tool") {
-      if (!open?.delete(message.tool_call_id)) problems.push(`message ${index}: a tool result for '${message.tool_call_id}' does not follow its call`);
+      if (!open?.delete(message.tool_call_id)) {
+        problems.push(`messages.${index}: a tool result for '${message.tool_call_id}' answers no call just before it (unknown, already answered, or too late)`);
+      }
       return;
     }
-    if (open?.size) problems.push(`message ${openAt}: ${[...open].join(", ")} not answered before message ${index}`);
-    if (message.role === "system" && index > 0) problems.push(`message ${index}: a system message after the first`);
+    if (open?.size) problems.push(`messages.${openAt}: ${[...open].join(", ")} not answered before messages.${index}`);
+    if (message.role === "system" && index > 0) problems.push(`messages.${index}: a system message after the first`);
     open = message.role === "assistant" && message.tool_calls?.length ? new Set(message.tool_calls.map((c) => c.id)) : null;
     openAt = index;
   });
   const last = open as Set<string> | null;
-  if (last?.size && !options.pendingAllowed) problems.push(`message ${openAt}: ${[...last].join(", ")} never answered`);
+  if (last?.size && !options.pendingAllowed) problems.push(`messages.${openAt}: ${[...last].join(", ")} never answered`);
   return problems;
 }

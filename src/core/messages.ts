@@ -21,7 +21,7 @@ export const ImagePart = z
     type: z.literal("image_url"),
     image_url: z
       .object({
-        url: z.url({ protocol: /^https$/, hostname: z.regexes.domain }).max(2_048),
+        url: z.url({ protocol: /^https$/, hostname: z.regexes.domain, error: "an https URL to the image (no http: or data: URLs)" }).max(2_048),
         detail: z.enum(["low", "high", "auto"]).optional(),
       })
       .strict(),

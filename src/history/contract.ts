@@ -19,7 +19,8 @@ export interface CompactionStatus {
   messageCount: number;
   shouldCompact: boolean;
   /** The latest compaction, or null. */
-  latest: { id: number; reason: CompactionEvidence["reason"]; summaryThroughSeq: number | null; at: string } | null;
+  /** `coveredThroughSeq`: the last message it took out of the model's view (summarised, or hidden by a clear). */
+  latest: { id: number; reason: CompactionEvidence["reason"]; coveredThroughSeq: number | null; at: string } | null;
 }
 
 export interface RequestMessages {

@@ -99,7 +99,7 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
     tokens[r.gi]![r.mi]! -= saved;
     clear.push({ seq: r.seq, saved });
   }
-  if (total() <= target) return { before, after: total(), clear, summarise: null, reachesTarget: true };
+  if (total() <= target) return clear.length ? { before, after: total(), clear, summarise: null, reachesTarget: true } : null;
 
   // A summary must beat clearing alone, counting its fence, or it only costs a summariser call.
   const afterClearing = total();

@@ -106,7 +106,7 @@ export class ContextClient {
   }
 
   /** Clears the model's view of the history; stored messages stay. */
-  clearHistory(id: string): Promise<CompactionEvidence> {
+  clearHistory(id: string): Promise<{ compaction: CompactionEvidence }> {
     return this.send("POST", `${conversationPath(id)}/clear`);
   }
 

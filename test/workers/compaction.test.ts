@@ -125,7 +125,8 @@ describe("compaction", () => {
   });
 
   it("keeps every turn's prompt a byte-prefix of the next over 50 turns, except when it compacts", async () => {
-    const s = await setup();
+    // Results kept whole, so compaction must summarise (and the system message gains its summaries block once).
+    const s = await setup(SUMMARISING);
     let previous: string[] = [];
     let extended = 0;
     let compactions = 0;
@@ -148,7 +149,12 @@ describe("compaction", () => {
     expect(compactions).toBeGreaterThan(0);
     expect(extended + compactions).toBe(50);
     expect(history[24]!.messages.at(-1)!.content).toContain("<persona_switch>");
-    expect(new Set(history.map((t) => t.messages[0]!.content)).size).toBe(1);
+    // The system message changes once: the first summary brings the block that explains summaries.
+    const systems = history.map((t) => t.messages[0]!.content as string);
+    expect(new Set(systems).size).toBe(2);
+    const firstSummary = history.findIndex((t) => t.envelope.compaction?.summary);
+    expect(systems.slice(firstSummary).every((s) => s.includes("<summary_fence>"))).toBe(true);
+    expect(systems.slice(0, firstSummary).some((s) => s.includes("<summary_fence>"))).toBe(false);
   });
 
   it("resumes after eviction with the same summary, ledger and identity block", async () => {
@@ -206,7 +212,7 @@ describe("the context-manager contract over HTTP", () => {
     const other = await setup();
     const orphan = [{ role: "user", content: "hi" }, { role: "tool", tool_call_id: "nope", content: "x" }];
     const refused = await expectProblem(await other.frontend.request("PUT", `${other.path}/messages`, { messages: orphan }), 400, "invalid-request");
-    expect(refused.detail).toContain("does not follow its call");
+    expect(refused.detail).toContain("answers no call just before it");
     const unanswered = [{ role: "assistant", content: null, tool_calls: [call("a")] }, { role: "user", content: "hi" }];
     await expectProblem(await other.frontend.request("PUT", `${other.path}/messages`, { messages: unanswered }), 400, "invalid-request");
     await expectProblem(await other.frontend.request("PUT", `${other.path}/messages`, { messages: [{ role: "system", content: "x" }] }), 400, "invalid-request");
@@ -234,10 +240,11 @@ describe("the context-manager contract over HTTP", () => {
     const view = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
     expect(summaryOf(view.messages)).not.toBeNull();
 
-    const cleared = await s.frontend.json<{ reason: string }>("POST", `${s.path}/clear`);
-    expect(cleared.reason).toBe("clear");
+    const cleared = await s.frontend.json<{ compaction: { reason: string } }>("POST", `${s.path}/clear`);
+    expect(cleared.compaction.reason).toBe("clear");
     const empty = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
-    expect(empty.messages).toHaveLength(1);
+    // Resumed and never turned: no system message yet, and the clear hid every stored message.
+    expect(empty.messages).toEqual([]);
     expect(await s.frontend.json("GET", `${s.path}/messages`)).toEqual(stored);
   });
 
@@ -285,15 +292,15 @@ describe("history at scale", () => {
     expect(status.messageCount).toBe(10_000);
     expect(status.shouldCompact).toBe(true);
     const whole = await s.frontend.json<RequestMessages>("GET", `${s.path}/context?maxTokens=2000000`);
-    expect(whole.messages).toHaveLength(10_001);
-    // The running totals agree with counting every message (the system message is empty before the first turn).
+    expect(whole.messages).toHaveLength(10_000);
+    // The running totals agree with counting every message (there is no system message before the first turn).
     expect(status.tokens).toBe(whole.tokens);
 
     const view = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
     expect(view.tokens).toBeLessThanOrEqual(15_360);
     expect(view.messages.length).toBeLessThan(600);
-    expect(view.truncated.messages).toBe(10_001 - view.messages.length);
-    expect(view.messages[1]!.role).not.toBe("tool");
+    expect(view.truncated.messages).toBe(10_000 - view.messages.length);
+    expect(view.messages[0]!.role).not.toBe("tool");
     expect(pairingProblems(view.messages)).toEqual([]);
 
     const turn = await s.frontend.turn(s.conversation, { agent: s.agent, message: "Where were we?" });
