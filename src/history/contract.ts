@@ -18,8 +18,7 @@ export interface CompactionStatus {
   tokens: number;
   messageCount: number;
   shouldCompact: boolean;
-  /** The latest compaction, or null. */
-  /** `coveredThroughSeq`: the last message it took out of the model's view (summarised, or hidden by a clear). */
+  /** The latest compaction, or null; `coveredThroughSeq` is the last message it took out of the model's view (summarised, or hidden by a clear). */
   latest: { id: number; reason: CompactionEvidence["reason"]; coveredThroughSeq: number | null; at: string } | null;
 }
 
