@@ -37,23 +37,20 @@ const result: fc.Arbitrary<ResultSpec> = fc.record({
   size: fc.oneof({ arbitrary: fc.integer({ min: 0, max: 400 }), weight: 3 }, { arbitrary: fc.integer({ min: 1_000, max: 9_000 }), weight: 1 }),
   seed: fc.nat(),
 });
+// Tool groups are weighted double: they are what clearing and pairing act on.
 const group: fc.Arbitrary<GroupSpec> = fc.oneof(
   fc.record({ kind: fc.constant("user" as const), text: words, daysAgo }),
   fc.record({ kind: fc.constant("assistant" as const), text: words, daysAgo }),
-  fc.record({
-    kind: fc.constant("tool_calls" as const),
-    text: fc.option(words, { nil: null }),
-    results: fc.array(result, { minLength: 1, maxLength: 4 }),
-    reversed: fc.boolean(),
-    daysAgo,
-  }),
-  fc.record({
-    kind: fc.constant("tool_calls" as const),
-    text: fc.option(words, { nil: null }),
-    results: fc.array(result, { minLength: 1, maxLength: 4 }),
-    reversed: fc.boolean(),
-    daysAgo,
-  }),
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("tool_calls" as const),
+      text: fc.option(words, { nil: null }),
+      results: fc.array(result, { minLength: 1, maxLength: 4 }),
+      reversed: fc.boolean(),
+      daysAgo,
+    }),
+  },
 );
 const pending: fc.Arbitrary<PendingSpec> = fc
   .record({ text: fc.option(words, { nil: null }), calls: fc.array(result, { minLength: 1, maxLength: 4 }), answered: fc.nat(), daysAgo })

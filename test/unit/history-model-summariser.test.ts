@@ -1,57 +1,35 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { countTokens } from "../../src/core/tokens";
 import { modelSummariser, TRANSCRIPT_MAX_CHARS } from "../../src/history/model-summariser";
 import type { SummaryInputMessage, SummaryRequest } from "../../src/history/summary";
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+import { startRecordingServer, type RecordingServer } from "./support/recording-server";
 
 /** A shape the redactor does not know, so only the summariser's own scrub keeps it out of errors. */
 const API_KEY = "gateway-key-for-tests-42";
 const GITHUB_TOKEN = `ghp_${"aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1eF3hJ5"}`;
 
-/** A stand-in chat completions endpoint: records each request and answers as the test says. */
-let server: Server;
+/** A stand-in chat completions endpoint. */
+let endpoint: RecordingServer;
 let url: string;
-let seen: Seen[] = [];
-let reply: { status: number; body: string; delayMs?: number } = { status: 200, body: "" };
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-    request.on("end", () => {
-      seen.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
-      const { status, body: answer, delayMs = 0 } = reply;
-      setTimeout(() => {
-        if (response.destroyed) return;
-        response.writeHead(status, { "content-type": "application/json" });
-        response.end(answer);
-      }, delayMs);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+  endpoint = await startRecordingServer();
+  url = `${endpoint.origin}/v1/chat/completions`;
 });
 
-afterAll(() => {
-  server.closeAllConnections();
-  return new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => endpoint.close());
 
 beforeEach(() => {
-  seen = [];
+  endpoint.reset({ status: 200 });
   answerWith("Summary of the conversation.");
 });
 
 function answerWith(content: unknown) {
-  reply = { status: 200, body: JSON.stringify({ id: "chatcmpl-1", choices: [{ index: 0, message: { role: "assistant", content } }] }) };
+  answer({ status: 200, body: JSON.stringify({ id: "chatcmpl-1", choices: [{ index: 0, message: { role: "assistant", content } }] }) });
+}
+
+function answer(reply: Omit<RecordingServer["reply"], "type">) {
+  endpoint.reply = { type: "application/json", ...reply };
 }
 
 function summariser(timeoutMs?: number) {
@@ -73,8 +51,8 @@ function request(overrides: Partial<SummaryRequest> = {}): SummaryRequest {
 }
 
 function sentBody(): { model: string; temperature: number; max_tokens: number; messages: { role: string; content: string }[] } {
-  expect(seen).toHaveLength(1);
-  return JSON.parse((seen[0] as Seen).body);
+  expect(endpoint.seen).toHaveLength(1);
+  return JSON.parse(endpoint.seen[0]!.body);
 }
 
 describe("modelSummariser requests", () => {
@@ -83,7 +61,7 @@ describe("modelSummariser requests", () => {
 
     expect(draft).toEqual({ text: "Summary of the conversation.", state: null, loss: ["summarised by model gpt-test-mini; exact wording outside quotes may be paraphrased"] });
     expect(summariser().name).toBe("model:gpt-test-mini");
-    const seenRequest = seen[0] as Seen;
+    const seenRequest = endpoint.seen[0]!;
     expect([seenRequest.method, seenRequest.url, seenRequest.headers.authorization, seenRequest.headers["content-type"]]).toEqual([
       "POST",
       "/v1/chat/completions",
@@ -121,7 +99,7 @@ describe("modelSummariser requests", () => {
         ],
       }),
     );
-    const raw = (seen[0] as Seen).body;
+    const raw = endpoint.seen[0]!.body;
     expect(raw).not.toContain(GITHUB_TOKEN.slice(4));
     expect(raw.match(/\[REDACTED:github-token\]/g)).toHaveLength(3);
   });
@@ -154,7 +132,7 @@ describe("modelSummariser answers", () => {
   });
 
   it("rejects a non-2xx answer with its status and a short excerpt, never the key it echoes", async () => {
-    reply = { status: 500, body: JSON.stringify({ error: { message: `upstream overloaded for key ${API_KEY}`, padding: "y".repeat(5000) } }) };
+    answer({ status: 500, body: JSON.stringify({ error: { message: `upstream overloaded for key ${API_KEY}`, padding: "y".repeat(5000) } }) });
     const error = await summariser().summarise(request()).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(Error);
@@ -170,7 +148,7 @@ describe("modelSummariser answers", () => {
     ["a null content", JSON.stringify({ choices: [{ message: { role: "assistant", content: null } }] }), /HTTP 200 without a summary \(choices\.0\.message\.content/],
     ["an empty content", JSON.stringify({ choices: [{ message: { content: "  \n" } }] }), /HTTP 200 without a summary \(choices\.0\.message\.content/],
   ])("rejects an answer with %s", async (_, body, expected) => {
-    reply = { status: 200, body };
+    answer({ status: 200, body });
     const error = await summariser().summarise(request()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(expected);
@@ -178,7 +156,7 @@ describe("modelSummariser answers", () => {
   });
 
   it("rejects when the endpoint answers after timeoutMs", async () => {
-    reply = { status: 200, body: JSON.stringify({ choices: [{ message: { content: "late" } }] }), delayMs: 2000 };
+    answer({ status: 200, body: JSON.stringify({ choices: [{ message: { content: "late" } }] }), delayMs: 2000 });
     const started = Date.now();
     const error = await summariser(100).summarise(request()).catch((e: unknown) => e);
 

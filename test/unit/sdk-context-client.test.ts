@@ -1,54 +1,30 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ContextClient, ContextRuntimeError } from "../../src/sdk/context-client";
+import { startRecordingServer, type RecordingServer, type SeenRequest } from "./support/recording-server";
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** A stand-in runtime: records each request and answers with whatever the test queued. */
-let server: Server;
-let baseUrl: string;
-let seen: Seen[] = [];
-let reply: { status: number; type?: string; body?: string } = { status: 200, body: "{}" };
+/** A stand-in runtime. */
+let runtime: RecordingServer;
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-    request.on("end", () => {
-      seen.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
-      response.writeHead(reply.status, reply.type ? { "content-type": reply.type } : {});
-      response.end(reply.body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`; // the trailing slash must not double
+  runtime = await startRecordingServer();
 });
 
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => runtime.close());
 
-beforeEach(() => {
-  seen = [];
-  reply = { status: 200, type: "application/json", body: "{}" };
-});
+beforeEach(() => runtime.reset({ status: 200, type: "application/json", body: "{}" }));
 
 function client() {
-  return new ContextClient({ url: baseUrl, apiKey: "fk_test" });
+  return new ContextClient({ url: `${runtime.origin}/`, apiKey: "fk_test" }); // the trailing slash must not double
 }
 
-function only(): Seen {
-  expect(seen).toHaveLength(1);
-  return seen[0] as Seen;
+function only(): SeenRequest {
+  expect(runtime.seen).toHaveLength(1);
+  return runtime.seen[0]!;
 }
 
 describe("ContextClient requests", () => {
   it("sends the bearer key and a JSON body, and returns the parsed answer", async () => {
-    reply = { status: 201, type: "application/json", body: '{"id":"conv-0001","createdAt":"2026-11-23T09:00:00Z","agent":"notes:assistant"}' };
+    runtime.reply = { status: 201, type: "application/json", body: '{"id":"conv-0001","createdAt":"2026-11-23T09:00:00Z","agent":"notes:assistant"}' };
     const created = await client().createConversation({ agent: "notes:assistant" });
 
     expect(created).toEqual({ id: "conv-0001", createdAt: "2026-11-23T09:00:00Z", agent: "notes:assistant" });
@@ -62,9 +38,9 @@ describe("ContextClient requests", () => {
 
   it("sends no body or content-type on GET and DELETE without one", async () => {
     await client().conversation("conv-0001");
-    reply = { status: 204 };
+    runtime.reply = { status: 204 };
     await expect(client().endConversation("conv-0001")).resolves.toBeUndefined();
-    expect(seen.map((s) => [s.method, s.url, s.body, s.headers["content-type"]])).toEqual([
+    expect(runtime.seen.map((s) => [s.method, s.url, s.body, s.headers["content-type"]])).toEqual([
       ["GET", "/v1/conversations/conv-0001", "", undefined],
       ["DELETE", "/v1/conversations/conv-0001", "", undefined],
     ]);
@@ -113,7 +89,7 @@ describe("ContextClient errors", () => {
       detail: "message: too short",
       issues: [{ path: "message", message: "too short" }],
     };
-    reply = { status: 400, type: "application/problem+json", body: JSON.stringify(problem) };
+    runtime.reply = { status: 400, type: "application/problem+json", body: JSON.stringify(problem) };
     const error = await client()
       .turn("conv-0001", { agent: "notes:assistant", message: "" })
       .catch((e: unknown) => e);
@@ -122,7 +98,7 @@ describe("ContextClient errors", () => {
   });
 
   it("describes an answer that is not a problem document", async () => {
-    reply = { status: 502, type: "text/html", body: "<h1>Bad gateway</h1>" };
+    runtime.reply = { status: 502, type: "text/html", body: "<h1>Bad gateway</h1>" };
     const error = await client()
       .agents()
       .catch((e: unknown) => e);
