@@ -22,6 +22,10 @@ export interface ConversationMeta {
   endedAt: string | null;
 }
 
+export interface InjectedEntry extends LedgerEntry {
+  messageSeq: number;
+}
+
 export interface ResourceRecord extends ResourceInfo {
   content: string;
 }
@@ -197,11 +201,12 @@ export class ConversationStore {
 
   // ── the context ledger ──
 
-  ledger(): LedgerEntry[] {
+  /** The ledger, each entry with the seq of the message that carried its injection. */
+  ledger(): InjectedEntry[] {
     return this.sql
-      .exec<Row>("SELECT kind, key, title, version FROM context_versions")
+      .exec<Row>("SELECT kind, key, title, version, message_seq FROM context_versions")
       .toArray()
-      .map((r) => ({ kind: r.kind as LedgerKind, key: r.key as string, title: r.title as string, version: r.version as string }));
+      .map((r) => ({ kind: r.kind as LedgerKind, key: r.key as string, title: r.title as string, version: r.version as string, messageSeq: r.message_seq as number }));
   }
 
   recordInjection(entry: LedgerEntry, turnId: string, messageSeq: number, at: string): void {

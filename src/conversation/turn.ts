@@ -18,7 +18,7 @@ import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
 import type { RenderedHistory } from "../history/view";
 import type { CompactionReport, History, HistoryView } from "./history";
-import type { ConversationMeta, ConversationStore, TurnRecord } from "./store";
+import type { ConversationMeta, ConversationStore, InjectedEntry, TurnRecord } from "./store";
 import { admitMessages, inCallOrder, type AdmittedMessages } from "./tool-results";
 import type { TurnSections } from "./turn-sections";
 
@@ -96,7 +96,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   // The window bounds every turn: a budget may be tighter, never larger.
   const usable = compactionLimits(policy.value)?.usable;
   const maxTokens = usable === undefined ? body.budget?.maxTokens : Math.min(body.budget?.maxTokens ?? usable, usable);
-  const assemble = (view: HistoryView, rendered: RenderedHistory) =>
+  const assembleOnce = (view: HistoryView, rendered: RenderedHistory, ledger: readonly InjectedEntry[]) =>
     assembleTurn({
       turnId,
       conversationId: meta.conversationId,
@@ -107,11 +107,24 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       userText: typed?.text,
       userImages: images,
       currentFrom: rendered.history.length,
-      ledger: store.ledger(),
+      ledger,
       observations: [...pulled, ...resources],
       sections: extra.sections,
       maxTokens,
     });
+  // A context whose injection the budget leaves out of view is out of the model's sight: inject it again in this
+  // turn. That grows the new message and may push more history out, so repeat; each pass drops a ledger entry.
+  const assemble = (view: HistoryView, rendered: RenderedHistory) => {
+    let ledger = store.ledger();
+    for (;;) {
+      const assembled = assembleOnce(view, rendered, ledger);
+      if (!assembled.ok) return assembled;
+      const shown = new Set(assembled.value.historyShown.map((index) => rendered.seqs[index]));
+      const inView = ledger.filter((entry) => shown.has(entry.messageSeq));
+      if (inView.length === ledger.length) return assembled;
+      ledger = inView;
+    }
+  };
 
   // A continuation's user message and the tool work after it are this turn's: they are read whatever the budget.
   const loadFrom = continuation ? store.lastUserSeq() : undefined;

@@ -433,15 +433,19 @@ describe("what compaction must not lose", () => {
 });
 
 describe("budgets without a window", () => {
-  it("injects a context again once a budget leaves the message that carried it out of view", async () => {
+  it("injects a context again in the very turn whose budget leaves the message that carried it out of view", async () => {
     const s = await setup({});
     const first = await s.frontend.turn(s.conversation, { agent: s.agent, message: "hello" });
     expect(reminderOf(first)).toContain("[Context: Editor State]");
     for (let i = 0; i < 6; i++) await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: `reply ${i} `.repeat(40) }] });
     const tight = await s.frontend.turn(s.conversation, { agent: s.agent, message: "still with me?", budget: { maxTokens: 600 } });
     expect(tight.messages.some((m) => textOf(m).startsWith("hello"))).toBe(false);
+    expect(reminderOf(tight)).toContain("[Context: Editor State]\ncursor at line 1");
+    expect(tight.usage.total).toBeLessThanOrEqual(600);
+    // Now in view again, on the message that re-injected it: the next turn has nothing new to say.
     const next = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and now?", budget: { maxTokens: 600 } });
-    expect(reminderOf(next)).toContain("[Context: Editor State]\ncursor at line 1");
+    expect(next.messages.some((m) => textOf(m).startsWith("still with me?"))).toBe(true);
+    expect(reminderOf(next)).not.toContain("[Context: Editor State]");
   });
 });
 
