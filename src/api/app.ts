@@ -7,6 +7,7 @@ import { appCredential, offersAppSubprotocol, requireApiKey, type ApiEnv } from 
 import { conversations } from "./conversations";
 import { history } from "./history";
 import { memories } from "./memory";
+import { approvals } from "./approvals";
 import { artifacts } from "./artifacts";
 import { problemResponse } from "./problem-response";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
@@ -56,6 +57,7 @@ v1.use(
 );
 v1.route("/conversations", conversations);
 v1.route("/conversations", history);
+v1.route("/conversations", approvals);
 v1.route("/memories", memories);
 v1.route("/", artifacts);
 v1.get("/agents", async (c) => c.json({ agents: await hubStub(c.env, c.var.owner).agents() }));

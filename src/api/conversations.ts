@@ -1,8 +1,8 @@
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import { QualifiedName } from "../core/names";
 import { conversationStub } from "../env";
-import { ConversationId } from "../protocol/methods";
 import type { ApiEnv } from "./auth";
+import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";
 import { readJson, readQuery } from "./read-input";
 import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, TurnBody } from "./schemas";
@@ -10,13 +10,8 @@ import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, It
 /** `/v1/conversations/…`: every route resolves the conversation through the caller's own tenant. */
 export const conversations = new Hono<ApiEnv>();
 
-type ApiContext = Context<ApiEnv>;
-
-/** The conversation named in the path, or a 404 that looks the same whether it is malformed, missing or someone else's. */
-function conversation(c: ApiContext) {
-  const id = ConversationId.safeParse(c.req.param("id"));
-  return id.success ? conversationStub(c.env, c.var.owner, id.data) : null;
-}
+/** The conversation named in the path, or null for a 404 that looks the same whether it is malformed, missing or someone else's. */
+const conversation = (c: Parameters<typeof conversationInPath>[0]) => conversationInPath(c)?.stub ?? null;
 
 conversations.post("/", async (c) => {
   const body = await readJson(c, CreateConversationBody, { optional: true });

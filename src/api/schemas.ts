@@ -40,6 +40,24 @@ export const TurnBudget = z
   })
   .strict();
 
+/** A tool call's id, as the model's `tool_calls[].id` gave it. */
+export const ToolCallId = ToolMessage.shape.tool_call_id;
+
+export const ApprovalRequestBody = z.object({ toolCallId: ToolCallId }).strict();
+export type ApprovalRequestBody = z.infer<typeof ApprovalRequestBody>;
+
+/** The user's decision on a tool call; a denial's reason is read by the model, redacted like any result. */
+const Decision = z.object({ approved: z.boolean(), reason: Text(LIMITS.summaryChars, 1).optional() });
+const reasonOnlyWithDenial = (d: { approved: boolean; reason?: string | undefined }) => !d.approved || d.reason === undefined;
+const REASON_ONLY_WITH_DENIAL = { message: "a reason comes with a denial", path: ["reason"] };
+
+export const ApprovalDecisionBody = Decision.strict().refine(reasonOnlyWithDenial, REASON_ONLY_WITH_DENIAL);
+export type ApprovalDecisionBody = z.infer<typeof ApprovalDecisionBody>;
+
+/** A decision riding on a turn, named by its call. */
+export const ApprovalDecision = Decision.extend({ toolCallId: ToolCallId }).strict().refine(reasonOnlyWithDenial, REASON_ONLY_WITH_DENIAL);
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
+
 export const TurnBody = z
   .object({
     turnId: TurnId.optional(),
@@ -50,6 +68,8 @@ export const TurnBody = z
     images: z.array(ImagePart.shape.image_url).min(1).max(LIMITS.imagesPerMessage).optional(),
     attachments: z.array(Attachment).max(LIMITS.attachmentsPerConversation).optional(),
     toolResults: z.array(ToolResult).min(1).max(LIMITS.toolResultsPerTurn).optional(),
+    /** The user's decisions on calls waiting for approval: a denial answers its call; an approved call's result comes in `toolResults`. */
+    approvals: z.array(ApprovalDecision).min(1).max(LIMITS.toolResultsPerTurn).optional(),
     /** The task this turn works on: memory is read from its namespace chain. */
     task: TaskId.optional(),
     /** Artifacts the task has produced: the model reads their summaries and pointers, never the payloads. */
@@ -57,7 +77,7 @@ export const TurnBody = z
     budget: TurnBudget.optional(),
   })
   .strict()
-  .refine((b) => b.message !== undefined || b.toolResults !== undefined, { message: "send a message, toolResults, or both", path: ["message"] })
+  .refine((b) => b.message !== undefined || b.toolResults !== undefined || b.approvals !== undefined, { message: "send a message, toolResults or approvals", path: ["message"] })
   .refine((b) => b.images === undefined || b.message !== undefined, { message: "images come with a message", path: ["images"] });
 export type TurnBody = z.infer<typeof TurnBody>;
 

@@ -12,14 +12,15 @@ import type { CompactionStore } from "./compaction-store";
 import type { CompactionReport, History, PreparedCompaction } from "./history";
 import type { SerialQueue } from "./serial-queue";
 import type { ConversationMeta, ConversationStore } from "./store";
-import { admitMessages, type AdmittedMessages } from "./tool-results";
-import { storeAdmitted } from "./turn";
+import type { ApprovalStore } from "./approvals";
+import { admitMessages, storeAdmitted, type AdmittedMessages } from "./tool-results";
 
 type UserMessage = Extract<ChatMessage, { role: "user" }>;
 
 export interface ContextManagerDeps {
   store: ConversationStore;
   compactions: CompactionStore;
+  approvals: ApprovalStore;
   history: History;
   meta: ConversationMeta;
   queue: SerialQueue;
@@ -38,7 +39,8 @@ export class ConversationContextManager implements ContextManager {
     return queue.run(async () => {
       const meta = this.current();
       if (!meta.ok) return meta;
-      const admitted = await admitMessages(store.openToolCalls(), messages, { policies: meta.value.resultPolicies, auditKey: await this.deps.auditKey() });
+      const open = store.openToolCalls();
+      const admitted = await admitMessages(open, messages, { policies: meta.value.resultPolicies, auditKey: await this.deps.auditKey(), awaitingApproval: this.deps.approvals.awaiting(open) });
       if (!admitted.ok) return admitted;
       const at = this.deps.now().toISOString();
       const lastSeq = store.transaction(() => storeAdmitted(store, null, admitted.value, at));

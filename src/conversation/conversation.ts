@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Attachment, CompactBody, EventsQuery, SetMessagesBody, TurnBody } from "../api/schemas";
+import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, SetMessagesBody, TurnBody } from "../api/schemas";
 import { contextKey } from "../core/attachments";
 import { acknowledgedApps, mergeAttachments } from "../core/attachments";
 import type { ContextList } from "../core/context-data";
@@ -10,10 +10,11 @@ import { contextVersion } from "../core/version";
 import { hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from "../env";
 import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
 import { chooseSummariser } from "../history/summarise";
+import { ApprovalStore, decideApproval, requestApproval, type ApprovalDeps } from "./approvals";
 import { CompactionStore } from "./compaction-store";
 import { History, type CompactionReport } from "./history";
 import type { AppHub } from "../hub/app-hub";
-import type { AttachmentInfo, ContextEvent, ConversationInfo, ResourceInfo, StoredMessage, TurnResult } from "../protocol/frontend";
+import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, ResourceInfo, StoredMessage, TurnResult } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
 import { migrate } from "../storage/migrate";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
@@ -42,12 +43,14 @@ export interface PushedResource {
 export class Conversation extends DurableObject<Env> {
   private readonly store: ConversationStore;
   private readonly compactions: CompactionStore;
+  private readonly approvals: ApprovalStore;
   private readonly queue = new SerialQueue();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new ConversationStore(ctx.storage);
     this.compactions = new CompactionStore(ctx.storage);
+    this.approvals = new ApprovalStore(ctx.storage);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, CONVERSATION_MIGRATIONS);
     });
@@ -84,6 +87,7 @@ export class Conversation extends DurableObject<Env> {
         hub: this.hub(owner),
         meta: meta.value,
         history: this.history(owner, meta.value),
+        approvals: this.approvals,
         summariser: this.summariser,
         auditKey: await this.auditKey(owner),
         now: () => new Date(),
@@ -154,6 +158,7 @@ export class Conversation extends DurableObject<Env> {
       new ConversationContextManager({
         store: this.store,
         compactions: this.compactions,
+        approvals: this.approvals,
         history: this.history(owner, meta.value),
         meta: meta.value,
         queue: this.queue,
@@ -162,6 +167,32 @@ export class Conversation extends DurableObject<Env> {
         now: () => new Date(),
       }),
     );
+  }
+
+  // ── approvals of tool calls (src/conversation/approvals.ts) ──
+
+  /** The approvals of the calls still open: what a frontend that reconnects must ask the user again. */
+  listApprovals(owner: Owner): Result<{ approvals: ApprovalInfo[] }> {
+    const meta = this.owned(owner);
+    return meta.ok ? ok({ approvals: this.approvals.ofOpenCalls(this.store.openToolCalls()) }) : meta;
+  }
+
+  async requestApproval(owner: Owner, toolCallId: string): Promise<Result<{ approval: ApprovalInfo; created: boolean }>> {
+    return this.queue.run(async () => {
+      const meta = this.live(owner);
+      return meta.ok ? requestApproval(this.approvalDeps(owner, meta.value), toolCallId) : meta;
+    });
+  }
+
+  async decideApproval(owner: Owner, toolCallId: string, decision: ApprovalDecisionBody): Promise<Result<{ approval: ApprovalInfo; seq: number | null }>> {
+    return this.queue.run(async () => {
+      const meta = this.live(owner);
+      return meta.ok ? decideApproval(this.approvalDeps(owner, meta.value), toolCallId, decision) : meta;
+    });
+  }
+
+  private approvalDeps(owner: Owner, meta: ConversationMeta): ApprovalDeps {
+    return { store: this.store, approvals: this.approvals, meta, auditKey: () => this.auditKey(owner), now: () => new Date() };
   }
 
   attachments(owner: Owner): Result<{ attachments: AttachmentInfo[] }> {
@@ -285,7 +316,7 @@ export class Conversation extends DurableObject<Env> {
   }
 
   private history(owner: Owner, meta: ConversationMeta): History {
-    return new History({ store: this.store, compactions: this.compactions, bucket: this.env.ARTIFACTS, owner, conversationId: meta.conversationId });
+    return new History({ store: this.store, compactions: this.compactions, approvals: this.approvals, bucket: this.env.ARTIFACTS, owner, conversationId: meta.conversationId });
   }
 
   private readonly summariser = (policy: CompactionPolicy) => chooseSummariser(policy.summariser, summaryModel(this.env));

@@ -20,6 +20,7 @@ import { imagesOf, textOf, type ChatMessage } from "../core/messages";
 import { withoutAppendix } from "../core/reminder";
 import type { StoredMessage } from "../protocol/frontend";
 import { redact } from "../protect/redact";
+import { denialReason, type ApprovalStore } from "./approvals";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
 import type { ConversationStore } from "./store";
 
@@ -52,6 +53,7 @@ export interface PreparedCompaction {
 export interface HistoryDeps {
   store: ConversationStore;
   compactions: CompactionStore;
+  approvals: ApprovalStore;
   bucket: R2Bucket;
   owner: Owner;
   conversationId: string;
@@ -151,7 +153,7 @@ export class History {
       fromSeq,
       plan,
       limits,
-      request: { previous, messages: summaryInputs(covered), maxTokens: limits.summaryTokens },
+      request: { previous, messages: summaryInputs(covered, this.deps.approvals.denied()), maxTokens: limits.summaryTokens },
       stubs,
       coveredMessages: covered.length,
       coveredGroups: groupMessages(covered.map((m) => m.message)).length,
@@ -225,7 +227,7 @@ export function resultKey(owner: Owner, conversationId: string, seq: number): st
 }
 
 /** What a summariser reads: stored text, redacted again in case it holds a secret the user typed. */
-function summaryInputs(stored: readonly StoredMessage[]): SummaryInputMessage[] {
+function summaryInputs(stored: readonly StoredMessage[], denied: ReadonlySet<string>): SummaryInputMessage[] {
   const toolNames = new Map<string, string>();
   return stored.map(({ seq, message, createdAt }) => {
     const content = redact(textOf(message)).text;
@@ -233,7 +235,10 @@ function summaryInputs(stored: readonly StoredMessage[]): SummaryInputMessage[] 
       for (const c of message.tool_calls) toolNames.set(c.id, c.function.name);
       return { seq, role: "assistant", content, createdAt, toolCalls: message.tool_calls.map((c) => ({ name: c.function.name, arguments: redact(c.function.arguments).text })) };
     }
-    if (message.role === "tool") return { seq, role: "tool", content, createdAt, toolName: toolNames.get(message.tool_call_id) ?? "unknown" };
+    if (message.role === "tool") {
+      const toolName = toolNames.get(message.tool_call_id) ?? "unknown";
+      return denied.has(message.tool_call_id) ? { seq, role: "tool", content, createdAt, toolName, denied: { reason: denialReason(content) } } : { seq, role: "tool", content, createdAt, toolName };
+    }
     // The appendix is app, memory and persona text: it is injected again when needed, and is not the user's to quote.
     if (message.role === "user") return { seq, role: "user", content: redact(withoutAppendix(textOf(message))).text + imageNote(message), createdAt };
     return { seq, role: message.role, content, createdAt };

@@ -4,6 +4,7 @@ import identity from "../../migrations/conversation/0003_identity.sql";
 import compaction from "../../migrations/conversation/0004_compaction.sql";
 import images from "../../migrations/conversation/0005_images.sql";
 import coverage from "../../migrations/conversation/0006_coverage.sql";
+import approvals from "../../migrations/conversation/0007_approvals.sql";
 import type { Migration } from "../storage/migrate";
 import { backfillTokenCounts } from "./store";
 
@@ -14,4 +15,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 4, name: "0004_compaction", sql: compaction, then: backfillTokenCounts },
   { version: 5, name: "0005_images", sql: images },
   { version: 6, name: "0006_coverage", sql: coverage },
+  { version: 7, name: "0007_approvals", sql: approvals },
 ];

@@ -2,6 +2,7 @@ import type { AppendableMessage } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { auditRecords, type AuditRecord } from "../protect/audit";
 import { protectToolResult, resolveTrimPolicy, type TrimPolicy } from "../protect/trim";
+import type { ConversationStore } from "./store";
 
 export interface ToolResultReport {
   toolCallId: string;
@@ -21,12 +22,13 @@ export interface AdmittedMessages {
  * a call that is open (in the conversation or earlier in the batch), results
  * of parallel calls are put in their calls' order, and each is redacted, then
  * trimmed, so the raw output never lands. `open` maps open call ids to tool
- * names, in the order the calls were made.
+ * names, in the order the calls were made. A call still waiting for the
+ * user's approval takes no result until the user decides.
  */
 export async function admitMessages(
   open: ReadonlyMap<string, string>,
   incoming: readonly AppendableMessage[],
-  options: { policies: Record<string, TrimPolicy>; auditKey: CryptoKey },
+  options: { policies: Record<string, TrimPolicy>; auditKey: CryptoKey; awaitingApproval?: ReadonlySet<string> },
 ): Promise<Result<AdmittedMessages>> {
   const calls = new Map(open);
   for (const [i, m] of incoming.entries()) {
@@ -43,6 +45,10 @@ export async function admitMessages(
         }
         calls.set(call.id, call.function.name);
       }
+    } else if (options.awaitingApproval?.has(m.tool_call_id)) {
+      return fail("conflict", `messages.${i}: tool call '${m.tool_call_id}' is waiting for the user's approval; record their decision before its result`, [
+        { path: `messages.${i}.tool_call_id`, message: "waiting for approval" },
+      ]);
     } else if (!calls.delete(m.tool_call_id)) {
       return fail("invalid-request", `messages.${i}: no open tool call '${m.tool_call_id}' to answer`, [
         { path: `messages.${i}.tool_call_id`, message: "unknown or already answered" },
@@ -84,4 +90,16 @@ export function inCallOrder(messages: readonly AppendableMessage[], order: Reado
   }
   flush();
   return out;
+}
+
+/** Appends admitted messages and records what protecting each tool result did (rules and keyed hashes, never values). */
+export function storeAdmitted(store: ConversationStore, turnId: string | null, admitted: AdmittedMessages, at: string, seqs: number[] = []): number {
+  for (const m of admitted.messages) seqs.push(store.appendMessage(turnId, m, at));
+  for (const r of admitted.reports) {
+    if (r.redactions.length) store.addEvent(turnId, "tool.result.redacted", r.toolCallId, { tool: r.tool, redactions: r.redactions }, at);
+    if (r.trimmed) store.addEvent(turnId, "tool.result.trimmed", r.toolCallId, { tool: r.tool, ...r.trimmed }, at);
+  }
+  const lastSeq = seqs.at(-1) ?? 0;
+  if (admitted.messages.length) store.addEvent(turnId, "messages.appended", null, { count: admitted.messages.length, lastSeq }, at);
+  return lastSeq;
 }

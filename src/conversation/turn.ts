@@ -19,7 +19,8 @@ import type { Summariser } from "../history/summary";
 import type { RenderedHistory } from "../history/view";
 import type { CompactionReport, History, HistoryView } from "./history";
 import type { ConversationMeta, ConversationStore, InjectedEntry, TurnRecord } from "./store";
-import { admitMessages, inCallOrder, type AdmittedMessages } from "./tool-results";
+import { APPROVAL_EXPIRED_RESULT, checkDecisions, recordDecisions, type ApprovalStore } from "./approvals";
+import { admitMessages, inCallOrder, storeAdmitted } from "./tool-results";
 import type { TurnSections } from "./turn-sections";
 
 export interface TurnDeps {
@@ -29,6 +30,7 @@ export interface TurnDeps {
   auditKey: CryptoKey;
   now: () => Date;
   history: History;
+  approvals: ApprovalStore;
   summariser: (policy: CompactionPolicy) => Summariser;
   /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
   sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
@@ -68,12 +70,21 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
 
   const open = store.openToolCalls();
   const callOrder = new Map([...open.keys()].map((id, i) => [id, i]));
-  const results: AppendableMessage[] = (body.toolResults ?? []).map((r) => ({ role: "tool", ...r }));
-  const admitted = await admitMessages(open, results, { policies: agent.resultPolicies, auditKey: deps.auditKey });
+  const decisions = checkDecisions(open, deps.approvals, body.approvals ?? []);
+  if (!decisions.ok) return decisions;
+  const approvedWithoutResult = decisions.value.decided.find((d) => d.approved && !body.toolResults?.some((r) => r.tool_call_id === d.toolCallId));
+  if (approvedWithoutResult) {
+    return fail("invalid-request", `tool call '${approvedWithoutResult.toolCallId}' is approved but has no result in toolResults: send its result with the approval, or record the approval alone (POST …/approvals/{toolCallId}) until the result is ready`);
+  }
+  const decided = new Set(decisions.value.decided.map((d) => d.toolCallId));
+  const awaitingApproval = new Set([...deps.approvals.awaiting(open)].filter((id) => !decided.has(id)));
+  // A denial answers its call: the model reads that it was not run, and why.
+  const results: AppendableMessage[] = [...decisions.value.denials, ...(body.toolResults ?? []).map((r): AppendableMessage => ({ role: "tool", ...r }))];
+  const admitted = await admitMessages(open, results, { policies: agent.resultPolicies, auditKey: deps.auditKey, awaitingApproval });
   if (!admitted.ok) return admitted;
   for (const m of admitted.value.messages) if (m.role === "tool") open.delete(m.tool_call_id);
-  const unanswered = [...open].map(([id, name]) => ({ id, name }));
-  const closing: AppendableMessage[] = unanswered.map((c) => ({ role: "tool", tool_call_id: c.id, content: UNANSWERED_RESULT }));
+  const unanswered = [...open].map(([id, name]) => (awaitingApproval.has(id) ? { id, name, awaitingApproval: true as const } : { id, name }));
+  const closing: AppendableMessage[] = unanswered.map((c) => ({ role: "tool", tool_call_id: c.id, content: awaitingApproval.has(c.id) ? APPROVAL_EXPIRED_RESULT : UNANSWERED_RESULT }));
 
   const resources: Observation[] = store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
   const extra: TurnSections = !continuation && deps.sections ? await deps.sections(agent) : { sections: [], omitted: [] };
@@ -174,6 +185,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
     const seqs = [...rendered.seqs];
     storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
+    recordDecisions(store, deps.approvals, decisions.value.decided, turnId, at);
+    for (const c of unanswered) if (awaitingApproval.has(c.id)) deps.approvals.record(c.id, c.name, "expired", at);
     const shown = assembly.historyShown.map((index) => seqs[index]!);
     if (assembly.userMessage) shown.push(store.appendMessage(turnId, assembly.userMessage, at));
     if (switching) store.setPersonaSeq(shown.at(-1)!);
@@ -198,18 +211,6 @@ function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): Resul
   };
   const parsed = CompactionPolicy.safeParse(merged);
   return parsed.success ? ok(parsed.data) : fail("invalid-request", `budget: ${parsed.error.issues[0]!.message}`, parsed.error.issues.map((i) => ({ path: `budget.${i.path.join(".")}`, message: i.message })));
-}
-
-/** Appends admitted messages and records what protecting each tool result did (rules and keyed hashes, never values). */
-export function storeAdmitted(store: ConversationStore, turnId: string | null, admitted: AdmittedMessages, at: string, seqs: number[] = []): number {
-  for (const m of admitted.messages) seqs.push(store.appendMessage(turnId, m, at));
-  for (const r of admitted.reports) {
-    if (r.redactions.length) store.addEvent(turnId, "tool.result.redacted", r.toolCallId, { tool: r.tool, redactions: r.redactions }, at);
-    if (r.trimmed) store.addEvent(turnId, "tool.result.trimmed", r.toolCallId, { tool: r.tool, ...r.trimmed }, at);
-  }
-  const lastSeq = seqs.at(-1) ?? 0;
-  if (admitted.messages.length) store.addEvent(turnId, "messages.appended", null, { count: admitted.messages.length, lastSeq }, at);
-  return lastSeq;
 }
 
 /** The answer stored for `prior`: its result, and exactly what its model input held (summary and stubs as they were). */
@@ -267,7 +268,7 @@ function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, me
     store.addEvent(result.turnId, type, i.id, { kind: i.kind, marker: i.marker }, at);
   }
   for (const m of result.missing) store.addEvent(result.turnId, "context.missing", m.id, { reason: m.reason, detail: m.detail }, at);
-  for (const c of envelope.tools?.unanswered ?? []) store.addEvent(result.turnId, "tool.call.unanswered", c.id, { tool: c.name }, at);
+  for (const c of envelope.tools?.unanswered ?? []) store.addEvent(result.turnId, "tool.call.unanswered", c.id, { tool: c.name, ...(c.awaitingApproval ? { awaitingApproval: true } : {}) }, at);
   for (const t of envelope.budget.truncations) store.addEvent(result.turnId, "context.truncated", t.id, { kind: t.kind, priority: t.priority, tokens: t.tokens }, at);
   store.addEvent(result.turnId, "turn.assembled", result.agent.id, { usage: result.usage }, at);
   // The contract's name for what a request now includes: message and token counts, and the contexts injected.

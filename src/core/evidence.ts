@@ -60,7 +60,8 @@ export interface ContextEnvelope {
   compaction?: CompactionEvidence;
   /** Tool calls this turn closed without a result, and what protecting each result it carried did. */
   tools?: {
-    unanswered: { id: string; name: string }[];
+    /** `awaitingApproval`: the call was still waiting for the user's approval; the model reads that it was not run. */
+    unanswered: { id: string; name: string; awaitingApproval?: true }[];
     results: {
       toolCallId: string;
       tool: string;

@@ -181,6 +181,10 @@ function collect(message: SummaryInputMessage, found: Record<Kind, Map<string, I
     for (const sentence of sentencesOf(content)) if (DECISION.test(sentence)) add("decisions", clip(sentence, SENTENCE_CHARS), role);
     unkept.assistant += 1;
     unkept.tokens += countTokens(content) + calls.reduce((sum, call) => sum + countTokens(call.arguments), 0);
+  } else if (role === "tool" && message.denied) {
+    // The user's decision, not tool output: the model must not try the call again as if it had never been refused.
+    const reason = message.denied.reason === null ? "" : `: ${message.denied.reason.replace(/\s+/g, " ").trim()}`;
+    add("decisions", clip(`denied running ${message.toolName ?? "a tool"}${reason}`, SENTENCE_CHARS), "user");
   } else if (role === "tool") {
     unkept.tool += 1;
     unkept.tokens += countTokens(content);

@@ -16,6 +16,8 @@ export interface SummaryInputMessage {
   toolCalls?: { name: string; arguments: string }[];
   /** On a tool result: the tool that produced it. */
   toolName?: string;
+  /** On a tool result: the runtime wrote it because the user denied the call (with their reason, if they gave one). */
+  denied?: { reason: string | null };
   createdAt: string;
 }
 

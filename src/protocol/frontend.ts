@@ -74,6 +74,15 @@ export interface ResourceInfo {
   updatedAt: string;
 }
 
+/** The user's approval of one tool call: asked for, given, refused, or overtaken by a new message before it came. */
+export interface ApprovalInfo {
+  toolCallId: string;
+  tool: string;
+  state: "requested" | "approved" | "denied" | "expired";
+  requestedAt: string;
+  decidedAt: string | null;
+}
+
 export interface ContextEvent {
   seq: number;
   turnId: string | null;

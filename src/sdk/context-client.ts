@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type {
   AppendMessagesBody,
+  ApprovalDecisionBody,
   Attachment,
   CompactBody,
   CreateConversationBody,
@@ -15,6 +16,7 @@ import type { CompactionPolicyInput } from "../history/policy";
 import type { ContextList } from "../core/context-data";
 import type {
   AgentInfo,
+  ApprovalInfo,
   AttachmentInfo,
   ContextEvent,
   ConversationInfo,
@@ -108,6 +110,21 @@ export class ContextClient {
   /** Clears the model's view of the history; stored messages stay. */
   clearHistory(id: string): Promise<{ compaction: CompactionEvidence }> {
     return this.send("POST", `${conversationPath(id)}/clear`);
+  }
+
+  /** The approvals of the calls still open: what to ask the user again after a reconnect. */
+  approvals(id: string): Promise<{ approvals: ApprovalInfo[] }> {
+    return this.send("GET", `${conversationPath(id)}/approvals`);
+  }
+
+  /** An open call waits for the user's approval: its result is refused until they decide. */
+  requestApproval(id: string, toolCallId: string): Promise<{ approval: ApprovalInfo }> {
+    return this.send("POST", `${conversationPath(id)}/approvals`, { body: { toolCallId } });
+  }
+
+  /** The user's decision. A denial answers the call (the model reads it, with the reason); `seq` is that message's. */
+  decideApproval(id: string, toolCallId: string, decision: z.input<typeof ApprovalDecisionBody>): Promise<{ approval: ApprovalInfo; seq: number | null }> {
+    return this.send("POST", `${conversationPath(id)}/approvals/${encodeURIComponent(toolCallId)}`, { body: decision });
   }
 
   attach(id: string, attachment: z.input<typeof Attachment>): Promise<{ attachments: AttachmentInfo[] }> {

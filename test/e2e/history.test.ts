@@ -53,4 +53,24 @@ describe("history through the SDK", () => {
     expect(refused).toBeInstanceOf(ContextRuntimeError);
     expect((refused as ContextRuntimeError).status).toBe(409);
   });
+
+  it("holds a tool call for the user's approval and gives the model their denial", async () => {
+    const id = freshIdentity();
+    const app = await startApp(id, { name: "files" });
+    const { agentId: agent } = await app.createAgent({ agentId: "tidy", name: "Tidy", systemPrompt: "You tidy files.", tools: ["delete_file"] });
+    const client = await frontend(id);
+    const { id: conversation } = await client.createConversation({ agent });
+    await client.turn(conversation, { agent, message: "Tidy up my drafts." });
+    await client.appendMessages(conversation, [{ role: "assistant", content: null, tool_calls: [{ id: "del", type: "function", function: { name: "delete_file", arguments: '{"path":"drafts/"}' } }] }]);
+
+    expect((await client.requestApproval(conversation, "del")).approval).toMatchObject({ toolCallId: "del", tool: "delete_file", state: "requested" });
+    expect((await client.approvals(conversation)).approvals.map((a) => a.toolCallId)).toEqual(["del"]);
+    const early = await client.appendMessages(conversation, [{ role: "tool", tool_call_id: "del", content: "deleted" }]).catch((error: unknown) => error);
+    expect((early as ContextRuntimeError).status).toBe(409);
+
+    const turn = await client.turn(conversation, { agent, approvals: [{ toolCallId: "del", approved: false, reason: "Keep the drafts." }] });
+    expect(pairingProblems(turn.messages)).toEqual([]);
+    expect(textOf(turn.messages.at(-1)!)).toContain("the user denied this tool call] Their reason: Keep the drafts.");
+    expect((await client.approvals(conversation)).approvals).toEqual([]);
+  });
 });

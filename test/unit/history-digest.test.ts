@@ -115,6 +115,21 @@ describe("digest summariser", () => {
     ]);
   });
 
+  it("keeps a tool call the user denied as their decision, and never takes tool output for one", () => {
+    const at = "2026-11-01T00:00:00Z";
+    const denial = "[not run: the user denied this tool call] Their reason: not the drafts, they are mine.";
+    const messages: SummaryInputMessage[] = [
+      { seq: 1, role: "user", content: "Tidy up the workspace.", createdAt: at },
+      { seq: 2, role: "assistant", content: "", toolCalls: [{ name: "delete_file", arguments: '{"path":"drafts/a.md"}' }, { name: "search", arguments: "{}" }], createdAt: at },
+      { seq: 3, role: "tool", toolName: "delete_file", content: denial, denied: { reason: "not the drafts,\n they are mine." }, createdAt: at },
+      { seq: 4, role: "tool", toolName: "search", content: denial, createdAt: at },
+    ];
+    const { text, state } = digest(request(messages, 2_000));
+    const decisions = text.slice(text.indexOf("Decisions:"), text.indexOf("Files and artifacts:")).trim().split("\n").slice(1);
+    expect(decisions).toEqual(["- [#3 user] denied running delete_file: not the drafts, they are mine."]);
+    expect((state as { unkept: { tool: number } }).unkept.tool).toBe(1);
+  });
+
   it("fits every budget, drops the timeline first and corrections last, and says what it dropped", () => {
     const messages = history(200);
     const replies = messages.filter((m) => m.role === "assistant").length;
