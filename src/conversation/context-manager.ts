@@ -62,7 +62,7 @@ export class ConversationContextManager implements ContextManager {
   getMessagesForRequest(options: { maxTokens?: number | undefined }): Result<RequestMessages> {
     const { history, meta } = this.deps;
     const maxTokens = options.maxTokens ?? compactionLimits(meta.compactionPolicy)?.usable;
-    const view = history.view({ maxTokens });
+    const view = history.view({ maxTokens, keepImages: meta.compactionPolicy.keepImages });
     const rendered = history.render(view, this.deps.now(), meta.compactionPolicy.keepImages);
     const assembled = assembleTurn({
       turnId: "request",
@@ -133,7 +133,7 @@ export class ConversationContextManager implements ContextManager {
 
   clear(): Result<CompactionReport> {
     const { store, history } = this.deps;
-    return ok(store.transaction(() => history.clear(this.deps.now().toISOString())));
+    return ok(store.transaction(() => history.clear(this.deps.now().toISOString(), this.deps.meta.compactionPolicy.keepImages)));
   }
 
   shouldCompact(): Result<CompactionStatus> {
@@ -141,7 +141,7 @@ export class ConversationContextManager implements ContextManager {
     const policy = meta.compactionPolicy;
     const limits = compactionLimits(policy);
     const system = store.latestSystemPrompt();
-    const tokens = (system === null ? 0 : messageTokens({ role: "system", content: system })) + history.storedViewTokens();
+    const tokens = (system === null ? 0 : messageTokens({ role: "system", content: system })) + history.storedViewTokens(policy.keepImages);
     const latest = compactions.list().at(-1);
     return ok({
       policy,
@@ -168,7 +168,7 @@ export class ConversationContextManager implements ContextManager {
       const policy = merged.data;
       const limits = compactionLimits(policy);
       if (!limits) return fail("invalid-request", "the conversation's compaction policy names no contextWindow; set one, or pass contextWindow");
-      const view = history.view({ maxTokens: limits.usable });
+      const view = history.view({ maxTokens: limits.usable, keepImages: policy.keepImages });
       const rendered = history.render(view, this.deps.now(), policy.keepImages);
       return ok({ prepared: history.prepare(view, rendered, messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }), policy, { force: options.force ?? false }), policy });
     });

@@ -10,6 +10,7 @@ import {
   renderHistory,
   renderStub,
   renderSummary,
+  oldImageSavings,
   resultPointer,
   type HistoryOverlay,
   type RenderedHistory,
@@ -68,15 +69,16 @@ export class History {
 
   /**
    * Loads the summary, and only the stored messages after it that `maxTokens`
-   * could hold (whole groups), but always from `loadFrom` on when given.
+   * could hold (whole groups) once rendered with `keepImages`, but always from
+   * `loadFrom` on when given.
    */
-  view(options: { maxTokens?: number | undefined; asOf?: number; loadFrom?: number } = {}): HistoryView {
+  view(options: { maxTokens?: number | undefined; keepImages: number; asOf?: number; loadFrom?: number | undefined }): HistoryView {
     const { store, compactions } = this.deps;
     const compactionId = options.asOf ?? compactions.latestId();
     const overlay = compactions.summary(compactionId);
     const after = overlay?.throughSeq ?? 0;
-    // Stubs make the view smaller than the stored messages: what they save can be loaded in addition.
-    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + compactions.savedAfter(after));
+    // Stubs and image placeholders make the view smaller than the stored messages: what they save can be loaded in addition.
+    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, options.keepImages));
     const from = Math.max(after + 1, Math.min(within, options.loadFrom ?? within));
     const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.tokensAfter(after) - store.tokensAfter(from - 1) : 0 };
     const summary = overlay?.text ? overlay : null;
@@ -88,11 +90,19 @@ export class History {
   }
 
   /** Cheap: from the running totals, the tokens the stored part of the view takes. */
-  storedViewTokens(): number {
+  storedViewTokens(keepImages: number): number {
     const { store, compactions } = this.deps;
     const summary = compactions.summary();
     const after = summary?.throughSeq ?? 0;
-    return store.tokensAfter(after) - compactions.savedAfter(after) + (summary?.text ? messageTokens(renderSummary(summary)) : 0);
+    return store.tokensAfter(after) - this.savedAfter(after, keepImages) + (summary?.text ? messageTokens(renderSummary(summary)) : 0);
+  }
+
+  /**
+   * What the view of the messages after `after` saves against their stored token counts: stubs in place of cleared
+   * results, and placeholders for the images beyond the newest `keepImages`.
+   */
+  private savedAfter(after: number, keepImages: number): number {
+    return this.deps.compactions.savedAfter(after) + oldImageSavings(this.deps.store.imagesAfter(after), keepImages);
   }
 
   /**
@@ -208,11 +218,11 @@ export class History {
    * none of it, and every context is injected again. Calls still waiting for
    * results stay in view, so their results never arrive without them.
    */
-  clear(at: string): CompactionReport {
+  clear(at: string, keepImages: number): CompactionReport {
     const { store, compactions } = this.deps;
     const open = store.openCalls();
     const throughSeq = open.seq ? open.seq - 1 : store.lastSeq();
-    const before = this.storedViewTokens();
+    const before = this.storedViewTokens(keepImages);
     const id = compactions.add("clear", { fromSeq: 1, throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after: 0 }, at);
     const reinjected = store.forgetInjectedThrough(Number.MAX_SAFE_INTEGER);
     store.forgetPersonaThrough(throughSeq);

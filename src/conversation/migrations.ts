@@ -5,6 +5,7 @@ import compaction from "../../migrations/conversation/0004_compaction.sql";
 import images from "../../migrations/conversation/0005_images.sql";
 import coverage from "../../migrations/conversation/0006_coverage.sql";
 import approvals from "../../migrations/conversation/0007_approvals.sql";
+import imageIndex from "../../migrations/conversation/0008_image_index.sql";
 import type { Migration } from "../storage/migrate";
 import { backfillTokenCounts } from "./store";
 
@@ -16,4 +17,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 5, name: "0005_images", sql: images },
   { version: 6, name: "0006_coverage", sql: coverage },
   { version: 7, name: "0007_approvals", sql: approvals },
+  { version: 8, name: "0008_image_index", sql: imageIndex },
 ];

@@ -147,6 +147,14 @@ export class ConversationStore {
     return this.sql.exec<Row>("SELECT * FROM messages WHERE seq >= ? AND seq <= ? ORDER BY seq", fromSeq, throughSeq).toArray().map(storedMessage);
   }
 
+  /** The images of each message after `afterSeq` that carries any, oldest first; the messages' text is not read. */
+  imagesAfter(afterSeq: number): ImagePart[][] {
+    return this.sql
+      .exec<{ images: string }>("SELECT images FROM messages WHERE images IS NOT NULL AND seq > ? ORDER BY seq", afterSeq)
+      .toArray()
+      .map((r) => JSON.parse(r.images) as ImagePart[]);
+  }
+
   /** Stored tokens of the messages after `afterSeq`, from the running totals: two row reads. */
   tokensAfter(afterSeq: number): number {
     const last = this.sql.exec<{ t: number }>("SELECT running_tokens AS t FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0]?.t ?? 0;

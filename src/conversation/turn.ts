@@ -139,7 +139,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
 
   // A continuation's user message and the tool work after it are this turn's: they are read whatever the budget.
   const loadFrom = continuation ? store.lastUserSeq() : undefined;
-  let view = history.view({ maxTokens, loadFrom });
+  let view = history.view({ maxTokens, keepImages, loadFrom });
   let rendered = history.render(view, now, keepImages);
   let assembled = assemble(view, rendered);
   let compaction: CompactionReport | undefined;
@@ -148,7 +148,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     await history.keepClearedResults(planned);
     const draft = planned.request ? await summariseSafely(deps.summariser(policy.value), planned.request) : null;
     compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString(), turnId)) ?? undefined;
-    view = history.view({ maxTokens, loadFrom });
+    view = history.view({ maxTokens, keepImages, loadFrom });
     rendered = history.render(view, now, keepImages);
     assembled = assemble(view, rendered);
   }
@@ -217,7 +217,7 @@ function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): Resul
 function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   const stored = JSON.parse(prior.result) as StoredTurnResult;
   const ranges = prior.historyView.length ? prior.historyView : [[1, prior.userSeq] as [number, number]];
-  const asOf = deps.history.view({ asOf: prior.compactionId, maxTokens: 0 });
+  const asOf = deps.history.view({ asOf: prior.compactionId, maxTokens: 0, keepImages: 0 });
   const read = ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1)));
   // The turn's own message kept all its images; the history before it kept `keepImages` of theirs.
   const own = stored.usage.message > 0 ? read.pop()! : null;

@@ -5,6 +5,8 @@
  * messages are never rewritten; this is a view over them.
  */
 import { withAges } from "../core/ages";
+import { imageTokens } from "../core/assemble";
+import { countTokens } from "../core/tokens";
 import { textOf, type ChatMessage, type ImagePart, type TextPart } from "../core/messages";
 import { markerTitle, neutralize } from "../core/neutralize";
 
@@ -80,6 +82,18 @@ export function renderHistory(view: HistoryOverlay, now: Date, keepImages = Numb
 }
 
 export const IMAGE_GONE = "[image no longer visible: it was shared earlier in the conversation; ask the user to share it again if you need it]";
+
+/** What one placeholder costs in a message's text: it joins the other parts after a newline. */
+const IMAGE_GONE_TOKENS = countTokens(`\n${IMAGE_GONE}`);
+
+/**
+ * The tokens `withoutOldImages` saves, from the images alone (`images`: each message's, oldest first), so a request
+ * can tell how much history fits without reading the messages' text.
+ */
+export function oldImageSavings(images: readonly (readonly ImagePart[])[], keep: number): number {
+  const older = images.flat().reverse().slice(keep);
+  return older.reduce((saved, image) => saved + imageTokens(image) - IMAGE_GONE_TOKENS, 0);
+}
 
 /** Only the newest `keep` images stay; each older one becomes a note in its place, so the model knows it existed. */
 export function withoutOldImages(history: readonly ChatMessage[], keep: number): ChatMessage[] {

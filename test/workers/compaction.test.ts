@@ -351,6 +351,24 @@ describe("images", () => {
     expect(replayed.messages).toEqual(second.messages);
   });
 
+  it("counts the images the model no longer sees at their placeholder's cost, to load history and to decide on compacting", async () => {
+    const s = await setup({ ...POLICY, keepImages: 1 });
+    for (let i = 0; i < 4; i++) {
+      await s.frontend.turn(s.conversation, { agent: s.agent, message: `photo ${i}`, images: [{ url: `https://images.example.com/${i}.png` }, { url: `https://images.example.com/${i}b.png` }] });
+      await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: `A photo of item ${i}.` }] });
+    }
+    const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    const view = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
+    expect(urlsIn(view.messages)).toEqual(["https://images.example.com/3b.png"]);
+    // Seven of eight images are placeholders. Counted at 765 tokens each they would pass the window: the requests
+    // would load only the newest messages, and a turn would compact what the model could still read whole.
+    expect(view.messages.length).toBe(9);
+    expect(view.truncated.messages).toBe(0);
+    expect(status.latest).toBeNull();
+    expect(status.tokens).toBe(view.tokens);
+    expect(status.shouldCompact).toBe(false);
+  });
+
   it("takes images by https URL only, with a message, a few at a time", async () => {
     const s = await setup();
     const turn = (body: Record<string, unknown>) => s.frontend.request("POST", `${s.path}/turns`, { agent: s.agent, ...body });
