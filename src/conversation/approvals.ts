@@ -1,11 +1,16 @@
-import type { ApprovalDecision, ApprovalDecisionBody } from "../api/schemas";
+/**
+ * The user's approval of tool calls (docs/history.md, "Approvals"). A call
+ * waiting for approval takes no result until the user decides; a denial
+ * answers the call with a result the runtime writes; a call still waiting
+ * when a new message comes is closed saying it was never run.
+ */
+import type { ApprovalDecision, ApprovalDecisionBody, TurnBody } from "../api/schemas";
 import type { AppendableMessage } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import type { ApprovalInfo } from "../protocol/frontend";
+import type { ApprovalStore, OpenCalls } from "./approval-store";
 import type { ConversationMeta, ConversationStore } from "./store";
 import { admitMessages, storeAdmitted } from "./tool-results";
-
-type Row = Record<string, SqlStorageValue>;
 
 /** What the model reads for a call the user refused; their reason follows when they gave one. */
 export const DENIED_RESULT = "[not run: the user denied this tool call]";
@@ -16,57 +21,6 @@ export const APPROVAL_EXPIRED_RESULT = "[not run: this tool call was still waiti
 /** The reason in a denial this module wrote, or null when the user gave none. */
 export function denialReason(content: string): string | null {
   return content.startsWith(DENIED_RESULT + REASON_LEAD) ? content.slice(DENIED_RESULT.length + REASON_LEAD.length) : null;
-}
-
-/** Approvals in the Conversation's SQLite, one row per tool call that asked for one. */
-export class ApprovalStore {
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  private get sql() {
-    return this.storage.sql;
-  }
-
-  get(toolCallId: string): ApprovalInfo | null {
-    const row = this.sql.exec<Row>("SELECT * FROM tool_approvals WHERE tool_call_id = ?", toolCallId).toArray()[0];
-    return row ? approvalInfo(row) : null;
-  }
-
-  /** The approvals of the calls still open, in the calls' order. */
-  ofOpenCalls(open: ReadonlyMap<string, string>): ApprovalInfo[] {
-    return [...open.keys()].flatMap((id) => this.get(id) ?? []);
-  }
-
-  /** The open calls whose approval was asked for and not yet given: their results are refused. */
-  awaiting(open: ReadonlyMap<string, string>): Set<string> {
-    return new Set(this.ofOpenCalls(open).filter((a) => a.state === "requested").map((a) => a.toolCallId));
-  }
-
-  /** Every call the user denied: their results are the runtime's denials, not tool output. */
-  denied(): Set<string> {
-    return new Set(this.sql.exec<Row>("SELECT tool_call_id FROM tool_approvals WHERE state = 'denied'").toArray().map((r) => r.tool_call_id as string));
-  }
-
-  record(toolCallId: string, tool: string, state: ApprovalInfo["state"], at: string): void {
-    this.sql.exec(
-      `INSERT INTO tool_approvals (tool_call_id, tool, state, requested_at, decided_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (tool_call_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at`,
-      toolCallId,
-      tool,
-      state,
-      at,
-      state === "requested" ? null : at,
-    );
-  }
-}
-
-function approvalInfo(row: Row): ApprovalInfo {
-  return {
-    toolCallId: row.tool_call_id as string,
-    tool: row.tool as string,
-    state: row.state as ApprovalInfo["state"],
-    requestedAt: row.requested_at as string,
-    decidedAt: row.decided_at as string | null,
-  };
 }
 
 export interface ApprovalDeps {
@@ -80,17 +34,18 @@ export interface ApprovalDeps {
 /** Marks an open call as waiting for the user's approval; asking again while it waits changes nothing. */
 export function requestApproval(deps: ApprovalDeps, toolCallId: string): Result<{ approval: ApprovalInfo; created: boolean }> {
   const { store, approvals } = deps;
-  const tool = store.openToolCalls().get(toolCallId);
+  const open = store.openCalls();
+  const tool = open.calls.get(toolCallId);
   if (tool === undefined) return fail("conflict", `no open tool call '${toolCallId}': only a call still waiting for its result can wait for approval`);
-  const existing = approvals.get(toolCallId);
+  const existing = approvals.get(open.seq, toolCallId);
   if (existing?.state === "requested") return ok({ approval: existing, created: false });
   if (existing) return fail("conflict", `tool call '${toolCallId}' was already ${existing.state}`);
   const at = deps.now().toISOString();
   store.transaction(() => {
-    approvals.record(toolCallId, tool, "requested", at);
+    approvals.record(open.seq, toolCallId, tool, "requested", at);
     store.addEvent(null, "tool.approval.requested", toolCallId, { tool }, at);
   });
-  return ok({ approval: approvals.get(toolCallId)!, created: true });
+  return ok({ approval: approvals.get(open.seq, toolCallId)!, created: true });
 }
 
 /** Decisions checked against the open calls: the states to record, and the denials as results the model reads. */
@@ -100,13 +55,13 @@ export interface CheckedDecisions {
 }
 
 /** Each decision must name an open call that is not decided yet; asked for or not, the user may decide it. */
-export function checkDecisions(open: ReadonlyMap<string, string>, approvals: ApprovalStore, decisions: readonly ApprovalDecision[]): Result<CheckedDecisions> {
+export function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: readonly ApprovalDecision[]): Result<CheckedDecisions> {
   const checked: CheckedDecisions = { decided: [], denials: [] };
   for (const [i, d] of decisions.entries()) {
-    const tool = open.get(d.toolCallId);
+    const tool = open.calls.get(d.toolCallId);
     const at = [{ path: `approvals.${i}.toolCallId`, message: "not an undecided open call" }];
     if (tool === undefined) return fail("conflict", `no open tool call '${d.toolCallId}': its result came, or a new message closed it`, at);
-    const state = checked.decided.some((c) => c.toolCallId === d.toolCallId) ? "decided in this request" : approvals.get(d.toolCallId)?.state;
+    const state = checked.decided.some((c) => c.toolCallId === d.toolCallId) ? "decided in this request" : approvals.get(open.seq, d.toolCallId)?.state;
     if (state !== undefined && state !== "requested") return fail("conflict", `tool call '${d.toolCallId}' was already ${state}`, at);
     checked.decided.push({ toolCallId: d.toolCallId, tool, approved: d.approved });
     if (!d.approved) checked.denials.push({ role: "tool", tool_call_id: d.toolCallId, content: d.reason ? `${DENIED_RESULT}${REASON_LEAD}${d.reason}` : DENIED_RESULT });
@@ -114,10 +69,31 @@ export function checkDecisions(open: ReadonlyMap<string, string>, approvals: App
   return ok(checked);
 }
 
-/** Records checked decisions, inside the caller's transaction. */
-export function recordDecisions(store: ConversationStore, approvals: ApprovalStore, decided: CheckedDecisions["decided"], turnId: string | null, at: string): void {
+/**
+ * What a turn does with approvals: its decisions checked (an approved call's
+ * result must come with it), and the calls left waiting. A turn without a new
+ * message cannot go on while one waits: the model would read a call without
+ * its answer. A new message closes it instead.
+ */
+export function turnApprovals(open: OpenCalls, approvals: ApprovalStore, body: Pick<TurnBody, "approvals" | "toolResults" | "message">): Result<{ checked: CheckedDecisions; awaiting: Set<string> }> {
+  const checked = checkDecisions(open, approvals, body.approvals ?? []);
+  if (!checked.ok) return checked;
+  const approvedAlone = checked.value.decided.find((d) => d.approved && !body.toolResults?.some((r) => r.tool_call_id === d.toolCallId));
+  if (approvedAlone) {
+    return fail("invalid-request", `tool call '${approvedAlone.toolCallId}' is approved but has no result in toolResults: send its result with the approval, or record the approval alone (POST …/approvals/{toolCallId}) until the result is ready`);
+  }
+  const decided = new Set(checked.value.decided.map((d) => d.toolCallId));
+  const awaiting = new Set([...approvals.awaiting(open)].filter((id) => !decided.has(id)));
+  if (body.message === undefined && awaiting.size > 0) {
+    return fail("conflict", `tool call '${[...awaiting][0]}' is waiting for the user's approval: send their decision in approvals, or a new message`);
+  }
+  return ok({ checked: checked.value, awaiting });
+}
+
+/** Records checked decisions on the open calls, inside the caller's transaction. */
+export function recordDecisions(store: ConversationStore, approvals: ApprovalStore, open: OpenCalls, decided: CheckedDecisions["decided"], turnId: string | null, at: string): void {
   for (const d of decided) {
-    approvals.record(d.toolCallId, d.tool, d.approved ? "approved" : "denied", at);
+    approvals.record(open.seq, d.toolCallId, d.tool, d.approved ? "approved" : "denied", at);
     store.addEvent(turnId, "tool.approval.decided", d.toolCallId, { tool: d.tool, approved: d.approved }, at);
   }
 }
@@ -126,19 +102,23 @@ export function recordDecisions(store: ConversationStore, approvals: ApprovalSto
  * Records the user's decision on an open call. Approved: the call waits for
  * its result as before. Denied: the call is answered with a result saying so
  * (and the user's reason), through the same envelope as any result: redacted,
- * trimmed, audited.
+ * trimmed, audited. The same decision sent again (a retry) answers with the
+ * record, and `seq` null.
  */
 export async function decideApproval(deps: ApprovalDeps, toolCallId: string, decision: ApprovalDecisionBody): Promise<Result<{ approval: ApprovalInfo; seq: number | null }>> {
   const { store, approvals, meta } = deps;
-  const open = store.openToolCalls();
+  const open = store.openCalls();
+  const state = decision.approved ? "approved" : "denied";
+  const recorded = open.calls.has(toolCallId) ? approvals.get(open.seq, toolCallId) : approvals.latest(toolCallId);
+  if (recorded?.state === state) return ok({ approval: recorded, seq: null });
   const checked = checkDecisions(open, approvals, [{ toolCallId, ...decision }]);
   if (!checked.ok) return checked;
-  const denial = await admitMessages(open, checked.value.denials, { policies: meta.resultPolicies, auditKey: await deps.auditKey() });
+  const denial = await admitMessages(open.calls, checked.value.denials, { policies: meta.resultPolicies, auditKey: await deps.auditKey() });
   if (!denial.ok) return denial;
   const at = deps.now().toISOString();
   const seq = store.transaction(() => {
-    recordDecisions(store, approvals, checked.value.decided, null, at);
+    recordDecisions(store, approvals, open, checked.value.decided, null, at);
     return denial.value.messages.length ? storeAdmitted(store, null, denial.value, at) : null;
   });
-  return ok({ approval: approvals.get(toolCallId)!, seq });
+  return ok({ approval: approvals.get(open.seq, toolCallId)!, seq });
 }

@@ -12,7 +12,7 @@ import type { CompactionStore } from "./compaction-store";
 import type { CompactionReport, History, PreparedCompaction } from "./history";
 import type { SerialQueue } from "./serial-queue";
 import type { ConversationMeta, ConversationStore } from "./store";
-import type { ApprovalStore } from "./approvals";
+import type { ApprovalStore } from "./approval-store";
 import { admitMessages, storeAdmitted, type AdmittedMessages } from "./tool-results";
 
 type UserMessage = Extract<ChatMessage, { role: "user" }>;
@@ -39,8 +39,8 @@ export class ConversationContextManager implements ContextManager {
     return queue.run(async () => {
       const meta = this.current();
       if (!meta.ok) return meta;
-      const open = store.openToolCalls();
-      const admitted = await admitMessages(open, messages, { policies: meta.value.resultPolicies, auditKey: await this.deps.auditKey(), awaitingApproval: this.deps.approvals.awaiting(open) });
+      const open = store.openCalls();
+      const admitted = await admitMessages(open.calls, messages, { policies: meta.value.resultPolicies, auditKey: await this.deps.auditKey(), awaitingApproval: this.deps.approvals.awaiting(open) });
       if (!admitted.ok) return admitted;
       const at = this.deps.now().toISOString();
       const lastSeq = store.transaction(() => storeAdmitted(store, null, admitted.value, at));

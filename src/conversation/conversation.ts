@@ -10,7 +10,8 @@ import { contextVersion } from "../core/version";
 import { hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from "../env";
 import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
 import { chooseSummariser } from "../history/summarise";
-import { ApprovalStore, decideApproval, requestApproval, type ApprovalDeps } from "./approvals";
+import { ApprovalStore } from "./approval-store";
+import { decideApproval, requestApproval, type ApprovalDeps } from "./approvals";
 import { CompactionStore } from "./compaction-store";
 import { History, type CompactionReport } from "./history";
 import type { AppHub } from "../hub/app-hub";
@@ -174,7 +175,7 @@ export class Conversation extends DurableObject<Env> {
   /** The approvals of the calls still open: what a frontend that reconnects must ask the user again. */
   listApprovals(owner: Owner): Result<{ approvals: ApprovalInfo[] }> {
     const meta = this.owned(owner);
-    return meta.ok ? ok({ approvals: this.approvals.ofOpenCalls(this.store.openToolCalls()) }) : meta;
+    return meta.ok ? ok({ approvals: this.approvals.ofOpenCalls(this.store.openCalls()) }) : meta;
   }
 
   async requestApproval(owner: Owner, toolCallId: string): Promise<Result<{ approval: ApprovalInfo; created: boolean }>> {
@@ -303,6 +304,8 @@ export class Conversation extends DurableObject<Env> {
       const at = new Date().toISOString();
       this.store.transaction(() => {
         for (const r of resources) this.store.deleteResource(r.fullId);
+        // No decision can come any more: a frontend that lists approvals must not ask the user for one.
+        this.approvals.expireAwaiting(this.store.openCalls(), at);
         this.store.end(at);
         this.store.addEvent(null, "conversation.ended", null, { resourcesRemoved: resources.length }, at);
       });

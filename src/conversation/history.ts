@@ -21,7 +21,8 @@ import { imagesOf, textOf, type ChatMessage } from "../core/messages";
 import { withoutAppendix } from "../core/reminder";
 import type { StoredMessage } from "../protocol/frontend";
 import { redact } from "../protect/redact";
-import { denialReason, type ApprovalStore } from "./approvals";
+import { callKey, type ApprovalStore } from "./approval-store";
+import { denialReason } from "./approvals";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
 import type { ConversationStore } from "./store";
 
@@ -238,16 +239,21 @@ export function resultKey(owner: Owner, conversationId: string, seq: number): st
 
 /** What a summariser reads: stored text, redacted again in case it holds a secret the user typed. */
 function summaryInputs(stored: readonly StoredMessage[], denied: ReadonlySet<string>): SummaryInputMessage[] {
+  // A result's call is in the same group, so in `stored` too; ids may repeat across calls, so the latest call's.
   const toolNames = new Map<string, string>();
+  const callSeqs = new Map<string, number>();
   return stored.map(({ seq, message, createdAt }) => {
     const content = redact(textOf(message)).text;
     if (message.role === "assistant" && message.tool_calls) {
-      for (const c of message.tool_calls) toolNames.set(c.id, c.function.name);
+      for (const c of message.tool_calls) {
+        toolNames.set(c.id, c.function.name);
+        callSeqs.set(c.id, seq);
+      }
       return { seq, role: "assistant", content, createdAt, toolCalls: message.tool_calls.map((c) => ({ name: c.function.name, arguments: redact(c.function.arguments).text })) };
     }
     if (message.role === "tool") {
       const toolName = toolNames.get(message.tool_call_id) ?? "unknown";
-      return denied.has(message.tool_call_id) ? { seq, role: "tool", content, createdAt, toolName, denied: { reason: denialReason(content) } } : { seq, role: "tool", content, createdAt, toolName };
+      return denied.has(callKey(callSeqs.get(message.tool_call_id) ?? 0, message.tool_call_id)) ? { seq, role: "tool", content, createdAt, toolName, denied: { reason: denialReason(content) } } : { seq, role: "tool", content, createdAt, toolName };
     }
     // The appendix is app, memory and persona text: it is injected again when needed, and is not the user's to quote.
     if (message.role === "user") return { seq, role: "user", content: redact(withoutAppendix(textOf(message))).text + imageNote(message), createdAt };

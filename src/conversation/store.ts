@@ -189,16 +189,12 @@ export class ConversationStore {
   }
 
   /**
-   * Tool calls the assistant made that have no result yet: id → tool name, in
-   * the order they were made. Nothing may be stored between calls and their
-   * results (the envelope refuses it, and a turn closes what is left open), so
-   * only the latest calls can be open: this reads them, not the whole history.
+   * Tool calls the assistant made that have no result yet (id → tool name, in
+   * the order they were made), and the seq of the message that made them (0
+   * when none is open). Nothing may be stored between calls and their results
+   * (the envelope refuses it, and a turn closes what is left open), so only the
+   * latest calls can be open: this reads them, not the whole history.
    */
-  openToolCalls(): Map<string, string> {
-    return this.openCalls().calls;
-  }
-
-  /** The open calls and the seq of the message that made them (0 when none is open). */
   openCalls(): { calls: Map<string, string>; seq: number } {
     const last = this.sql.exec<Row>("SELECT seq, tool_calls FROM messages WHERE tool_calls IS NOT NULL ORDER BY seq DESC LIMIT 1").toArray()[0];
     if (!last) return { calls: new Map(), seq: 0 };

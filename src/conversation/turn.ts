@@ -19,7 +19,8 @@ import type { Summariser } from "../history/summary";
 import type { RenderedHistory } from "../history/view";
 import type { CompactionReport, History, HistoryView } from "./history";
 import type { ConversationMeta, ConversationStore, InjectedEntry, TurnRecord } from "./store";
-import { APPROVAL_EXPIRED_RESULT, checkDecisions, recordDecisions, type ApprovalStore } from "./approvals";
+import type { ApprovalStore } from "./approval-store";
+import { APPROVAL_EXPIRED_RESULT, recordDecisions, turnApprovals } from "./approvals";
 import { admitMessages, inCallOrder, storeAdmitted } from "./tool-results";
 import type { TurnSections } from "./turn-sections";
 
@@ -61,6 +62,10 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   if (!policy.ok) return policy;
 
   const continuation = body.message === undefined;
+  const openCalls = store.openCalls();
+  const approvals = turnApprovals(openCalls, deps.approvals, body);
+  if (!approvals.ok) return approvals;
+  const { checked: decisions, awaiting: awaitingApproval } = approvals.value;
   const added = body.attachments?.length ? await newAttachments(deps, body.attachments) : ok([]);
   if (!added.ok) return added;
   const runtime = [...store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId })), ...added.value];
@@ -68,18 +73,10 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   if (!prepared) return fail("not-found", `no agent '${body.agent}' is registered; an app creates it with agents/create`);
   const { agent, pulled } = prepared;
 
-  const open = store.openToolCalls();
+  const open = new Map(openCalls.calls);
   const callOrder = new Map([...open.keys()].map((id, i) => [id, i]));
-  const decisions = checkDecisions(open, deps.approvals, body.approvals ?? []);
-  if (!decisions.ok) return decisions;
-  const approvedWithoutResult = decisions.value.decided.find((d) => d.approved && !body.toolResults?.some((r) => r.tool_call_id === d.toolCallId));
-  if (approvedWithoutResult) {
-    return fail("invalid-request", `tool call '${approvedWithoutResult.toolCallId}' is approved but has no result in toolResults: send its result with the approval, or record the approval alone (POST …/approvals/{toolCallId}) until the result is ready`);
-  }
-  const decided = new Set(decisions.value.decided.map((d) => d.toolCallId));
-  const awaitingApproval = new Set([...deps.approvals.awaiting(open)].filter((id) => !decided.has(id)));
   // A denial answers its call: the model reads that it was not run, and why.
-  const results: AppendableMessage[] = [...decisions.value.denials, ...(body.toolResults ?? []).map((r): AppendableMessage => ({ role: "tool", ...r }))];
+  const results: AppendableMessage[] = [...decisions.denials, ...(body.toolResults ?? []).map((r): AppendableMessage => ({ role: "tool", ...r }))];
   const admitted = await admitMessages(open, results, { policies: agent.resultPolicies, auditKey: deps.auditKey, awaitingApproval });
   if (!admitted.ok) return admitted;
   for (const m of admitted.value.messages) if (m.role === "tool") open.delete(m.tool_call_id);
@@ -185,8 +182,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
     const seqs = [...rendered.seqs];
     storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
-    recordDecisions(store, deps.approvals, decisions.value.decided, turnId, at);
-    for (const c of unanswered) if (awaitingApproval.has(c.id)) deps.approvals.record(c.id, c.name, "expired", at);
+    recordDecisions(store, deps.approvals, openCalls, decisions.decided, turnId, at);
+    deps.approvals.expireAwaiting(openCalls, at);
     const shown = assembly.historyShown.map((index) => seqs[index]!);
     if (assembly.userMessage) shown.push(store.appendMessage(turnId, assembly.userMessage, at));
     if (switching) store.setPersonaSeq(shown.at(-1)!);

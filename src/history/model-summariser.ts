@@ -87,8 +87,13 @@ interface Block {
 }
 
 function block(message: SummaryInputMessage): Block {
-  const tool = message.toolName ? ` (tool ${clean(message.toolName)})` : "";
   const calls = (message.toolCalls ?? []).map((call) => `\n(calls ${clean(call.name)} ${cutEnd(clean(call.arguments), ARGUMENTS_MAX_CHARS)})`);
+  // A denial is the user's decision, written by the runtime: labelled as such, and never cut like tool output.
+  if (message.denied) {
+    const reason = message.denied.reason === null ? "" : `: ${clean(message.denied.reason)}`;
+    return { head: `#${message.seq} user (denied running ${clean(message.toolName ?? "a tool")})`, content: reason, toolResult: false };
+  }
+  const tool = message.toolName ? ` (tool ${clean(message.toolName)})` : "";
   return { head: `#${message.seq} ${message.role}${tool}: `, content: clean(message.content) + calls.join(""), toolResult: message.role === "tool" };
 }
 

@@ -77,6 +77,8 @@ export interface ResourceInfo {
 /** The user's approval of one tool call: asked for, given, refused, or overtaken by a new message before it came. */
 export interface ApprovalInfo {
   toolCallId: string;
+  /** The assistant message that made the call: a model may use one id again in a later message. */
+  callSeq: number;
   tool: string;
   state: "requested" | "approved" | "denied" | "expired";
   requestedAt: string;

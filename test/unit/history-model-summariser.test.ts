@@ -84,6 +84,22 @@ describe("modelSummariser requests", () => {
     );
   });
 
+  it("labels a denied call as the user's decision, not as tool output", async () => {
+    const at = "2026-11-01T00:00:00Z";
+    await summariser().summarise(
+      request({
+        messages: [
+          { seq: 1, role: "assistant", content: "", toolCalls: [{ name: "delete_file", arguments: '{"path":"drafts/"}' }, { name: "search", arguments: "{}" }], createdAt: at },
+          { seq: 2, role: "tool", toolName: "delete_file", content: "[not run: the user denied this tool call] Their reason: keep them.", denied: { reason: "keep them." }, createdAt: at },
+          { seq: 3, role: "tool", toolName: "search", content: "[not run: the user denied this tool call]", createdAt: at },
+        ],
+      }),
+    );
+    const transcript = sentBody().messages[1]!.content;
+    expect(transcript).toContain("#2 user (denied running delete_file): keep them.");
+    expect(transcript).toContain("#3 tool (tool search): [not run: the user denied this tool call]");
+  });
+
   it("sends no previous-summary section when there is none", async () => {
     await summariser().summarise(request());
     expect(sentBody().messages[1]?.content).toMatch(/^Transcript:\n#7 user: /);

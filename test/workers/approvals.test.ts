@@ -5,7 +5,8 @@ import { APPROVAL_EXPIRED_RESULT, DENIED_RESULT } from "../../src/conversation/a
 import { pairingProblems } from "../../src/core/groups";
 import { textOf } from "../../src/core/messages";
 import { conversationStub } from "../../src/env";
-import type { ApprovalInfo, ContextEvent, StoredMessage, TurnResult } from "../../src/protocol/frontend";
+import type { RequestMessages } from "../../src/history/contract";
+import type { ApprovalInfo, ContextEvent, StoredMessage } from "../../src/protocol/frontend";
 import { expectProblem, freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 
@@ -121,35 +122,79 @@ describe("approvals of tool calls", () => {
     const decided = await s.frontend.json<{ approval: ApprovalInfo; seq: number | null }>("POST", `${s.path}/approvals/del`, { approved: true });
     expect(decided).toMatchObject({ approval: { state: "approved" }, seq: null });
     expect(decided.approval.decidedAt).not.toBeNull();
+    // A retry of the same decision answers with the record; another decision conflicts.
+    expect(await s.frontend.json("POST", `${s.path}/approvals/del`, { approved: true })).toEqual(decided);
     await expectProblem(await s.frontend.request("POST", `${s.path}/approvals/del`, { approved: false }), 409, "conflict");
     const turn = await s.turn({ toolResults: [{ tool_call_id: "del", content: "deleted" }, { tool_call_id: "find", content: "none" }] });
     expect(turn.envelope.tools?.unanswered).toEqual([]);
   });
 
-  it("denies through the approvals route too: the denial is stored as the call's result", async () => {
+  it("denies through the approvals route too: the denial is stored as the call's result, redacted, and a retry changes nothing", async () => {
     const s = await setup();
     await askToDelete(s);
-    const decided = await s.frontend.json<{ approval: ApprovalInfo; seq: number }>("POST", `${s.path}/approvals/del`, { approved: false });
+    const decided = await s.frontend.json<{ approval: ApprovalInfo; seq: number }>("POST", `${s.path}/approvals/del`, { approved: false, reason: `leaked ${GITHUB_TOKEN}` });
     expect(decided.approval.state).toBe("denied");
     const stored = await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`);
-    expect(stored.messages.find((m) => m.seq === decided.seq)?.message).toEqual({ role: "tool", tool_call_id: "del", content: DENIED_RESULT });
+    const denial = stored.messages.find((m) => m.seq === decided.seq)!.message;
+    expect(denial).toMatchObject({ role: "tool", tool_call_id: "del" });
+    expect(textOf(denial).startsWith(`${DENIED_RESULT} Their reason: leaked `)).toBe(true);
+    expect(JSON.stringify([stored, await s.events()])).not.toContain(GITHUB_TOKEN);
+    const retried = await s.frontend.json<{ approval: ApprovalInfo; seq: number | null }>("POST", `${s.path}/approvals/del`, { approved: false, reason: "again" });
+    expect(retried).toEqual({ approval: decided.approval, seq: null });
+    expect((await s.stored()).length).toBe(stored.messages.length);
   });
 
-  it("never compacts or clears away a call waiting for approval, and a new message closes it saying it was not run", async () => {
+  it("refuses a turn without a new message while a call still waits for approval", async () => {
+    const s = await setup();
+    await askToDelete(s);
+    const before = await s.stored();
+    const res = await s.frontend.request("POST", `${s.path}/turns`, { agent: s.agent, toolResults: [{ tool_call_id: "find", content: "2 drafts" }] });
+    expect((await expectProblem(res, 409, "conflict")).detail).toContain("'del' is waiting for the user's approval");
+    expect(await s.stored()).toEqual(before);
+    expect(await s.approvals()).toMatchObject([{ toolCallId: "del", state: "requested" }]);
+  });
+
+  it("tells a call apart from an earlier one with the same id", async () => {
+    const s = await setup();
+    const first = await askToDelete(s);
+    await s.turn({ approvals: [{ toolCallId: "del", approved: false }], toolResults: [{ tool_call_id: "find", content: "2 drafts" }] });
+    await s.turn({ message: "Then delete notes/old.md instead." });
+    // Some models number their calls per message: the same id names a new call.
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [call("del", "delete_file")] }] });
+    const second = (await s.frontend.json<{ approval: ApprovalInfo }>("POST", `${s.path}/approvals`, { toolCallId: "del" })).approval;
+    expect(second).toMatchObject({ toolCallId: "del", state: "requested" });
+    expect(second.callSeq).toBeGreaterThan(first.callSeq);
+    expect(await s.approvals()).toEqual([second]);
+    await expectProblem(await s.frontend.request("POST", `${s.path}/messages`, { messages: [{ role: "tool", tool_call_id: "del", content: "deleted" }] }), 409, "conflict");
+    const approved = await s.turn({ approvals: [{ toolCallId: "del", approved: true }], toolResults: [{ tool_call_id: "del", content: "deleted notes/old.md" }] });
+    expect(approved.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "del", content: "deleted notes/old.md" });
+  });
+
+  it("never compacts or clears away a call waiting for approval: the user can still decide it after both", async () => {
     const s = await setup();
     for (let i = 0; i < 6; i++) {
       await s.turn({ message: `Question ${i}: ${"what is in the drafts folder today? ".repeat(12)}` });
       await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: `Answer ${i}: ${"the drafts hold notes. ".repeat(20)}` }] });
     }
     await askToDelete(s);
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "tool", tool_call_id: "find", content: "2 drafts" }] });
     const compacted = await s.frontend.json<{ compaction: { summary: { throughSeq: number } | null } | null }>("POST", `${s.path}/compact`, { force: true });
     expect(compacted.compaction?.summary).not.toBeNull();
-    const view = async () => (await s.frontend.json<{ messages: TurnResult["messages"] }>("GET", `${s.path}/context`)).messages;
-    expect((await view()).some((m) => m.role === "assistant" && m.tool_calls?.some((c) => c.id === "del"))).toBe(true);
+    const callInView = async () => (await s.frontend.json<RequestMessages>("GET", `${s.path}/context`)).messages.some((m) => m.role === "assistant" && m.tool_calls?.some((c) => c.id === "del"));
+    expect(await callInView()).toBe(true);
     await s.frontend.json("POST", `${s.path}/clear`);
-    expect((await view()).some((m) => m.role === "assistant" && m.tool_calls?.some((c) => c.id === "del"))).toBe(true);
+    expect(await callInView()).toBe(true);
     expect(await s.approvals()).toMatchObject([{ toolCallId: "del", state: "requested" }]);
+    await expectProblem(await s.frontend.request("POST", `${s.path}/messages`, { messages: [{ role: "tool", tool_call_id: "del", content: "deleted" }] }), 409, "conflict");
 
+    const denied = await s.turn({ approvals: [{ toolCallId: "del", approved: false }] });
+    expect(pairingProblems(denied.messages)).toEqual([]);
+    expect(denied.messages.slice(1).map((m) => (m.role === "tool" ? [m.tool_call_id, m.content] : m.role))).toEqual(["assistant", ["find", "2 drafts"], ["del", DENIED_RESULT]]);
+  });
+
+  it("closes a call still waiting for approval when a new message comes, saying it was not run", async () => {
+    const s = await setup();
+    await askToDelete(s);
     const moved = await s.turn({ message: "Never mind, leave them." });
     expect(pairingProblems(moved.messages)).toEqual([]);
     expect(moved.messages.find((m) => m.role === "tool" && m.tool_call_id === "del")?.content).toBe(APPROVAL_EXPIRED_RESULT);
@@ -160,6 +205,7 @@ describe("approvals of tool calls", () => {
     expect(await s.approvals()).toEqual([]);
     const unanswered = (await s.events()).filter((e) => e.type === "tool.call.unanswered").map((e) => e.data);
     expect(unanswered).toEqual([{ tool: "delete_file", awaitingApproval: true }, { tool: "search" }]);
+    await expectProblem(await s.frontend.request("POST", `${s.path}/approvals/del`, { approved: true }), 409, "conflict");
   });
 
   it("answers bad requests with a problem, never a 500", async () => {
@@ -183,6 +229,7 @@ describe("approvals of tool calls", () => {
     await expectProblem(await s.frontend.request("GET", "/v1/conversations/nope/approvals"), 404, "not-found");
     await s.frontend.request("DELETE", s.path);
     await expectProblem(await post("/approvals/del", { approved: true }), 409, "conflict");
-    expect(await s.approvals()).toMatchObject([{ toolCallId: "del", state: "requested" }]);
+    // Ended, it can never be decided: a frontend listing approvals must not ask the user.
+    expect(await s.approvals()).toMatchObject([{ toolCallId: "del", state: "expired" }]);
   });
 });
