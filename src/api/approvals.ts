@@ -1,9 +1,12 @@
 import { Hono } from "hono";
+import { z } from "zod";
 import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";
-import { readJson } from "./read-input";
+import { readJson, readParams } from "./read-input";
 import { ApprovalDecisionBody, ApprovalRequestBody, ToolCallId } from "./schemas";
+
+const DecisionParams = z.object({ id: z.string(), toolCallId: ToolCallId });
 
 /** `/v1/conversations/:id/approvals…`: the user's approval of tool calls (docs/history.md, "Approvals"). */
 export const approvals = new Hono<ApiEnv>();
@@ -28,8 +31,8 @@ approvals.post("/:id/approvals", async (c) => {
 approvals.post("/:id/approvals/:toolCallId", async (c) => {
   const conversation = conversationInPath(c);
   if (!conversation) return noSuchConversation(c);
-  const toolCallId = ToolCallId.safeParse(c.req.param("toolCallId"));
-  if (!toolCallId.success) return problemResponse(c, { type: "invalid-request", detail: "the tool call id must be 1-128 characters" });
+  const params = readParams(c, DecisionParams);
+  if (!params.ok) return problemResponse(c, params.problem);
   const body = await readJson(c, ApprovalDecisionBody);
-  return body.ok ? reply(c, await conversation.stub.decideApproval(c.var.owner, toolCallId.data, body.value)) : problemResponse(c, body.problem);
+  return body.ok ? reply(c, await conversation.stub.decideApproval(c.var.owner, params.value.toolCallId, body.value)) : problemResponse(c, body.problem);
 });

@@ -10,8 +10,6 @@ import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, It
 /** `/v1/conversations/…`: every route resolves the conversation through the caller's own tenant. */
 export const conversations = new Hono<ApiEnv>();
 
-/** The conversation named in the path, or null for a 404 that looks the same whether it is malformed, missing or someone else's. */
-const conversation = (c: Parameters<typeof conversationInPath>[0]) => conversationInPath(c)?.stub ?? null;
 
 conversations.post("/", async (c) => {
   const body = await readJson(c, CreateConversationBody, { optional: true });
@@ -21,66 +19,66 @@ conversations.post("/", async (c) => {
 });
 
 conversations.get("/:id", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   return stub ? reply(c, await stub.info(c.var.owner)) : noSuchConversation(c);
 });
 
 conversations.delete("/:id", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   return stub ? reply(c, await stub.end(c.var.owner)) : noSuchConversation(c);
 });
 
 conversations.post("/:id/turns", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   if (!stub) return noSuchConversation(c);
   const body = await readJson(c, TurnBody);
   return body.ok ? reply(c, await stub.turn(c.var.owner, body.value)) : problemResponse(c, body.problem);
 });
 
 conversations.get("/:id/messages", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   return stub ? reply(c, await stub.messages(c.var.owner)) : noSuchConversation(c);
 });
 
 conversations.post("/:id/messages", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   if (!stub) return noSuchConversation(c);
   const body = await readJson(c, AppendMessagesBody);
   return body.ok ? reply(c, await stub.appendMessages(c.var.owner, body.value.messages), 201) : problemResponse(c, body.problem);
 });
 
 conversations.get("/:id/attachments", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   return stub ? reply(c, await stub.attachments(c.var.owner)) : noSuchConversation(c);
 });
 
 conversations.post("/:id/attachments", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   if (!stub) return noSuchConversation(c);
   const body = await readJson(c, Attachment);
   return body.ok ? reply(c, await stub.attach(c.var.owner, body.value), 201) : problemResponse(c, body.problem);
 });
 
 conversations.delete("/:id/attachments", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   if (!stub) return noSuchConversation(c);
   const body = await readJson(c, Attachment);
   return body.ok ? reply(c, await stub.detach(c.var.owner, body.value)) : problemResponse(c, body.problem);
 });
 
 conversations.get("/:id/resources", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   return stub ? reply(c, await stub.resources(c.var.owner)) : noSuchConversation(c);
 });
 
 conversations.delete("/:id/resources/:fullId", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   if (!stub) return noSuchConversation(c);
   return reply(c, await stub.removeResource(c.var.owner, c.req.param("fullId"), { notifyApp: true }));
 });
 
 conversations.get("/:id/contexts/:provider/items", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   if (!stub) return noSuchConversation(c);
   const provider = QualifiedName.safeParse(c.req.param("provider"));
   if (!provider.success) return problemResponse(c, { type: "invalid-request", detail: "provider must be 'app:provider'" });
@@ -89,7 +87,7 @@ conversations.get("/:id/contexts/:provider/items", async (c) => {
 });
 
 conversations.get("/:id/events", async (c) => {
-  const stub = conversation(c);
+  const stub = conversationInPath(c)?.stub;
   if (!stub) return noSuchConversation(c);
   const query = readQuery(c, EventsQuery);
   return query.ok ? reply(c, await stub.events(c.var.owner, query.value)) : problemResponse(c, query.problem);

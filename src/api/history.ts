@@ -11,7 +11,6 @@ import { CompactBody, RequestMessagesQuery, SetMessagesBody } from "./schemas";
 /** `/v1/conversations/:id/…` for history: the context-manager contract over HTTP (docs/history.md). */
 export const history = new Hono<ApiEnv>();
 
-
 /** Resume: the whole history of a conversation kept elsewhere, into one that has no messages yet. */
 history.put("/:id/messages", async (c) => {
   const conversation = conversationInPath(c);

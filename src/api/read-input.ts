@@ -22,6 +22,10 @@ export function readQuery<S extends z.ZodType>(c: Context, schema: S): Result<z.
   return validate(schema, c.req.query());
 }
 
+export function readParams<S extends z.ZodType>(c: Context, schema: S): Result<z.output<S>> {
+  return validate(schema, c.req.param());
+}
+
 function validate<S extends z.ZodType>(schema: S, data: unknown): Result<z.output<S>> {
   const parsed = schema.safeParse(data);
   return parsed.success ? ok(parsed.data) : fail("invalid-request", "the input does not match the schema", issuesOf(parsed.error));

@@ -44,11 +44,10 @@ export const TurnBudget = z
 export const ToolCallId = ToolMessage.shape.tool_call_id;
 
 export const ApprovalRequestBody = z.object({ toolCallId: ToolCallId }).strict();
-export type ApprovalRequestBody = z.infer<typeof ApprovalRequestBody>;
 
 /** The user's decision on a tool call; a denial's reason is read by the model, redacted like any result. */
 const Decision = z.object({ approved: z.boolean(), reason: Text(LIMITS.summaryChars, 1).optional() });
-const reasonOnlyWithDenial = (d: { approved: boolean; reason?: string | undefined }) => !d.approved || d.reason === undefined;
+const reasonOnlyWithDenial = (d: z.infer<typeof Decision>) => !d.approved || d.reason === undefined;
 const REASON_ONLY_WITH_DENIAL = { message: "a reason comes with a denial", path: ["reason"] };
 
 export const ApprovalDecisionBody = Decision.strict().refine(reasonOnlyWithDenial, REASON_ONLY_WITH_DENIAL);
@@ -69,6 +68,7 @@ export const TurnBody = z
     attachments: z.array(Attachment).max(LIMITS.attachmentsPerConversation).optional(),
     toolResults: z.array(ToolResult).min(1).max(LIMITS.toolResultsPerTurn).optional(),
     /** The user's decisions on calls waiting for approval: a denial answers its call; an approved call's result comes in `toolResults`. */
+    // Each decision is about one call, as each result is: the same bound.
     approvals: z.array(ApprovalDecision).min(1).max(LIMITS.toolResultsPerTurn).optional(),
     /** The task this turn works on: memory is read from its namespace chain. */
     task: TaskId.optional(),
@@ -78,7 +78,18 @@ export const TurnBody = z
   })
   .strict()
   .refine((b) => b.message !== undefined || b.toolResults !== undefined || b.approvals !== undefined, { message: "send a message, toolResults or approvals", path: ["message"] })
-  .refine((b) => b.images === undefined || b.message !== undefined, { message: "images come with a message", path: ["images"] });
+  .refine((b) => b.images === undefined || b.message !== undefined, { message: "images come with a message", path: ["images"] })
+  .superRefine((b, ctx) => {
+    const results = new Set(b.toolResults?.map((r) => r.tool_call_id));
+    const seen = new Set<string>();
+    for (const [i, d] of (b.approvals ?? []).entries()) {
+      const path = ["approvals", i, "toolCallId"];
+      if (seen.has(d.toolCallId)) ctx.addIssue({ code: "custom", path, message: "one decision per call" });
+      else if (d.approved && !results.has(d.toolCallId)) ctx.addIssue({ code: "custom", path, message: "an approved call's result comes in toolResults with it" });
+      else if (!d.approved && results.has(d.toolCallId)) ctx.addIssue({ code: "custom", path, message: "a denied call was not run: send no result for it" });
+      seen.add(d.toolCallId);
+    }
+  });
 export type TurnBody = z.infer<typeof TurnBody>;
 
 export const AppendMessagesBody = z

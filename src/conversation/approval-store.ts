@@ -1,9 +1,7 @@
 import type { ApprovalInfo } from "../protocol/frontend";
-import type { ConversationStore } from "./store";
+import type { OpenCalls } from "./store";
 
 type Row = Record<string, SqlStorageValue>;
-/** The open calls and the seq of the assistant message that made them. */
-export type OpenCalls = ReturnType<ConversationStore["openCalls"]>;
 
 /** How a denial is known among stored messages: the message that made the call, and the call's id. */
 export function callKey(callSeq: number, toolCallId: string): string {
@@ -20,12 +18,6 @@ export class ApprovalStore {
 
   get(callSeq: number, toolCallId: string): ApprovalInfo | null {
     const row = this.sql.exec<Row>("SELECT * FROM tool_approvals WHERE call_seq = ? AND tool_call_id = ?", callSeq, toolCallId).toArray()[0];
-    return row ? approvalInfo(row) : null;
-  }
-
-  /** The newest approval of a call with this id, answered or not: what a retried decision is compared with. */
-  latest(toolCallId: string): ApprovalInfo | null {
-    const row = this.sql.exec<Row>("SELECT * FROM tool_approvals WHERE tool_call_id = ? ORDER BY call_seq DESC LIMIT 1", toolCallId).toArray()[0];
     return row ? approvalInfo(row) : null;
   }
 

@@ -8,8 +8,8 @@ import type { ApprovalDecision, ApprovalDecisionBody, TurnBody } from "../api/sc
 import type { AppendableMessage } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import type { ApprovalInfo } from "../protocol/frontend";
-import type { ApprovalStore, OpenCalls } from "./approval-store";
-import type { ConversationMeta, ConversationStore } from "./store";
+import type { ApprovalStore } from "./approval-store";
+import type { ConversationMeta, ConversationStore, OpenCalls } from "./store";
 import { admitMessages, storeAdmitted } from "./tool-results";
 
 /** What the model reads for a call the user refused; their reason follows when they gave one. */
@@ -55,13 +55,13 @@ export interface CheckedDecisions {
 }
 
 /** Each decision must name an open call that is not decided yet; asked for or not, the user may decide it. */
-export function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: readonly ApprovalDecision[]): Result<CheckedDecisions> {
+function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: readonly ApprovalDecision[]): Result<CheckedDecisions> {
   const checked: CheckedDecisions = { decided: [], denials: [] };
   for (const [i, d] of decisions.entries()) {
     const tool = open.calls.get(d.toolCallId);
     const at = [{ path: `approvals.${i}.toolCallId`, message: "not an undecided open call" }];
     if (tool === undefined) return fail("conflict", `no open tool call '${d.toolCallId}': its result came, or a new message closed it`, at);
-    const state = checked.decided.some((c) => c.toolCallId === d.toolCallId) ? "decided in this request" : approvals.get(open.seq, d.toolCallId)?.state;
+    const state = approvals.get(open.seq, d.toolCallId)?.state;
     if (state !== undefined && state !== "requested") return fail("conflict", `tool call '${d.toolCallId}' was already ${state}`, at);
     checked.decided.push({ toolCallId: d.toolCallId, tool, approved: d.approved });
     if (!d.approved) checked.denials.push({ role: "tool", tool_call_id: d.toolCallId, content: d.reason ? `${DENIED_RESULT}${REASON_LEAD}${d.reason}` : DENIED_RESULT });
@@ -70,18 +70,15 @@ export function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisi
 }
 
 /**
- * What a turn does with approvals: its decisions checked (an approved call's
- * result must come with it), and the calls left waiting. A turn without a new
- * message cannot go on while one waits: the model would read a call without
- * its answer. A new message closes it instead.
+ * What a turn does with approvals: its decisions checked against the open
+ * calls (the body's schema already paired them with the results), and the
+ * calls left waiting. A turn without a new message cannot go on while one
+ * waits: the model would read a call without its answer. A new message closes
+ * it instead.
  */
-export function turnApprovals(open: OpenCalls, approvals: ApprovalStore, body: Pick<TurnBody, "approvals" | "toolResults" | "message">): Result<{ checked: CheckedDecisions; awaiting: Set<string> }> {
+export function turnApprovals(open: OpenCalls, approvals: ApprovalStore, body: Pick<TurnBody, "approvals" | "message">): Result<{ checked: CheckedDecisions; awaiting: Set<string> }> {
   const checked = checkDecisions(open, approvals, body.approvals ?? []);
   if (!checked.ok) return checked;
-  const approvedAlone = checked.value.decided.find((d) => d.approved && !body.toolResults?.some((r) => r.tool_call_id === d.toolCallId));
-  if (approvedAlone) {
-    return fail("invalid-request", `tool call '${approvedAlone.toolCallId}' is approved but has no result in toolResults: send its result with the approval, or record the approval alone (POST …/approvals/{toolCallId}) until the result is ready`);
-  }
   const decided = new Set(checked.value.decided.map((d) => d.toolCallId));
   const awaiting = new Set([...approvals.awaiting(open)].filter((id) => !decided.has(id)));
   if (body.message === undefined && awaiting.size > 0) {
@@ -109,7 +106,9 @@ export async function decideApproval(deps: ApprovalDeps, toolCallId: string, dec
   const { store, approvals, meta } = deps;
   const open = store.openCalls();
   const state = decision.approved ? "approved" : "denied";
-  const recorded = open.calls.has(toolCallId) ? approvals.get(open.seq, toolCallId) : approvals.latest(toolCallId);
+  // A retry is about the newest call with this id; an older call's record says nothing of a newer one.
+  const callSeq = open.calls.has(toolCallId) ? open.seq : store.lastCallSeq(toolCallId);
+  const recorded = callSeq === null ? null : approvals.get(callSeq, toolCallId);
   if (recorded?.state === state) return ok({ approval: recorded, seq: null });
   const checked = checkDecisions(open, approvals, [{ toolCallId, ...decision }]);
   if (!checked.ok) return checked;

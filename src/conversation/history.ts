@@ -35,7 +35,6 @@ export interface HistoryView extends HistoryOverlay {
   unread: { messages: number; tokens: number };
 }
 
-
 export type CompactionReport = CompactionEvidence;
 
 /** A planned compaction waiting for its summary; committing it checks nothing else compacted meanwhile. */
@@ -73,9 +72,9 @@ export class History {
    * could hold (whole groups) once rendered with `keepImages`, but always from
    * `loadFrom` on when given.
    */
-  view(options: { maxTokens?: number | undefined; keepImages: number; asOf?: number; loadFrom?: number | undefined }): HistoryView {
+  view(options: { maxTokens?: number | undefined; keepImages: number; loadFrom?: number | undefined }): HistoryView {
     const { store, compactions } = this.deps;
-    const compactionId = options.asOf ?? compactions.latestId();
+    const compactionId = compactions.latestId();
     const overlay = compactions.summary(compactionId);
     const after = overlay?.throughSeq ?? 0;
     // Stubs and image placeholders make the view smaller than the stored messages: what they save can be loaded in addition.
@@ -86,7 +85,14 @@ export class History {
     return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), compactionId, coveredThrough: after, unread };
   }
 
-  render(view: HistoryView, now: Date, keepImages?: number): RenderedHistory {
+  /** The summary and stubs in effect as of compaction `asOf`, no messages loaded: what a replay renders its stored ranges with. */
+  overlayAsOf(asOf: number): Omit<HistoryOverlay, "stored"> {
+    const { compactions } = this.deps;
+    const overlay = compactions.summary(asOf);
+    return { summary: overlay?.text ? overlay : null, stubs: compactions.stubs(overlay?.throughSeq ?? 0, asOf) };
+  }
+
+  render(view: HistoryOverlay, now: Date, keepImages?: number): RenderedHistory {
     return renderHistory(view, now, keepImages);
   }
 

@@ -22,6 +22,12 @@ export interface ConversationMeta {
   endedAt: string | null;
 }
 
+/** The open tool calls (id → tool name, in the order they were made) and the seq of the message that made them (0 when none is open). */
+export interface OpenCalls {
+  calls: Map<string, string>;
+  seq: number;
+}
+
 export interface InjectedEntry extends LedgerEntry {
   messageSeq: number;
 }
@@ -195,12 +201,24 @@ export class ConversationStore {
    * (the envelope refuses it, and a turn closes what is left open), so only the
    * latest calls can be open: this reads them, not the whole history.
    */
-  openCalls(): { calls: Map<string, string>; seq: number } {
+  openCalls(): OpenCalls {
     const last = this.sql.exec<Row>("SELECT seq, tool_calls FROM messages WHERE tool_calls IS NOT NULL ORDER BY seq DESC LIMIT 1").toArray()[0];
     if (!last) return { calls: new Map(), seq: 0 };
     const open = new Map((JSON.parse(last.tool_calls as string) as ToolCall[]).map((call) => [call.id, call.function.name]));
     for (const row of this.sql.exec<Row>("SELECT tool_call_id FROM messages WHERE seq > ? AND role = 'tool'", last.seq)) open.delete(row.tool_call_id as string);
     return { calls: open, seq: open.size ? (last.seq as number) : 0 };
+  }
+
+  /** The newest assistant message that made a call with this id, or null: ids may repeat across messages. */
+  lastCallSeq(toolCallId: string): number | null {
+    return this.sql
+      .exec<{ seq: number | null }>(
+        // instr() spares parsing the calls of messages that cannot name it.
+        "SELECT MAX(m.seq) AS seq FROM messages m, json_each(m.tool_calls) c WHERE m.tool_calls IS NOT NULL AND instr(m.tool_calls, ?) > 0 AND json_extract(c.value, '$.id') = ?",
+        JSON.stringify(toolCallId),
+        toolCallId,
+      )
+      .one().seq;
   }
 
   // ── the context ledger ──

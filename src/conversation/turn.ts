@@ -81,7 +81,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   if (!admitted.ok) return admitted;
   for (const m of admitted.value.messages) if (m.role === "tool") open.delete(m.tool_call_id);
   const unanswered = [...open].map(([id, name]) => (awaitingApproval.has(id) ? { id, name, awaitingApproval: true as const } : { id, name }));
-  const closing: AppendableMessage[] = unanswered.map((c) => ({ role: "tool", tool_call_id: c.id, content: awaitingApproval.has(c.id) ? APPROVAL_EXPIRED_RESULT : UNANSWERED_RESULT }));
+  const closing: AppendableMessage[] = unanswered.map((c) => ({ role: "tool", tool_call_id: c.id, content: "awaitingApproval" in c ? APPROVAL_EXPIRED_RESULT : UNANSWERED_RESULT }));
 
   const resources: Observation[] = store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
   const extra: TurnSections = !continuation && deps.sections ? await deps.sections(agent) : { sections: [], omitted: [] };
@@ -214,11 +214,11 @@ function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): Resul
 function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   const stored = JSON.parse(prior.result) as StoredTurnResult;
   const ranges = prior.historyView.length ? prior.historyView : [[1, prior.userSeq] as [number, number]];
-  const asOf = deps.history.view({ asOf: prior.compactionId, maxTokens: 0, keepImages: 0 });
+  const overlay = deps.history.overlayAsOf(prior.compactionId);
   const read = ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1)));
   // The turn's own message kept all its images; the history before it kept `keepImages` of theirs.
   const own = stored.usage.message > 0 ? read.pop()! : null;
-  const view = { ...asOf, summary: ranges[0]?.[0] === 0 ? asOf.summary : null, stored: read };
+  const view = { ...overlay, summary: ranges[0]?.[0] === 0 ? overlay.summary : null, stored: read };
   const { history } = deps.history.render(view, new Date(stored.envelope.createdAt), stored.envelope.history?.earlierImages);
   return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history, ...(own ? [own.message] : [])], replayed: true };
 }

@@ -107,7 +107,9 @@ describe("approvals of tool calls", () => {
     await askToDelete(s);
     const before = await s.stored();
     const alone = await s.frontend.request("POST", `${s.path}/turns`, { agent: s.agent, approvals: [{ toolCallId: "del", approved: true }], toolResults: [{ tool_call_id: "find", content: "2 drafts" }] });
-    expect((await expectProblem(alone, 400, "invalid-request")).detail).toContain("has no result");
+    expect((await expectProblem(alone, 400, "invalid-request")).issues).toEqual([{ path: "approvals.0.toolCallId", message: "an approved call's result comes in toolResults with it" }]);
+    const deniedWithResult = await s.frontend.request("POST", `${s.path}/turns`, { agent: s.agent, approvals: [{ toolCallId: "del", approved: false }], toolResults: [{ tool_call_id: "del", content: "deleted" }] });
+    expect((await expectProblem(deniedWithResult, 400, "invalid-request")).issues).toEqual([{ path: "approvals.0.toolCallId", message: "a denied call was not run: send no result for it" }]);
     expect(await s.stored()).toEqual(before);
 
     const turn = await s.turn({ approvals: [{ toolCallId: "del", approved: true }], toolResults: [{ tool_call_id: "del", content: "deleted drafts/old.md" }, { tool_call_id: "find", content: "2 drafts" }] });
@@ -168,6 +170,10 @@ describe("approvals of tool calls", () => {
     await expectProblem(await s.frontend.request("POST", `${s.path}/messages`, { messages: [{ role: "tool", tool_call_id: "del", content: "deleted" }] }), 409, "conflict");
     const approved = await s.turn({ approvals: [{ toolCallId: "del", approved: true }], toolResults: [{ tool_call_id: "del", content: "deleted notes/old.md" }] });
     expect(approved.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "del", content: "deleted notes/old.md" });
+    // A stale denial of the first call is not taken for a retry about the second.
+    await expectProblem(await s.frontend.request("POST", `${s.path}/approvals/del`, { approved: false }), 409, "conflict");
+    // Its own decision, sent again, is.
+    expect(await s.frontend.json("POST", `${s.path}/approvals/del`, { approved: true })).toMatchObject({ approval: { callSeq: second.callSeq, state: "approved" }, seq: null });
   });
 
   it("never compacts or clears away a call waiting for approval: the user can still decide it after both", async () => {
@@ -225,7 +231,9 @@ describe("approvals of tool calls", () => {
       agent: s.agent,
       approvals: [{ toolCallId: "del", approved: false }, { toolCallId: "del", approved: false }],
     });
-    expect((await expectProblem(twice, 409, "conflict")).issues).toEqual([{ path: "approvals.1.toolCallId", message: "not an undecided open call" }]);
+    expect((await expectProblem(twice, 400, "invalid-request")).issues).toEqual([{ path: "approvals.1.toolCallId", message: "one decision per call" }]);
+    const unknown = await s.frontend.request("POST", `${s.path}/turns`, { agent: s.agent, message: "go", approvals: [{ toolCallId: "ghost", approved: false }] });
+    expect((await expectProblem(unknown, 409, "conflict")).issues).toEqual([{ path: "approvals.0.toolCallId", message: "not an undecided open call" }]);
     await expectProblem(await s.frontend.request("GET", "/v1/conversations/nope/approvals"), 404, "not-found");
     await s.frontend.request("DELETE", s.path);
     await expectProblem(await post("/approvals/del", { approved: true }), 409, "conflict");
