@@ -1,5 +1,5 @@
 import type { ApprovalInfo } from "../protocol/frontend";
-import type { OpenCalls } from "./store";
+import type { OpenCalls } from "./message-store";
 
 type Row = Record<string, SqlStorageValue>;
 

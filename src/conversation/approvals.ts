@@ -9,7 +9,8 @@ import type { AppendableMessage } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import type { ApprovalInfo } from "../protocol/frontend";
 import type { ApprovalStore } from "./approval-store";
-import type { ConversationMeta, ConversationStore, OpenCalls } from "./store";
+import type { OpenCalls } from "./message-store";
+import type { ConversationMeta, ConversationStore } from "./store";
 import { admitMessages, storeAdmitted } from "./tool-results";
 
 /** What the model reads for a call the user refused; their reason follows when they gave one. */

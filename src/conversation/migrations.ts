@@ -7,7 +7,7 @@ import coverage from "../../migrations/conversation/0006_coverage.sql";
 import approvals from "../../migrations/conversation/0007_approvals.sql";
 import imageIndex from "../../migrations/conversation/0008_image_index.sql";
 import type { Migration } from "../storage/migrate";
-import { backfillTokenCounts } from "./store";
+import { backfillTokenCounts } from "./message-store";
 
 export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 1, name: "0001_init", sql: init },

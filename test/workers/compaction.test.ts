@@ -3,7 +3,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
 import { textOf, type ChatMessage } from "../../src/core/messages";
-import { backfillTokenCounts } from "../../src/conversation/store";
+import { backfillTokenCounts } from "../../src/conversation/message-store";
 import { conversationStub } from "../../src/env";
 import type { CompactionStatus, RequestMessages } from "../../src/history/contract";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";

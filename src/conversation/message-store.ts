@@ -1,0 +1,152 @@
+import { messageTokens, withKnownTokens } from "../core/assemble";
+import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../core/messages";
+import type { StoredMessage } from "../protocol/frontend";
+
+/** The open tool calls (id → tool name, in the order they were made) and the seq of the message that made them (0 when none is open). */
+export interface OpenCalls {
+  calls: Map<string, string>;
+  seq: number;
+}
+
+type Row = Record<string, SqlStorageValue>;
+
+/**
+ * The conversation's messages in its SQLite: only ever appended to. Each row
+ * keeps its token count and the running total through it, so a request can
+ * tell what fits without reading the messages.
+ */
+export class MessageStore {
+  constructor(protected readonly storage: DurableObjectStorage) {}
+
+  protected get sql() {
+    return this.storage.sql;
+  }
+
+  transaction<T>(run: () => T): T {
+    return this.storage.transactionSync(run);
+  }
+
+  appendMessage(turnId: string | null, message: ChatMessage, at: string): number {
+    const toolCalls = message.role === "assistant" && message.tool_calls ? JSON.stringify(message.tool_calls) : null;
+    const toolCallId = message.role === "tool" ? message.tool_call_id : null;
+    const images = imagesOf(message);
+    const tokens = messageTokens(message);
+    return this.sql
+      .exec<{ seq: number }>(
+        `INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at, images, tokens, running_tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ? + COALESCE((SELECT running_tokens FROM messages ORDER BY seq DESC LIMIT 1), 0)) RETURNING seq`,
+        turnId,
+        message.role,
+        message.role === "user" ? textOf(message) : message.content,
+        toolCalls,
+        toolCallId,
+        at,
+        images.length ? JSON.stringify(images) : null,
+        tokens,
+        tokens,
+      )
+      .one().seq;
+  }
+
+  messages(throughSeq = Number.MAX_SAFE_INTEGER, fromSeq = 0): StoredMessage[] {
+    return this.sql.exec<Row>("SELECT * FROM messages WHERE seq >= ? AND seq <= ? ORDER BY seq", fromSeq, throughSeq).toArray().map(storedMessage);
+  }
+
+  /** The images of each message after `afterSeq` that carries any, oldest first; the messages' text is not read. */
+  imagesAfter(afterSeq: number): ImagePart[][] {
+    return this.sql
+      .exec<{ images: string }>("SELECT images FROM messages WHERE images IS NOT NULL AND seq > ? ORDER BY seq", afterSeq)
+      .toArray()
+      .map((r) => JSON.parse(r.images) as ImagePart[]);
+  }
+
+  /** Stored tokens of the messages after `afterSeq`, from the running totals: two row reads. */
+  tokensAfter(afterSeq: number): number {
+    const last = this.sql.exec<{ t: number }>("SELECT running_tokens AS t FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0]?.t ?? 0;
+    const before = this.sql.exec<{ t: number }>("SELECT running_tokens AS t FROM messages WHERE seq <= ? ORDER BY seq DESC LIMIT 1", afterSeq).toArray()[0]?.t ?? 0;
+    return last - before;
+  }
+
+  /**
+   * The first seq a request needs when it can read at most `maxTokens` of the
+   * messages after `afterSeq`: older messages could not fit. It is moved back
+   * to the start of its group, so a tool result never arrives without its call.
+   */
+  firstSeqWithin(afterSeq: number, maxTokens: number): number {
+    const last = this.sql.exec<{ t: number }>("SELECT running_tokens AS t FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0]?.t ?? 0;
+    const first = this.sql.exec<{ seq: number | null }>("SELECT MIN(seq) AS seq FROM messages WHERE seq > ? AND running_tokens - tokens >= ?", afterSeq, last - maxTokens).one().seq;
+    // When not even the last message fits, its group is still what a request needs.
+    const from = first ?? this.lastSeq();
+    const groupStart = this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE seq <= ? AND role != 'tool'", from).one().seq;
+    return Math.max(afterSeq + 1, groupStart ?? from);
+  }
+
+  lastUserSeq(): number {
+    return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE role = 'user'").one().seq ?? 0;
+  }
+
+  lastSeq(): number {
+    return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages").one().seq ?? 0;
+  }
+
+  messageCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n;
+  }
+
+  /**
+   * Tool calls the assistant made that have no result yet (id → tool name, in
+   * the order they were made), and the seq of the message that made them (0
+   * when none is open). Nothing may be stored between calls and their results
+   * (the envelope refuses it, and a turn closes what is left open), so only the
+   * latest calls can be open: this reads them, not the whole history.
+   */
+  openCalls(): OpenCalls {
+    const last = this.sql.exec<Row>("SELECT seq, tool_calls FROM messages WHERE tool_calls IS NOT NULL ORDER BY seq DESC LIMIT 1").toArray()[0];
+    if (!last) return { calls: new Map(), seq: 0 };
+    const open = new Map((JSON.parse(last.tool_calls as string) as ToolCall[]).map((call) => [call.id, call.function.name]));
+    for (const row of this.sql.exec<Row>("SELECT tool_call_id FROM messages WHERE seq > ? AND role = 'tool'", last.seq)) open.delete(row.tool_call_id as string);
+    return { calls: open, seq: open.size ? (last.seq as number) : 0 };
+  }
+
+  /** The newest assistant message that made a call with this id, or null: ids may repeat across messages. */
+  lastCallSeq(toolCallId: string): number | null {
+    return this.sql
+      .exec<{ seq: number | null }>(
+        // instr() spares parsing the calls of messages that cannot name it.
+        "SELECT MAX(m.seq) AS seq FROM messages m, json_each(m.tool_calls) c WHERE m.tool_calls IS NOT NULL AND instr(m.tool_calls, ?) > 0 AND json_extract(c.value, '$.id') = ?",
+        JSON.stringify(toolCallId),
+        toolCallId,
+      )
+      .one().seq;
+  }
+}
+
+export function backfillTokenCounts(storage: DurableObjectStorage): void {
+  let running = 0;
+  for (const row of storage.sql.exec<Row>("SELECT * FROM messages ORDER BY seq").toArray()) {
+    const tokens = messageTokens(chatMessage(row));
+    running += tokens;
+    storage.sql.exec("UPDATE messages SET tokens = ?, running_tokens = ? WHERE seq = ?", tokens, running, row.seq as number);
+  }
+}
+
+function storedMessage(row: Row): StoredMessage {
+  return { seq: row.seq as number, turnId: row.turn_id as string | null, createdAt: row.created_at as string, message: withKnownTokens(chatMessage(row), row.tokens as number) };
+}
+
+function chatMessage(row: Row): ChatMessage {
+  switch (row.role) {
+    case "assistant":
+      return row.tool_calls
+        ? { role: "assistant", content: row.content as string | null, tool_calls: JSON.parse(row.tool_calls as string) as ToolCall[] }
+        : { role: "assistant", content: row.content as string | null };
+    case "tool":
+      return { role: "tool", tool_call_id: row.tool_call_id as string, content: row.content as string };
+    case "system":
+      return { role: "system", content: row.content as string };
+    default:
+      return row.images
+        ? { role: "user", content: [{ type: "text", text: row.content as string }, ...(JSON.parse(row.images as string) as ImagePart[])] }
+        : { role: "user", content: row.content as string };
+  }
+}
