@@ -122,7 +122,7 @@ export class History {
     rendered: RenderedHistory,
     fixedTokens: number,
     policy: CompactionPolicy,
-    options: { force?: boolean; protectFromSeq?: number | undefined } = {},
+    options: { force?: boolean; protectFromSeq?: number | undefined; reinjection?: readonly { seq: number; tokens: number }[] } = {},
   ): PreparedCompaction | null {
     const limits = compactionLimits(policy);
     if (!limits) return null;
@@ -156,6 +156,7 @@ export class History {
       policy,
       force: options.force ?? false,
       protectFromSeq: options.protectFromSeq,
+      reinjection: options.reinjection,
     });
     if (!plan) return null;
 

@@ -6,6 +6,7 @@ import { redact } from "../protect/redact";
 import { contextKey } from "../core/attachments";
 import { systemMessage } from "../core/capabilities";
 import { renderIdentity, renderPersonaSwitch } from "../core/identity";
+import { reinjectionCosts } from "../core/reminder";
 import type { Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
 import type { AppendableMessage, ImagePart } from "../core/messages";
@@ -84,6 +85,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const closing: AppendableMessage[] = unanswered.map((c) => ({ role: "tool", tool_call_id: c.id, content: "awaitingApproval" in c ? APPROVAL_EXPIRED_RESULT : UNANSWERED_RESULT }));
 
   const resources: Observation[] = store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
+  const observations = [...pulled, ...resources];
   const extra: TurnSections = !continuation && deps.sections ? await deps.sections(agent) : { sections: [], omitted: [] };
   // Stand-ins take their calls' places among the results, so every call is followed by its answers in order.
   const fresh = inCallOrder([...admitted.value.messages, ...closing], callOrder);
@@ -116,7 +118,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       userImages: images,
       currentFrom: rendered.history.length,
       ledger,
-      observations: [...pulled, ...resources],
+      observations,
       sections: extra.sections,
       maxTokens,
     });
@@ -140,7 +142,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   let rendered = history.render(view, now, keepImages);
   let assembled = assemble(view, rendered);
   let compaction: CompactionReport | undefined;
-  const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy.value, { protectFromSeq: loadFrom }) : null;
+  const reinjection = continuation ? [] : reinjectionCosts(store.ledger(), observations, new Set(rendered.seqs));
+  const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy.value, { protectFromSeq: loadFrom, reinjection }) : null;
   if (planned) {
     await history.keepClearedResults(planned);
     const draft = planned.request ? await summariseSafely(deps.summariser(policy.value), planned.request) : null;

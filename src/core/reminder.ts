@@ -1,5 +1,6 @@
-import type { LedgerChange } from "./ledger";
+import type { LedgerChange, LedgerEntry, Observation } from "./ledger";
 import { markerTitle, neutralize } from "./neutralize";
+import { countTokens } from "./tokens";
 
 const LABEL = { context: "Context", resource: "Resource" } as const;
 
@@ -14,6 +15,19 @@ export function renderChange(change: LedgerChange): string {
     case "removed":
       return `[${label} removed: ${markerTitle(change.key, 600)}]`;
   }
+}
+
+/**
+ * What showing each context again would cost, by the message that showed it:
+ * for those in the model's view (`shown`) still observed at the version the
+ * model read. Those not in view, or changed, are shown this turn anyway.
+ */
+export function reinjectionCosts(ledger: readonly (LedgerEntry & { messageSeq: number })[], observed: readonly Observation[], shown: ReadonlySet<number>): { seq: number; tokens: number }[] {
+  return ledger.flatMap((entry) => {
+    const now = observed.find((o) => o.kind === entry.kind && o.key === entry.key);
+    if (!shown.has(entry.messageSeq) || now?.status !== "present" || now.version !== entry.version) return [];
+    return [{ seq: entry.messageSeq, tokens: countTokens(`\n\n${renderChange({ ...now, change: "first" })}`) }];
+  });
 }
 
 /** The `<system_reminder>` appendix, or "" when there is nothing to say. */

@@ -152,6 +152,8 @@ const scenario = fc.record({
   clearedMask: fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 160 }),
   extraFixed: fc.integer({ min: 0, max: 3_000 }),
   force: fc.boolean(),
+  /** Contexts shown in the view's messages (the i-th message of the view, modulo its length), at a cost to show again. */
+  reinjection: fc.array(fc.record({ at: fc.nat(), tokens: fc.integer({ min: 1, max: 1_500 }) }), { maxLength: 4 }),
 });
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 
@@ -174,6 +176,7 @@ interface Prepared {
   fixedTokens: number;
   summaryTokens: number;
   extraFixed: number;
+  reinjection: { seq: number; tokens: number }[];
 }
 
 /** The view a request would read now, as History.prepare builds it: rendered with the current summary and stubs. */
@@ -201,7 +204,8 @@ function prepare(s: Scenario): Prepared {
   const messages = before.history.slice(off);
   const seqs = before.seqs.slice(off);
   const summaryTokens = previous ? messageTokens(before.history[0]!) : 0;
-  return { built, limits, previous, oldStubs, before, messages, seqs, groups: viewGroups(messages, seqs), fixedTokens: s.extraFixed + summaryTokens, summaryTokens, extraFixed: s.extraFixed };
+  const reinjection = seqs.length ? s.reinjection.map((r) => ({ seq: seqs[r.at % seqs.length]!, tokens: r.tokens })) : [];
+  return { built, limits, previous, oldStubs, before, messages, seqs, groups: viewGroups(messages, seqs), fixedTokens: s.extraFixed + summaryTokens, summaryTokens, extraFixed: s.extraFixed, reinjection };
 }
 
 function plan(p: Prepared, s: Pick<Scenario, "policy" | "force">): CompactionPlan | null {
@@ -215,7 +219,13 @@ function plan(p: Prepared, s: Pick<Scenario, "policy" | "force">): CompactionPla
     limits: p.limits,
     policy: s.policy,
     force: s.force,
+    reinjection: p.reinjection,
   });
+}
+
+/** What showing again the contexts a summary through `throughSeq` covers costs. */
+function reinjected(p: Prepared, throughSeq: number): number {
+  return sum(p.reinjection.filter((r) => r.seq <= throughSeq).map((r) => r.tokens));
 }
 
 /** What a summary's fence and notes cost around its text, as History.prepare counts it. */
@@ -385,7 +395,8 @@ describe("planCompaction (property)", () => {
             p.fixedTokens -
             p.summaryTokens +
             estimateSummaryTokens({ overhead, currentText: Math.max(0, p.summaryTokens - overhead), covered: sum(postClear.slice(0, k).flat()), budget: summaryBudget(s.policy, limits) }) +
-            sum(postClear.slice(k).flat());
+            sum(postClear.slice(k).flat()) +
+            reinjected(p, groups[k - 1]!.seqs.at(-1)!);
           expect(result.after).toBe(afterFor(count));
           if (result.reachesTarget) for (let k = 1; k < count; k++) expect(afterFor(k)).toBeGreaterThan(limits.target);
           else for (let k = 1; k <= tailFrom; k++) expect(afterFor(k)).toBeGreaterThanOrEqual(result.after);
@@ -419,7 +430,8 @@ describe("planCompaction (property)", () => {
           for (const seq of pendingSeqs) expect(storedPart[view.seqs.indexOf(seq) - offset]).toEqual(old.get(seq));
         }
         // The plan's `after` is what this view costs, the new summary counted at its estimate.
-        const summaryCost = result.summarise ? result.summarise.summaryEstimate : p.summaryTokens;
+        // Contexts whose message the summary covers are shown again on the new message: counted too.
+        const summaryCost = result.summarise ? result.summarise.summaryEstimate + reinjected(p, result.summarise.throughSeq) : p.summaryTokens;
         expect(result.after).toBe(p.extraFixed + summaryCost + usageOf(storedPart));
         // 7. Rendering the new view did not touch stored history either.
         expect(built.stored).toEqual(snapshot);
@@ -484,7 +496,7 @@ function fortyGroups(): HistorySpec {
 }
 
 function scenarioFor(history: HistorySpec, policy: Partial<CompactionPolicy>, extra: Partial<Scenario> = {}): Scenario {
-  return { history, policy: CompactionPolicy.parse(policy), previousSummary: null, clearedMask: [], extraFixed: 500, force: false, ...extra };
+  return { history, policy: CompactionPolicy.parse(policy), previousSummary: null, clearedMask: [], extraFixed: 500, force: false, reinjection: [], ...extra };
 }
 
 describe("planCompaction (examples)", () => {

@@ -6,6 +6,8 @@ import { mergeAttachments, acknowledgedApps } from "../../src/core/attachments";
 import { markerTitle, neutralize } from "../../src/core/neutralize";
 import { contextVersion } from "../../src/core/version";
 import type { Observation } from "../../src/core/ledger";
+import { reinjectionCosts, renderChange } from "../../src/core/reminder";
+import { countTokens } from "../../src/core/tokens";
 
 function turn(observations: Observation[], extra: Partial<Parameters<typeof assembleTurn>[0]> = {}) {
   const assembled = assembleTurn({ turnId: "t", conversationId: "c", now: new Date(0), systemPrompt: "sys", history: [], userText: "hi", ledger: [], observations, ...extra });
@@ -70,5 +72,20 @@ describe("versions", () => {
   it("uses the app's version, else the first 16 hex digits of sha256(content)", async () => {
     expect(await contextVersion({ content: "x", version: "2026-11-23" })).toBe("2026-11-23");
     expect(await contextVersion({ content: "hello" })).toBe("2cf24dba5fb0a30e");
+  });
+});
+
+describe("reinjectionCosts", () => {
+  const entry = (key: string, version: string, messageSeq: number) => ({ kind: "context" as const, key, title: key, version, messageSeq });
+  const present = (key: string, version: string, content: string): Extract<Observation, { status: "present" }> => ({ kind: "context", key, status: "present", title: key, version, content });
+
+  it("prices only the contexts in view that the model would be shown again unchanged", () => {
+    const costs = reinjectionCosts(
+      [entry("a:in-view", "v1", 3), entry("a:changed", "v1", 3), entry("a:out-of-view", "v1", 1), entry("a:gone", "v1", 5), entry("a:resource", "v1", 5)],
+      [present("a:in-view", "v1", "cursor at line 1"), present("a:changed", "v2", "new"), present("a:out-of-view", "v1", "x"), { kind: "context", key: "a:gone", status: "empty" }, { ...present("a:resource", "v1", "r"), kind: "resource" }],
+      new Set([3, 5]),
+    );
+    expect(costs).toEqual([{ seq: 3, tokens: countTokens(`\n\n${renderChange({ ...present("a:in-view", "v1", "cursor at line 1"), change: "first" })}`) }]);
+    expect(costs[0]!.tokens).toBeGreaterThan(countTokens("cursor at line 1"));
   });
 });

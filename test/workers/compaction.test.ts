@@ -124,6 +124,29 @@ describe("compaction", () => {
     expect(reminderOf(next)).toContain("[Context: Editor State]\ncursor at line 1");
   });
 
+  it("counts a context it will show again in what compaction leaves, so the turn ends within the target and says so", async () => {
+    const id = freshIdentity();
+    const draft = Array.from({ length: 120 }, (_, i) => `line ${i}: the editor shows paragraph ${i} of the draft`).join("\n");
+    const app = await TestApp.connect(id, "notes", { "editor-state": { name: "Editor State", current: () => ({ content: draft, title: "Editor State" }) } });
+    const agent = await app.createAgent("assistant", ["notes:editor-state"]);
+    const frontend = await Frontend.for(id);
+    const { id: conversation } = await frontend.json<{ id: string }>("POST", "/v1/conversations", { compaction: { contextWindow: 8_192, outputReserve: 1_024, tailTokens: 600 } });
+    let compacting: TurnResult | null = null;
+    for (let i = 0; i < 40 && !compacting; i++) {
+      const turn = await frontend.turn(conversation, { agent, message: `Question ${i}: ${"tell me more about the draft please. ".repeat(15)}` });
+      if (turn.envelope.compaction?.summary) compacting = turn;
+      await frontend.json("POST", `/v1/conversations/${conversation}/messages`, { messages: [{ role: "assistant", content: `Answer ${i}: ${"the draft is fine. ".repeat(30)}` }] });
+    }
+    expect(compacting, "no turn summarised").not.toBeNull();
+    const { tokens, reinjected } = compacting!.envelope.compaction!;
+    // The ~1,800-token draft is shown again on this very message: left out of the plan, the turn ended 700 tokens
+    // above the target while its evidence claimed 1,850 fewer than the model read.
+    expect(reinjected).toEqual(["notes:editor-state"]);
+    expect(reminderOf(compacting!)).toContain("line 119: the editor shows paragraph 119");
+    expect(compacting!.usage.total).toBeLessThanOrEqual(tokens.target!);
+    expect(Math.abs(compacting!.usage.total - tokens.after)).toBeLessThan(100);
+  });
+
   it("keeps every turn's prompt a byte-prefix of the next over 50 turns, except when it compacts", async () => {
     // Results kept whole, so compaction must summarise (and the system message gains its summaries block once).
     const s = await setup(SUMMARISING);
