@@ -122,7 +122,7 @@ export class History {
     rendered: RenderedHistory,
     fixedTokens: number,
     policy: CompactionPolicy,
-    options: { force?: boolean; protectFromSeq?: number | undefined; reinjection?: readonly { seq: number; tokens: number }[] } = {},
+    options: { force?: boolean; protectFromSeq?: number | undefined; reinjected?: (throughSeq: number) => number } = {},
   ): PreparedCompaction | null {
     const limits = compactionLimits(policy);
     if (!limits) return null;
@@ -156,7 +156,7 @@ export class History {
       policy,
       force: options.force ?? false,
       protectFromSeq: options.protectFromSeq,
-      reinjection: options.reinjection,
+      reinjected: options.reinjected,
     });
     if (!plan) return null;
 

@@ -142,8 +142,11 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   let rendered = history.render(view, now, keepImages);
   let assembled = assemble(view, rendered);
   let compaction: CompactionReport | undefined;
-  const reinjection = continuation ? [] : reinjectionCosts(store.ledger(), observations, new Set(rendered.seqs));
-  const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy.value, { protectFromSeq: loadFrom, reinjection }) : null;
+  // A summary that covers a context's injection shows the context again on this message (a continuation shows none).
+  let costs: ReturnType<typeof reinjectionCosts> | undefined;
+  const reinjected = (throughSeq: number) =>
+    continuation ? 0 : (costs ??= reinjectionCosts(store.ledger(), observations, new Set(rendered.seqs))).reduce((total, c) => total + (c.seq <= throughSeq ? c.tokens : 0), 0);
+  const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy.value, { protectFromSeq: loadFrom, reinjected }) : null;
   if (planned) {
     await history.keepClearedResults(planned);
     const draft = planned.request ? await summariseSafely(deps.summariser(policy.value), planned.request) : null;

@@ -42,10 +42,11 @@ export interface PlanInput {
   /** Groups from this seq on are never summarised: the request the model is still working on. */
   protectFromSeq?: number | undefined;
   /**
-   * Contexts shown in message `seq` that the model would be shown again, at
-   * `tokens`, once a summary covers that message: a summary's cost includes them.
+   * What showing again the contexts whose message a summary through
+   * `throughSeq` covers would cost: a summary's cost includes them. Asked only
+   * when a summary is considered.
    */
-  reinjection?: readonly { seq: number; tokens: number }[] | undefined;
+  reinjected?: ((throughSeq: number) => number) | undefined;
 }
 
 export interface CompactionPlan {
@@ -110,13 +111,12 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
   const afterClearing = total();
   const candidates = summarisable(input, tokens);
   const currentText = Math.max(0, input.summaryTokens - input.summaryOverheadTokens);
-  const reinjected = (throughSeq: number) => sum((input.reinjection ?? []).filter((r) => r.seq <= throughSeq).map((r) => r.tokens));
   let covered = 0;
   let best: { count: number; after: number; summary: number } | null = null;
   for (let count = 1; count <= candidates; count++) {
     covered += sum(tokens[count - 1]!);
     const summary = estimateSummaryTokens({ overhead: input.summaryOverheadTokens, currentText, covered, budget: input.limits.summaryTokens });
-    const after = afterClearing - covered - input.summaryTokens + summary + reinjected(input.groups[count - 1]!.seqs.at(-1)!);
+    const after = afterClearing - covered - input.summaryTokens + summary + (input.reinjected?.(input.groups[count - 1]!.seqs.at(-1)!) ?? 0);
     if (after < afterClearing && (best === null || after < best.after)) best = { count, after, summary };
     if (after <= target) break;
   }

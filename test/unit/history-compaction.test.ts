@@ -219,7 +219,7 @@ function plan(p: Prepared, s: Pick<Scenario, "policy" | "force">): CompactionPla
     limits: p.limits,
     policy: s.policy,
     force: s.force,
-    reinjection: p.reinjection,
+    reinjected: (throughSeq) => reinjected(p, throughSeq),
   });
 }
 
