@@ -4,7 +4,7 @@ import { withText, type AppendableMessage, type ChatMessage } from "../core/mess
 import { neutralize } from "../core/neutralize";
 import { fail, ok, type Result } from "../core/problem";
 import type { CompactionStatus, ContextManager, RequestMessages } from "../history/contract";
-import { CompactionPolicy, compactionLimits } from "../history/policy";
+import { compactionLimits, withModelWindow, type CompactionPolicy } from "../history/policy";
 import { redact } from "../protect/redact";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
@@ -62,13 +62,14 @@ export class ConversationContextManager implements ContextManager {
   getMessagesForRequest(options: { maxTokens?: number | undefined }): Result<RequestMessages> {
     const { history, meta } = this.deps;
     const maxTokens = options.maxTokens ?? compactionLimits(meta.compactionPolicy)?.usable;
+    const system = this.deps.store.latestSystemPrompt();
     const view = history.view({ maxTokens, keepImages: meta.compactionPolicy.keepImages });
     const rendered = history.render(view, this.deps.now(), meta.compactionPolicy.keepImages);
     const assembled = assembleTurn({
       turnId: "request",
       conversationId: meta.conversationId,
       now: this.deps.now(),
-      systemPrompt: this.deps.store.latestSystemPrompt() ?? "",
+      systemPrompt: system ?? "",
       history: rendered.history,
       ledger: [],
       observations: [],
@@ -76,7 +77,7 @@ export class ConversationContextManager implements ContextManager {
     });
     if (!assembled.ok) return assembled;
     // Before the first turn no system message exists yet: the agent of that turn brings it.
-    const messages = this.deps.store.latestSystemPrompt() === null ? assembled.value.messages.slice(1) : assembled.value.messages;
+    const messages = system === null ? assembled.value.messages.slice(1) : assembled.value.messages;
     const dropped = assembled.value.envelope.budget.truncations.filter((t) => t.kind === "history");
     const shown = assembled.value.historyShown.filter((i) => rendered.seqs[i] !== 0).length;
     return ok({
@@ -163,7 +164,7 @@ export class ConversationContextManager implements ContextManager {
     const planned = await queue.run(async (): Promise<Result<{ prepared: PreparedCompaction | null; policy: CompactionPolicy }>> => {
       const meta = this.current();
       if (!meta.ok) return meta;
-      const merged = CompactionPolicy.safeParse({ ...meta.value.compactionPolicy, ...(options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow }) });
+      const merged = withModelWindow(meta.value.compactionPolicy, options);
       if (!merged.success) return fail("invalid-request", `contextWindow: ${merged.error.issues[0]!.message}`);
       const policy = merged.data;
       const limits = compactionLimits(policy);

@@ -14,7 +14,7 @@ import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { AppHub } from "../hub/app-hub";
 import type { TurnResult } from "../protocol/frontend";
-import { CompactionPolicy, compactionLimits } from "../history/policy";
+import { compactionLimits, withModelWindow, type CompactionPolicy } from "../history/policy";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
 import type { RenderedHistory } from "../history/view";
@@ -207,12 +207,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
 
 /** The conversation's compaction policy, with the window this turn's model has when the turn names one; checked as a whole again. */
 function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): Result<CompactionPolicy> {
-  const merged = {
-    ...policy,
-    ...(budget?.contextWindow === undefined ? {} : { contextWindow: budget.contextWindow }),
-    ...(budget?.outputReserve === undefined ? {} : { outputReserve: budget.outputReserve }),
-  };
-  const parsed = CompactionPolicy.safeParse(merged);
+  const parsed = withModelWindow(policy, budget ?? {});
   return parsed.success ? ok(parsed.data) : fail("invalid-request", `budget: ${parsed.error.issues[0]!.message}`, parsed.error.issues.map((i) => ({ path: `budget.${i.path.join(".")}`, message: i.message })));
 }
 

@@ -92,9 +92,9 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const sections = input.sections ?? [];
 
   const items: BudgetItem[] = [{ id: "identity", kind: "identity", priority: PRIORITY.identity, age: 0, tokens: messageTokens(system) }];
+  const userMessageTokens = userText === null ? 0 : MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + (input.userImages ?? []).reduce((sum, image) => sum + imageTokens(image), 0);
   if (userText !== null) {
-    const images = (input.userImages ?? []).reduce((sum, image) => sum + imageTokens(image), 0);
-    const tokens = MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + images + (personaNote ? countTokens(personaNote) + 1 : 0);
+    const tokens = userMessageTokens + (personaNote ? countTokens(personaNote) + 1 : 0);
     items.push({ id: "user_message", kind: "user_message", priority: PRIORITY.identity, age: 0, tokens });
   }
   const currentFrom = input.currentFrom ?? input.history.length;
@@ -186,7 +186,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const usage: TurnUsage = {
     system: messageTokens(system),
     history: out.history.reduce((sum, m) => sum + messageTokens(m), 0),
-    message: userText === null ? 0 : MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + (input.userImages ?? []).reduce((sum, image) => sum + imageTokens(image), 0),
+    message: userMessageTokens,
     contexts: countTokens(out.reminder),
     memory: sectionTokens("memory"),
     taskState: sectionTokens("task_state"),

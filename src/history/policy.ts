@@ -37,6 +37,15 @@ export type CompactionPolicyInput = z.input<typeof CompactionPolicy>;
 
 export const DEFAULT_COMPACTION_POLICY: CompactionPolicy = CompactionPolicy.parse({});
 
+/** The policy with the window a request's model has, where it names one; checked as a whole again. */
+export function withModelWindow(policy: CompactionPolicy, window: { contextWindow?: number | undefined; outputReserve?: number | undefined }) {
+  return CompactionPolicy.safeParse({
+    ...policy,
+    ...(window.contextWindow === undefined ? {} : { contextWindow: window.contextWindow }),
+    ...(window.outputReserve === undefined ? {} : { outputReserve: window.outputReserve }),
+  });
+}
+
 /** The policy's thresholds in tokens, for a known window. */
 export interface CompactionLimits {
   /** What the model may read: the window minus the output reserve. */
