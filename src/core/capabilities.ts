@@ -12,7 +12,7 @@ export interface CapabilitySet {
   contexts: boolean;
   /** Memories are recalled each turn. */
   memory: boolean;
-  /** Older messages may be summarised (the conversation has a window to fit). */
+  /** Older messages were summarised: the view opens with a summary fence. */
   summaries: boolean;
 }
 
@@ -35,14 +35,10 @@ const BLOCKS: readonly { capability: keyof CapabilitySet; text: string }[] = [
   },
 ];
 
-export function renderCapabilities(enabled: CapabilitySet): string {
-  return BLOCKS.filter((b) => enabled[b.capability])
-    .map((b) => b.text)
-    .join("\n\n");
-}
-
 /** The system message: the frozen identity block, then the enabled capabilities' blocks. */
 export function systemMessage(identity: string, enabled: CapabilitySet): string {
-  const capabilities = renderCapabilities(enabled);
+  const capabilities = BLOCKS.filter((b) => enabled[b.capability])
+    .map((b) => b.text)
+    .join("\n\n");
   return capabilities === "" ? identity : `${identity}\n\n${capabilities}`;
 }
