@@ -6,6 +6,7 @@ import images from "../../migrations/conversation/0005_images.sql";
 import coverage from "../../migrations/conversation/0006_coverage.sql";
 import approvals from "../../migrations/conversation/0007_approvals.sql";
 import imageIndex from "../../migrations/conversation/0008_image_index.sql";
+import nonce from "../../migrations/conversation/0009_nonce.sql";
 import type { Migration } from "../storage/migrate";
 import { backfillTokenCounts } from "./message-store";
 
@@ -18,4 +19,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 6, name: "0006_coverage", sql: coverage },
   { version: 7, name: "0007_approvals", sql: approvals },
   { version: 8, name: "0008_image_index", sql: imageIndex },
+  { version: 9, name: "0009_nonce", sql: nonce },
 ];
