@@ -8,7 +8,7 @@ import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import { providerDeadlineMs, type Env, type Owner } from "../env";
 import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
-import { ErrorCode, issuesOf, JsonRpcFrame, isResponse, rpcError, rpcNotification, rpcRequest, rpcResult } from "../protocol/jsonrpc";
+import { ErrorCode, issuesOf, readFrame, rpcError, rpcNotification, rpcRequest, rpcResult, type FrameIssue, type JsonRpcResponse } from "../protocol/jsonrpc";
 import { APP_SUBPROTOCOL, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
 import { migrate } from "../storage/migrate";
 import { handleAppRequest, type RpcOutcome } from "./app-requests";
@@ -75,18 +75,21 @@ export class AppHub extends DurableObject<Env> {
     } catch {
       return ws.send(rpcError(null, ErrorCode.ParseError, "frame is not valid JSON"));
     }
-    const parsed = JsonRpcFrame.safeParse(data);
-    if (!parsed.success) {
-      return ws.send(rpcError(idOf(data), ErrorCode.InvalidRequest, "not a JSON-RPC 2.0 message", { issues: issuesOf(parsed.error) }));
-    }
-    const frame = parsed.data;
-    if (isResponse(frame)) {
-      this.pending.settle(frame.id, session.sessionId, "error" in frame ? { error: frame.error } : { result: frame.result ?? null });
+    const incoming = readFrame(data);
+    if (incoming.kind === "invalid") {
+      ws.send(rpcError(incoming.id, ErrorCode.InvalidRequest, "not a JSON-RPC 2.0 message", { issues: incoming.issues }));
+      // A malformed answer to a call still ends that call, as a failure: never as "nothing now".
+      if (incoming.answer) this.pending.settle(incoming.id, session.sessionId, { failure: malformedAnswer(incoming.issues) });
       return;
     }
-    const outcome = await this.answer(ws, session, frame.method, frame.params);
-    if (frame.id === undefined) return;
-    ws.send("error" in outcome ? rpcError(frame.id, outcome.error.code, outcome.error.message, outcome.error.data) : rpcResult(frame.id, outcome.result));
+    if (incoming.kind === "response") {
+      this.pending.settle(incoming.frame.id, session.sessionId, outcomeOf(incoming.frame));
+      return;
+    }
+    const outcome = await this.answer(ws, session, incoming.frame.method, incoming.frame.params);
+    if (incoming.kind === "notification") return;
+    const { id } = incoming.frame;
+    ws.send("error" in outcome ? rpcError(id, outcome.error.code, outcome.error.message, outcome.error.data) : rpcResult(id, outcome.result));
   }
 
   /** A failure behind a method (a Conversation object that threw) is an error answer, never a dropped request. */
@@ -256,7 +259,11 @@ function unanswered(answer: Extract<ProviderAnswer, { ok: false }>): Result<neve
   return fail(type, answer.detail);
 }
 
-function idOf(data: unknown): string | number | null {
-  const id = (data as { id?: unknown } | null)?.id;
-  return typeof id === "string" || typeof id === "number" ? id : null;
+function outcomeOf(frame: JsonRpcResponse): { result: unknown } | { failure: AppCallError } {
+  return "error" in frame ? { failure: new AppCallError("error", frame.error.message) } : { result: frame.result };
+}
+
+function malformedAnswer(issues: FrameIssue[]): AppCallError {
+  const detail = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
+  return new AppCallError("invalid", `malformed JSON-RPC answer: ${detail}`);
 }

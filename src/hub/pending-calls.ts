@@ -1,5 +1,5 @@
 import type { MissingReason } from "../core/ledger";
-import type { JsonRpcError } from "../protocol/jsonrpc";
+import type { JsonRpcId } from "../protocol/jsonrpc";
 
 /** Why a call to an app produced no usable answer; `reason` is what a turn reports as missing. */
 export class AppCallError extends Error {
@@ -38,12 +38,12 @@ export class PendingCalls {
   }
 
   /** Returns false for an answer to no call of ours (late, duplicated, or from before a restart). */
-  settle(id: string | number | null, sessionId: string, outcome: { result: unknown } | { error: JsonRpcError }): boolean {
+  settle(id: JsonRpcId | null, sessionId: string, outcome: { result: unknown } | { failure: AppCallError }): boolean {
     const call = typeof id === "string" ? this.calls.get(id) : undefined;
     if (!call || call.sessionId !== sessionId) return false;
     this.calls.delete(id as string);
     clearTimeout(call.timer);
-    if ("error" in outcome) call.reject(new AppCallError("error", outcome.error.message));
+    if ("failure" in outcome) call.reject(outcome.failure);
     else call.resolve(outcome.result);
     return true;
   }

@@ -21,46 +21,75 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 export const JsonRpcId = z.union([z.string().min(1).max(128), z.number().int()]);
 export type JsonRpcId = z.infer<typeof JsonRpcId>;
 
-export const JsonRpcError = z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
+/** The error member has exactly these fields, like the envelope around it. */
+export const JsonRpcError = z.strictObject({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
 export type JsonRpcError = z.infer<typeof JsonRpcError>;
 
 const version = z.literal("2.0");
+const Method = z.string().min(1).max(64);
 
-export const JsonRpcRequest = z.object({
-  jsonrpc: version,
-  id: JsonRpcId,
-  method: z.string().min(1).max(64),
-  params: z.unknown().optional(),
-});
+/*
+ * Envelopes are strict: a member a shape does not name makes the frame invalid
+ * (-32600), so a mixed or misspelt frame is never read as some other kind.
+ */
+export const JsonRpcRequest = z.strictObject({ jsonrpc: version, id: JsonRpcId, method: Method, params: z.unknown().optional() });
 export type JsonRpcRequest = z.infer<typeof JsonRpcRequest>;
 
-export const JsonRpcNotification = z.object({
-  jsonrpc: version,
-  id: z.never().optional(),
-  method: z.string().min(1).max(64),
-  params: z.unknown().optional(),
-});
+export const JsonRpcNotification = z.strictObject({ jsonrpc: version, method: Method, params: z.unknown().optional() });
 export type JsonRpcNotification = z.infer<typeof JsonRpcNotification>;
 
-/** `result` may be missing: encoders that drop null members (serde, Swift) send `null` that way. Read it as `result ?? null`. */
-export const JsonRpcSuccess = z.object({ jsonrpc: version, id: JsonRpcId, result: z.unknown().optional() });
-export const JsonRpcFailure = z.object({ jsonrpc: version, id: JsonRpcId.nullable(), error: JsonRpcError });
-export type JsonRpcFailure = z.infer<typeof JsonRpcFailure>;
-
 /**
- * Any frame either side may send. Unknown members are ignored (as JSON-RPC
- * implementations commonly add them); a failure is tried before a success so
- * an `error` member is never dropped.
+ * `result` must be present: only an explicit `null` means "nothing". An encoder
+ * that drops null members (serde's skip_serializing_if, Swift's JSONEncoder)
+ * sends an invalid answer, which must not pass for an empty one.
  */
-export const JsonRpcFrame = z.union([JsonRpcRequest, JsonRpcNotification, JsonRpcFailure, JsonRpcSuccess]);
-export type JsonRpcFrame = z.infer<typeof JsonRpcFrame>;
+export const JsonRpcSuccess = z.strictObject({
+  jsonrpc: version,
+  id: JsonRpcId,
+  result: z.custom<unknown>((value) => value !== undefined, "an answer needs 'result' (null for nothing) or 'error'"),
+});
+export const JsonRpcFailure = z.strictObject({ jsonrpc: version, id: JsonRpcId.nullable(), error: JsonRpcError });
+export type JsonRpcResponse = z.infer<typeof JsonRpcSuccess> | z.infer<typeof JsonRpcFailure>;
 
-export function isResponse(frame: JsonRpcFrame): frame is z.infer<typeof JsonRpcSuccess> | JsonRpcFailure {
-  return !("method" in frame);
+export interface FrameIssue {
+  path: string;
+  message: string;
 }
 
+/**
+ * A received frame, sorted by its shape before it is validated: a frame with a
+ * `method` is a request or notification whatever else it holds, and never answers
+ * anything; one without is an answer, valid or not. `id` of an invalid frame is
+ * its id when that is a valid id, else null.
+ */
+export type IncomingFrame =
+  | { kind: "request"; frame: JsonRpcRequest }
+  | { kind: "notification"; frame: JsonRpcNotification }
+  | { kind: "response"; frame: JsonRpcResponse }
+  | { kind: "invalid"; answer: boolean; id: JsonRpcId | null; issues: FrameIssue[] };
+
+export function readFrame(data: unknown): IncomingFrame {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    const message = Array.isArray(data) ? "batches are not supported: send one message per frame" : "a JSON-RPC message is a JSON object";
+    return { kind: "invalid", answer: false, id: null, issues: [{ path: "", message }] };
+  }
+  const parsedId = JsonRpcId.safeParse((data as { id?: unknown }).id);
+  const id = parsedId.success ? parsedId.data : null;
+  if ("method" in data) {
+    if ("id" in data) {
+      const request = JsonRpcRequest.safeParse(data);
+      return request.success ? { kind: "request", frame: request.data } : { kind: "invalid", answer: false, id, issues: issuesOf(request.error) };
+    }
+    const notification = JsonRpcNotification.safeParse(data);
+    return notification.success ? { kind: "notification", frame: notification.data } : { kind: "invalid", answer: false, id, issues: issuesOf(notification.error) };
+  }
+  const response = ("error" in data ? JsonRpcFailure : JsonRpcSuccess).safeParse(data);
+  return response.success ? { kind: "response", frame: response.data } : { kind: "invalid", answer: true, id, issues: issuesOf(response.error) };
+}
+
+/** `undefined` is sent as `null`: JSON.stringify would drop the member, and an answer without `result` is invalid. */
 export function rpcResult(id: JsonRpcId, result: unknown): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, result });
+  return JSON.stringify({ jsonrpc: "2.0", id, result: result === undefined ? null : result });
 }
 
 export function rpcError(id: JsonRpcId | null, code: ErrorCode, message: string, data?: unknown): string {
@@ -76,6 +105,6 @@ export function rpcNotification(method: string, params: unknown): string {
 }
 
 /** zod issues, compact enough to travel in an error's `data`. */
-export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
+export function issuesOf(error: z.ZodError): FrameIssue[] {
   return error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
 }

@@ -1,5 +1,5 @@
 /** One socket's JSON-RPC traffic: request ids and their answers, heartbeat and liveness. */
-import { isResponse, JsonRpcFrame, rpcRequest, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from "../protocol/jsonrpc";
+import { readFrame, rpcRequest, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/jsonrpc";
 import { HEARTBEAT } from "../protocol/methods";
 import { OPEN, type SocketLike } from "./websocket";
 
@@ -119,21 +119,21 @@ export class RpcLink {
     } catch {
       return;
     }
-    const parsed = JsonRpcFrame.safeParse(json);
-    if (!parsed.success) return;
-    const frame = parsed.data;
-    if (isResponse(frame)) {
-      const pending = frame.id === null ? undefined : this.pending.get(frame.id);
-      if (!pending || frame.id === null) return;
-      this.pending.delete(frame.id);
-      clearTimeout(pending.timer);
-      if ("error" in frame) pending.reject(new ContextAppError(frame.error.code, frame.error.message, frame.error.data));
-      else pending.resolve(frame.result ?? null);
-    } else if (frame.id !== undefined) {
-      this.handlers.onRequest(frame);
-    } else {
-      this.handlers.onNotification(frame);
-    }
+    // The runtime's frames are always well formed; anything else is ignored rather than guessed at.
+    const incoming = readFrame(json);
+    if (incoming.kind === "request") this.handlers.onRequest(incoming.frame);
+    else if (incoming.kind === "notification") this.handlers.onNotification(incoming.frame);
+    else if (incoming.kind === "response") this.settle(incoming.frame);
+  }
+
+  private settle(frame: JsonRpcResponse): void {
+    if (frame.id === null) return;
+    const pending = this.pending.get(frame.id);
+    if (!pending) return;
+    this.pending.delete(frame.id);
+    clearTimeout(pending.timer);
+    if ("error" in frame) pending.reject(new ContextAppError(frame.error.code, frame.error.message, frame.error.data));
+    else pending.resolve(frame.result);
   }
 
   private end(code: number, reason: string): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentInfo, ProviderInfo } from "../../src/protocol/frontend";
+import { ErrorCode } from "../../src/protocol/jsonrpc";
 import { PROTOCOL_VERSION } from "../../src/protocol/methods";
 import { freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";
@@ -45,17 +46,15 @@ describe("the app hub", () => {
     expect(turn.messages.at(-1)!.content).toContain("[Context: Editor State]\nx");
   });
 
-  it("accepts answers from encoders that drop a null result or add members", async () => {
+  it("answers a request or notification with an extra top-level member with -32600 and does not run it", async () => {
     const id = freshIdentity();
-    const app = await TestApp.connect(id, "notes", { editor: { current: () => new Promise(() => undefined) } });
-    app.ws.addEventListener("message", (event) => {
-      const frame = JSON.parse(String(event.data)) as { id?: string; method?: string };
-      if (frame.method === "contexts/current") app.ws.send(JSON.stringify({ jsonrpc: "2.0", id: frame.id, extra: true }));
-    });
-    const agent = await app.createAgent("assistant", ["notes:editor"]);
-    const frontend = await Frontend.for(id);
-    const turn = await frontend.turn(await frontend.conversation(), { agent, message: "hi" });
-    expect(turn.missing).toEqual([]);
-    expect(turn.envelope.selection.omitted).toEqual([{ id: "notes:editor", reason: "empty" }]);
+    const app = await TestApp.connect(id, "notes", {});
+    const agent = { agentId: "extra", name: "Extra", systemPrompt: "" };
+    const request = await app.send({ jsonrpc: "2.0", id: 7, method: "agents/create", params: agent, extra: true }, 7);
+    expect(request).toMatchObject({ id: 7, error: { code: ErrorCode.InvalidRequest, data: { issues: [{ message: 'Unrecognized key: "extra"' }] } } });
+    const notification = await app.send({ jsonrpc: "2.0", method: "agents/create", params: agent, extra: true });
+    expect(notification).toMatchObject({ id: null, error: { code: ErrorCode.InvalidRequest } });
+    const { agents } = await (await Frontend.for(id)).json<{ agents: AgentInfo[] }>("GET", "/v1/agents");
+    expect(agents).toEqual([]);
   });
 });
