@@ -5,7 +5,8 @@
  */
 import { formatJsonPointer } from "../core/json-pointer";
 import { resolveRedactionPolicy, type RedactionPolicy, type ResolvedRedactionPolicy } from "./redaction-policy";
-import { findSecretSpans, mergeOverlaps, type SecretSpan } from "./scan";
+import { detectSecretSpans } from "./detect";
+import { mergeOverlaps, type SecretSpan } from "./scan";
 import { PRIORITY } from "./secret-rule";
 import { classifySecretKey, type SecretKeyClass } from "./secret-keys";
 import { looksLikeAssignedSecret } from "./secret-values";
@@ -31,7 +32,7 @@ export function redactionMarker(rule: string): string {
 export const REDACTION_MARKER = /\[REDACTED:[a-z0-9-]+\]/g;
 
 export function redact(text: string, policy?: RedactionPolicy): { text: string; hits: SecretHit[] } {
-  return redactSpans(text, findSecretSpans(text, resolveRedactionPolicy(policy)));
+  return redactSpans(text, detectSecretSpans(text, resolveRedactionPolicy(policy)));
 }
 
 function redactSpans(text: string, spans: readonly SecretSpan[]): { text: string; hits: SecretHit[] } {
@@ -75,7 +76,7 @@ function walk(value: unknown, path: (string | number)[], keyClass: SecretKeyClas
 }
 
 function redactLeaf(leaf: string, path: (string | number)[], keyClass: SecretKeyClass | null, policy: ResolvedRedactionPolicy, hits: SecretHit[]): string {
-  const spans = findSecretSpans(leaf, policy);
+  const spans = detectSecretSpans(leaf, policy);
   if (keyClass !== null && looksLikeAssignedSecret(leaf, keyClass, true)) {
     spans.push({ rule: "secret-assignment", priority: PRIORITY.assignment, start: 0, end: leaf.length });
   }

@@ -6,8 +6,19 @@ import { PRIORITY, type SecretRule } from "./secret-rule";
 import { isMemberAccess, isPlaceholder, shannonEntropy } from "./secret-values";
 
 const AUTH_SCHEMES = new Set(["bearer", "basic", "token", "bot", "digest", "negotiate", "ntlm", "apikey"]);
-/** `request.headers.get` after `authorization =` is code reading a header, not a credential. */
-const credential = (secret: string) => !isPlaceholder(secret) && !AUTH_SCHEMES.has(secret.toLowerCase()) && !isMemberAccess(secret);
+const AFTER_SCHEME = /(?:bearer|basic|token|bot|apikey|sso-key)[ \t]+$/i;
+
+/**
+ * `request.headers.get` after `authorization =` is code reading a header, not a credential. After a scheme
+ * (`Bearer …`) a dotted value is a token68 (RFC 6750: `.` `~` `+` `/` `=` are allowed), unless it reads as code:
+ * a lower-case first name and no digit (`this.accessToken`).
+ */
+const credential = (secret: string, match: RegExpExecArray) => {
+  if (isPlaceholder(secret) || AUTH_SCHEMES.has(secret.toLowerCase())) return false;
+  if (!isMemberAccess(secret)) return true;
+  const scheme = AFTER_SCHEME.test(match[0].slice(0, match[0].length - secret.length));
+  return scheme && !(/^[a-z_$]/.test(secret) && !/\d/.test(secret));
+};
 
 export const STRUCTURED_RULES: readonly SecretRule[] = [
   {
@@ -15,9 +26,10 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
     priority: PRIORITY.structured,
     keywords: ["private key"],
     // The whole block when its END line is there; when output was cut, everything from BEGIN through the
-    // base64 lines that follow (newlines may be real or JSON-escaped `\n`).
+    // base64 lines that follow: after real or JSON-escaped (`\n`) newlines, or, flattened to one line, after
+    // spaces or nothing, in chunks of 16 or more (so the words of a sentence after the key stay).
     pattern:
-      /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?:[\s\S]{0,65536}?-----END \1PRIVATE KEY\2-----|(?:(?:\r?\n|\\r?\\n)(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: ?[^\r\n\\]*)?)+)/g,
+      /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?:[\s\S]{0,65536}?-----END \1PRIVATE KEY\2-----|(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: ?[^\r\n\\]*)?|[ \t]*[A-Za-z0-9+/]{16,}={0,2})+)/g,
   },
   {
     id: "jwt",
@@ -47,7 +59,7 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
     priority: PRIORITY.header,
     keywords: ["bearer"],
     pattern: /\bbearer[ \t]+(?<secret>[\w.~+/-]{20,}=*)/gi,
-    accept: (secret) => credential(secret) && shannonEntropy(secret) >= 3,
+    accept: (secret, match) => credential(secret, match) && shannonEntropy(secret) >= 3,
   },
   {
     id: "curl-user-password",

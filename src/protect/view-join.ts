@@ -1,0 +1,76 @@
+/**
+ * The joined view: a token cut into pieces put back together. It removes
+ * - string-literal concatenation: `"ghp_ab" +\n "cd…"`, `'sk-' + 'proj-…'`, PHP's `.`, VB's `&`, SQL's `||`, Lua's `..`,
+ *   and adjacent literals (Python, C) on consecutive lines;
+ * - line continuations: a backslash at the end of a line (shell, Python, C);
+ * - hard wraps: a line break (real or a `\n` escape) between a long token-like run and the next line's text, as
+ *   when a terminal, a pretty-printer or a JSON string broke a token.
+ * Only windows around such joins are viewed.
+ */
+import { ViewWriter, type DerivedView } from "./view";
+import { windowsAround, type Range } from "./windows";
+
+/** Each alternative starts with a quote, a backslash or a line break, so the search skips ordinary text quickly. */
+const JOIN =
+  /(["'`])[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*)?)\1|\\\r?\n[ \t]*|(?:\r?\n|(?:\\r)?\\n)[ \t]*/g;
+const RADIUS = 512;
+/** A hard wrap joins only after this many token characters on its line, with a letter and a digit among them, so prose lines stay apart. */
+const WRAPPED_RUN = 12;
+
+function isTokenChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 43 || code === 47 || code === 61 || code === 95 || code === 45;
+}
+
+/**
+ * Whether the line break at [at, end) cuts a token: a long mixed run before it, and after it the rest of a token
+ * (no `=` but its padding, so a next line starting `NAME=value` is not taken for the tail of the previous one).
+ */
+function isHardWrap(text: string, at: number, end: number): boolean {
+  let tail = end;
+  while (tail < text.length && isTokenChar(text.charCodeAt(tail)) && text.charCodeAt(tail) !== 0x3d) tail++;
+  if (tail === end) return false;
+  while (tail < text.length && tail - end < 256 && text.charCodeAt(tail) === 0x3d) tail++;
+  if (tail < text.length && isTokenChar(text.charCodeAt(tail))) return false;
+  let letters = 0;
+  let digits = 0;
+  let start = at;
+  while (start > 0 && at - start < 64 && isTokenChar(text.charCodeAt(start - 1))) {
+    const code = text.charCodeAt(--start);
+    if (code >= 48 && code <= 57) digits++;
+    else if ((code | 32) >= 97 && (code | 32) <= 122) letters++;
+  }
+  return at - start >= WRAPPED_RUN && letters > 0 && digits > 0;
+}
+
+function findJoins(text: string): Range[] {
+  const joins: Range[] = [];
+  JOIN.lastIndex = 0;
+  for (let match = JOIN.exec(text); match !== null; match = JOIN.exec(text)) {
+    const start = match.index;
+    const end = start + match[0].length;
+    const first = match[0].charCodeAt(0);
+    const continuation = first === 0x5c && (match[0].charCodeAt(1) === 0x0a || match[0].charCodeAt(1) === 0x0d);
+    if (match[1] !== undefined || continuation || isHardWrap(text, start, end)) joins.push([start, end]);
+  }
+  return joins;
+}
+
+export function joinedViews(text: string): DerivedView[] {
+  const joins = findJoins(text);
+  if (joins.length === 0) return [];
+  const views: DerivedView[] = [];
+  let next = 0;
+  for (const [from, to] of windowsAround(text, joins, RADIUS)) {
+    const writer = new ViewWriter();
+    let cursor = from;
+    for (; next < joins.length && joins[next]![0] < to; next++) {
+      const [start, end] = joins[next]!;
+      if (start < cursor) continue;
+      writer.copy(text, cursor, start);
+      cursor = Math.min(end, to);
+    }
+    writer.copy(text, cursor, to);
+    views.push(writer.view());
+  }
+  return views;
+}
