@@ -6,6 +6,7 @@
  */
 import type { ApprovalDecision, ApprovalDecisionBody, TurnBody } from "../api/schemas";
 import type { AppendableMessage } from "../core/messages";
+import { neutralize } from "../core/neutralize";
 import { fail, ok, type Result } from "../core/problem";
 import type { ApprovalInfo } from "../protocol/frontend";
 import type { ApprovalStore } from "./approval-store";
@@ -56,7 +57,7 @@ export interface CheckedDecisions {
 }
 
 /** Each decision must name an open call that is not decided yet; asked for or not, the user may decide it. */
-function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: readonly ApprovalDecision[]): Result<CheckedDecisions> {
+function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: readonly ApprovalDecision[], nonce: string | null): Result<CheckedDecisions> {
   const checked: CheckedDecisions = { decided: [], denials: [] };
   for (const [i, d] of decisions.entries()) {
     const tool = open.calls.get(d.toolCallId);
@@ -65,7 +66,7 @@ function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: re
     const state = approvals.get(open.seq, d.toolCallId)?.state;
     if (state !== undefined && state !== "requested") return fail("conflict", `tool call '${d.toolCallId}' was already ${state}`, at);
     checked.decided.push({ toolCallId: d.toolCallId, tool, approved: d.approved });
-    if (!d.approved) checked.denials.push({ role: "tool", tool_call_id: d.toolCallId, content: d.reason ? `${DENIED_RESULT}${REASON_LEAD}${d.reason}` : DENIED_RESULT });
+    if (!d.approved) checked.denials.push({ role: "tool", tool_call_id: d.toolCallId, content: d.reason ? `${DENIED_RESULT}${REASON_LEAD}${neutralize(d.reason, nonce)}` : DENIED_RESULT });
   }
   return ok(checked);
 }
@@ -77,8 +78,13 @@ function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: re
  * waits: the model would read a call without its answer. A new message closes
  * it instead.
  */
-export function turnApprovals(open: OpenCalls, approvals: ApprovalStore, body: Pick<TurnBody, "approvals" | "message">): Result<{ checked: CheckedDecisions; awaiting: Set<string> }> {
-  const checked = checkDecisions(open, approvals, body.approvals ?? []);
+export function turnApprovals(
+  open: OpenCalls,
+  approvals: ApprovalStore,
+  body: Pick<TurnBody, "approvals" | "message">,
+  nonce: string | null,
+): Result<{ checked: CheckedDecisions; awaiting: Set<string> }> {
+  const checked = checkDecisions(open, approvals, body.approvals ?? [], nonce);
   if (!checked.ok) return checked;
   const decided = new Set(checked.value.decided.map((d) => d.toolCallId));
   const awaiting = new Set([...approvals.awaiting(open)].filter((id) => !decided.has(id)));
@@ -111,9 +117,14 @@ export async function decideApproval(deps: ApprovalDeps, toolCallId: string, dec
   const callSeq = open.calls.has(toolCallId) ? open.seq : store.lastCallSeq(toolCallId);
   const recorded = callSeq === null ? null : approvals.get(callSeq, toolCallId);
   if (recorded?.state === state) return ok({ approval: recorded, seq: null });
-  const checked = checkDecisions(open, approvals, [{ toolCallId, ...decision }]);
+  const checked = checkDecisions(open, approvals, [{ toolCallId, ...decision }], meta.nonce);
   if (!checked.ok) return checked;
-  const denial = await admitMessages(open.calls, checked.value.denials, { policies: meta.resultPolicies, auditKey: await deps.auditKey() });
+  const denial = await admitMessages(open.calls, checked.value.denials, {
+    policies: meta.resultPolicies,
+    auditKey: await deps.auditKey(),
+    nonce: meta.nonce,
+    runtimeWritten: new Set([toolCallId]),
+  });
   if (!denial.ok) return denial;
   const at = deps.now().toISOString();
   const seq = store.transaction(() => {

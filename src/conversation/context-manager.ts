@@ -1,11 +1,10 @@
 import { assembleTurn, messageTokens, usageOf } from "../core/assemble";
 import { pairingProblems } from "../core/groups";
 import { withText, type AppendableMessage, type ChatMessage } from "../core/messages";
-import { neutralize } from "../core/neutralize";
 import { fail, ok, type Result } from "../core/problem";
 import type { CompactionStatus, ContextManager, RequestMessages } from "../history/contract";
 import { compactionLimits, withModelWindow, type CompactionPolicy } from "../history/policy";
-import { redact } from "../protect/redact";
+import { admitText } from "../protect/boundary";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
 import type { CompactionStore } from "./compaction-store";
@@ -40,7 +39,12 @@ export class ConversationContextManager implements ContextManager {
       const meta = this.current();
       if (!meta.ok) return meta;
       const open = store.openCalls();
-      const admitted = await admitMessages(open.calls, messages, { policies: meta.value.resultPolicies, auditKey: await this.deps.auditKey(), awaitingApproval: this.deps.approvals.awaiting(open) });
+      const admitted = await admitMessages(open.calls, messages, {
+        policies: meta.value.resultPolicies,
+        auditKey: await this.deps.auditKey(),
+        nonce: meta.value.nonce,
+        awaitingApproval: this.deps.approvals.awaiting(open),
+      });
       if (!admitted.ok) return admitted;
       const at = this.deps.now().toISOString();
       const lastSeq = store.transaction(() => storeAdmitted(store, null, admitted.value, at));
@@ -107,8 +111,8 @@ export class ConversationContextManager implements ContextManager {
       // Runs of the model's messages go through the same envelope as appends; user text is stored as a turn stores it.
       const runs: (AppendableMessage[] | UserMessage)[] = [];
       for (const m of messages) {
-        // Stored as a turn stores the user's words: secrets redacted, runtime markers neutralised.
-        if (m.role === "user") runs.push(withText(m, (text) => neutralize(redact(text).text)));
+        // Stored as a turn stores the user's words: past the trust boundary.
+        if (m.role === "user") runs.push(withText(m, (text) => admitText(text, { nonce: meta.value.nonce }).text));
         else if (Array.isArray(runs.at(-1))) (runs.at(-1) as AppendableMessage[]).push(m);
         else runs.push([m]);
       }
@@ -116,7 +120,7 @@ export class ConversationContextManager implements ContextManager {
       for (const run of runs) {
         if (!Array.isArray(run)) continue;
         // Pairing was checked: a user message never follows an open call, so each run starts with none open.
-        const result = await admitMessages(new Map(), run, { policies: meta.value.resultPolicies, auditKey });
+        const result = await admitMessages(new Map(), run, { policies: meta.value.resultPolicies, auditKey, nonce: meta.value.nonce });
         if (!result.ok) return result;
         admitted.push(result.value);
       }

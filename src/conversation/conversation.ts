@@ -26,7 +26,10 @@ import { checkAttachable, takeTurn } from "./turn";
 import { ConversationContextManager } from "./context-manager";
 import type { CompactionStatus, RequestMessages } from "../history/contract";
 import { turnSections } from "./turn-sections";
-import { tenantAuditKey } from "../protect/audit";
+import { auditRecords, tenantAuditKey } from "../protect/audit";
+import { admitText } from "../protect/boundary";
+import type { SecretHit } from "../protect/redact";
+import { newNonce } from "../core/runtime-tag";
 
 export interface PushedResource {
   fullId: string;
@@ -68,7 +71,7 @@ export class Conversation extends DurableObject<Env> {
         ({ attachedContexts: agentContexts, resultPolicies } = found);
       }
       const createdAt = new Date().toISOString();
-      this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, compactionPolicy, createdAt });
+      this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, compactionPolicy, createdAt, nonce: newNonce() });
       await this.hub(owner).conversationActive(conversationId);
       return ok(this.describe(this.store.meta()!));
     });
@@ -81,18 +84,20 @@ export class Conversation extends DurableObject<Env> {
 
   async turn(owner: Owner, body: TurnBody): Promise<Result<TurnResult>> {
     return this.queue.run(async () => {
-      const meta = this.owned(owner);
-      if (!meta.ok) return meta;
+      const owned = this.owned(owner);
+      if (!owned.ok) return owned;
+      const nonce = owned.value.nonce ?? this.store.giveNonce(newNonce());
+      const meta = { ...owned.value, nonce };
       const deps = {
         store: this.store,
         hub: this.hub(owner),
-        meta: meta.value,
-        history: this.history(owner, meta.value),
+        meta,
+        history: this.history(owner, meta),
         approvals: this.approvals,
         summariser: this.summariser,
         auditKey: await this.auditKey(owner),
         now: () => new Date(),
-        sections: turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.value.conversationId, body),
+        sections: turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce),
       };
       return takeTurn(deps, body);
     });
@@ -259,10 +264,19 @@ export class Conversation extends DurableObject<Env> {
         return fail("limit-exceeded", `a conversation holds at most ${LIMITS.resourcesPerConversation} resources`);
       }
       const at = new Date().toISOString();
-      const record = { ...resource, app, version: await contextVersion(resource), updatedAt: at };
+      // The app's text passes the trust boundary before it is stored, titles included (they show in listings).
+      const hits: SecretHit[] = [];
+      const admit = (text: string) => {
+        const admitted = admitText(text, { nonce: meta.value.nonce });
+        hits.push(...admitted.hits);
+        return admitted.text;
+      };
+      const admitted = { ...resource, title: admit(resource.title), content: admit(resource.content), ...(resource.summary === undefined ? {} : { summary: admit(resource.summary) }) };
+      const record = { ...admitted, app, version: await contextVersion(resource), updatedAt: at };
+      const redactions = await auditRecords(hits, await this.auditKey(owner));
       this.store.transaction(() => {
         this.store.putResource(record);
-        this.store.addEvent(null, replacing ? "resource.replaced" : "resource.pushed", resource.fullId, { app, version: record.version }, at);
+        this.store.addEvent(null, replacing ? "resource.replaced" : "resource.pushed", resource.fullId, { app, version: record.version, ...(redactions.length ? { redactions } : {}) }, at);
       });
       const { content: _content, ...info } = this.store.resource(resource.fullId)!;
       return ok(info);
@@ -319,7 +333,7 @@ export class Conversation extends DurableObject<Env> {
   }
 
   private history(owner: Owner, meta: ConversationMeta): History {
-    return new History({ store: this.store, compactions: this.compactions, approvals: this.approvals, bucket: this.env.ARTIFACTS, owner, conversationId: meta.conversationId });
+    return new History({ store: this.store, compactions: this.compactions, approvals: this.approvals, bucket: this.env.ARTIFACTS, owner, conversationId: meta.conversationId, nonce: meta.nonce });
   }
 
   private readonly summariser = (policy: CompactionPolicy) => chooseSummariser(policy.summariser, summaryModel(this.env));

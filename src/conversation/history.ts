@@ -58,6 +58,8 @@ export interface HistoryDeps {
   bucket: R2Bucket;
   owner: Owner;
   conversationId: string;
+  /** The conversation's nonce, carried by the summary fence's tag. */
+  nonce: string | null;
 }
 
 /**
@@ -93,7 +95,7 @@ export class History {
   }
 
   render(view: HistoryOverlay, now: Date, keepImages?: number): RenderedHistory {
-    return renderHistory(view, now, keepImages);
+    return renderHistory(view, now, keepImages, this.deps.nonce);
   }
 
   /** Cheap: from the running totals, the tokens the stored part of the view takes. */
@@ -101,7 +103,7 @@ export class History {
     const { store, compactions } = this.deps;
     const summary = compactions.summary();
     const after = summary?.throughSeq ?? 0;
-    return store.tokensAfter(after) - this.savedAfter(after, keepImages) + (summary?.text ? messageTokens(renderSummary(summary)) : 0);
+    return store.tokensAfter(after) - this.savedAfter(after, keepImages) + (summary?.text ? messageTokens(renderSummary(summary, this.deps.nonce)) : 0);
   }
 
   /**
@@ -137,7 +139,7 @@ export class History {
     const stubFor = (seq: number) => {
       const stored = storedAt(seq);
       const tool = stored.role === "tool" ? (toolNames.get(stored.tool_call_id) ?? "a tool") : "a tool";
-      return renderStub({ tool, tokens: tokens[indexOf.get(seq)!]!, content: textOf(stored), pointer: resultPointer(this.deps.conversationId, seq) });
+      return renderStub({ tool, tokens: tokens[indexOf.get(seq)!]!, content: textOf(stored), pointer: resultPointer(this.deps.conversationId, seq) }, this.deps.nonce);
     };
     const groups = viewGroups(messages, seqs);
     // Messages the budget could not even load are the oldest group of all: a summary can still cover them.
@@ -150,7 +152,7 @@ export class History {
       cleared: new Set(view.stubs.keys()),
       fixedTokens: fixedTokens + summaryTokens,
       summaryTokens,
-      summaryOverheadTokens: messageTokens(renderSummary({ fromSeq: 1, throughSeq: seqs.at(-1) ?? 0, text: "", summariser: "digest", trust: "external", loss: [] })),
+      summaryOverheadTokens: messageTokens(renderSummary({ fromSeq: 1, throughSeq: seqs.at(-1) ?? 0, text: "", summariser: "digest", trust: "external", loss: [] }, this.deps.nonce)),
       stubTokens: (seq) => messageTokens({ role: "tool", tool_call_id: "", content: stubFor(seq) }),
       limits,
       policy,
@@ -200,7 +202,7 @@ export class History {
         ? { fromSeq: prepared.fromSeq, throughSeq: plan.summarise.throughSeq, text: draft.text, summariser: draft.summariser, trust: prepared.trust, loss: draft.loss, state: draft.state }
         : null;
     // The plan counted the summary at an estimate; the report counts the one written.
-    const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary)) : plan.after;
+    const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary, this.deps.nonce)) : plan.after;
     const id = compactions.add(reason, summary, { before: plan.before, after }, at);
     for (const s of prepared.stubs) compactions.clearResult(s.seq, id, s.stub, s.saved);
     const reinjected = summary ? store.forgetInjectedThrough(summary.throughSeq) : [];

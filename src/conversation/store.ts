@@ -16,6 +16,8 @@ export interface ConversationMeta {
   identity: string | null;
   /** The agent whose persona the model has been told to take. */
   personaAgent: string | null;
+  /** What the runtime's own tags carry (src/core/runtime-tag.ts); null for conversations started before nonces. */
+  nonce: string | null;
   compactionPolicy: CompactionPolicy;
   createdAt: string;
   endedAt: string | null;
@@ -61,6 +63,7 @@ export class ConversationStore extends MessageStore {
       resultPolicies: JSON.parse(row.result_policies as string) as Record<string, TrimPolicy>,
       identity: row.identity as string | null,
       personaAgent: row.persona_agent as string | null,
+      nonce: (row.nonce as string | null) ?? null,
       compactionPolicy: { ...DEFAULT_COMPACTION_POLICY, ...(JSON.parse(row.compaction_policy as string) as Partial<CompactionPolicy>) },
       createdAt: row.created_at as string,
       endedAt: row.ended_at as string | null,
@@ -69,7 +72,7 @@ export class ConversationStore extends MessageStore {
 
   create(meta: Omit<ConversationMeta, "endedAt" | "identity" | "personaAgent">): void {
     this.sql.exec(
-      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, result_policies, compaction_policy, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, result_policies, compaction_policy, created_at, nonce) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       meta.conversationId,
       meta.tenant,
       meta.user,
@@ -78,11 +81,18 @@ export class ConversationStore extends MessageStore {
       JSON.stringify(meta.resultPolicies),
       JSON.stringify(meta.compactionPolicy),
       meta.createdAt,
+      meta.nonce,
     );
   }
 
   setCompactionPolicy(policy: CompactionPolicy): void {
     this.sql.exec("UPDATE conversation SET compaction_policy = ?", JSON.stringify(policy));
+  }
+
+  /** A conversation created before nonces gets one, unless its identity block (which would have to name it) is frozen. */
+  giveNonce(nonce: string): string | null {
+    this.sql.exec("UPDATE conversation SET nonce = ? WHERE nonce IS NULL AND identity IS NULL", nonce);
+    return this.meta()?.nonce ?? null;
   }
 
   setIdentity(identity: string, personaAgent: string): void {

@@ -1,4 +1,7 @@
 import type { AppendableMessage } from "../core/messages";
+import { neutralize } from "../core/neutralize";
+import { admitJsonText, admitText } from "../protect/boundary";
+import type { SecretHit } from "../protect/redact";
 import { fail, ok, type Result } from "../core/problem";
 import { auditRecords, type AuditRecord } from "../protect/audit";
 import { protectToolResult, resolveTrimPolicy, type TrimPolicy } from "../protect/trim";
@@ -12,23 +15,34 @@ export interface ToolResultReport {
 }
 
 export interface AdmittedMessages {
-  /** What is stored: results routed to their calls, in their calls' order, redacted and trimmed. */
+  /** What is stored: results routed to their calls, in their calls' order, past the trust boundary and trimmed. */
   messages: AppendableMessage[];
   reports: ToolResultReport[];
+  /** Secrets redacted from the model's own messages (text and tool-call arguments; `path` names where). */
+  assistantRedactions: AuditRecord[];
 }
 
 /**
  * The envelope every tool result passes before it is stored: it must answer
  * a call that is open (in the conversation or earlier in the batch), results
- * of parallel calls are put in their calls' order, and each is redacted, then
- * trimmed, so the raw output never lands. `open` maps open call ids to tool
- * names, in the order the calls were made. A call still waiting for the
- * user's approval takes no result until the user decides.
+ * of parallel calls are put in their calls' order, and each passes the trust
+ * boundary (neutralised, redacted), then is trimmed, so the raw output never
+ * lands. The model's own messages pass the boundary too, arguments included.
+ * `open` maps open call ids to tool names, in the order the calls were made. A
+ * call still waiting for the user's approval takes no result until the user
+ * decides. Results in `runtimeWritten` (denials) were written by the runtime
+ * around already neutralised text: they are only redacted and trimmed.
  */
 export async function admitMessages(
   open: ReadonlyMap<string, string>,
   incoming: readonly AppendableMessage[],
-  options: { policies: Record<string, TrimPolicy>; auditKey: CryptoKey; awaitingApproval?: ReadonlySet<string> },
+  options: {
+    policies: Record<string, TrimPolicy>;
+    auditKey: CryptoKey;
+    nonce: string | null;
+    awaitingApproval?: ReadonlySet<string>;
+    runtimeWritten?: ReadonlySet<string>;
+  },
 ): Promise<Result<AdmittedMessages>> {
   const calls = new Map(open);
   for (const [i, m] of incoming.entries()) {
@@ -60,17 +74,32 @@ export async function admitMessages(
   const names = new Map([...open, ...incoming.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => [c.id, c.function.name] as const) : []))]);
   const messages: AppendableMessage[] = [];
   const reports: ToolResultReport[] = [];
+  const assistantHits: SecretHit[] = [];
   for (const run of inCallOrder(incoming, order)) {
     if (run.role !== "tool") {
-      messages.push(run);
+      messages.push(admitAssistant(run, options.nonce, assistantHits, messages.length));
       continue;
     }
     const tool = names.get(run.tool_call_id) ?? "";
-    const protectedResult = protectToolResult(run.content, { policy: resolveTrimPolicy(tool, options.policies) });
+    const content = options.runtimeWritten?.has(run.tool_call_id) ? run.content : neutralize(run.content, options.nonce);
+    const protectedResult = protectToolResult(content, { policy: resolveTrimPolicy(tool, options.policies) });
     messages.push({ role: "tool", tool_call_id: run.tool_call_id, content: protectedResult.content });
     reports.push({ toolCallId: run.tool_call_id, tool, redactions: await auditRecords(protectedResult.hits, options.auditKey), trimmed: protectedResult.trimmed });
   }
-  return ok({ messages, reports });
+  return ok({ messages, reports, assistantRedactions: await auditRecords(assistantHits, options.auditKey) });
+}
+
+/** The model's reply past the boundary: its text, and each call's arguments (kept valid JSON). */
+function admitAssistant(message: Extract<AppendableMessage, { role: "assistant" }>, nonce: string | null, hits: SecretHit[], index: number): AppendableMessage {
+  const at = (path: string) => (hit: SecretHit) => hits.push({ ...hit, path: `/${index}/${path}${hit.path ?? ""}` });
+  const content = message.content === null || message.content === undefined ? message.content : admitText(message.content, { nonce });
+  if (content && typeof content === "object") content.hits.forEach(at("content"));
+  const calls = message.tool_calls?.map((call, k) => {
+    const args = admitJsonText(call.function.arguments, { nonce });
+    args.hits.forEach(at(`tool_calls/${k}/function/arguments`));
+    return { ...call, function: { ...call.function, arguments: args.text } };
+  });
+  return { ...message, ...(content && typeof content === "object" ? { content: content.text } : {}), ...(calls ? { tool_calls: calls } : {}) };
 }
 
 /** Consecutive tool results sorted by the order of their calls; everything else stays where it is. */
@@ -99,6 +128,7 @@ export function storeAdmitted(store: ConversationStore, turnId: string | null, a
     if (r.redactions.length) store.addEvent(turnId, "tool.result.redacted", r.toolCallId, { tool: r.tool, redactions: r.redactions }, at);
     if (r.trimmed) store.addEvent(turnId, "tool.result.trimmed", r.toolCallId, { tool: r.tool, ...r.trimmed }, at);
   }
+  if (admitted.assistantRedactions.length) store.addEvent(turnId, "message.redacted", null, { role: "assistant", redactions: admitted.assistantRedactions }, at);
   const lastSeq = seqs.at(-1) ?? 0;
   if (admitted.messages.length) store.addEvent(turnId, "messages.appended", null, { count: admitted.messages.length, lastSeq }, at);
   return lastSeq;

@@ -22,6 +22,7 @@ export function turnSections(
   owner: Owner,
   conversationId: string,
   body: TurnBody,
+  nonce: string | null,
 ): (agent: { memory: boolean }) => Promise<TurnSections> {
   return async (agent) => {
     const sections: AppendixSection[] = [];
@@ -30,16 +31,17 @@ export function turnSections(
     if (agent.memory && body.message !== undefined) {
       const scope = { ...owner, session: conversationId, ...(body.task ? { task: body.task } : {}) };
       const options = {
+        nonce,
         ...(body.budget?.memoryTokens === undefined ? {} : { budgetTokens: body.budget.memoryTokens }),
         ...(memory.halfLifeHours === undefined ? {} : { halfLifeHours: memory.halfLifeHours }),
       };
       const recalled = await recallForTurn(memory.kv, scope, body.message, options);
-      sections.push({ kind: "memory", entries: recalled.selected.map((m) => ({ id: m.id, text: m.entry })), wrap: wrapMemoryFence });
+      sections.push({ kind: "memory", entries: recalled.selected.map((m) => ({ id: m.id, text: m.entry })), wrap: (entries) => wrapMemoryFence(entries, nonce) });
       for (const o of recalled.omitted) omitted.push({ id: `memory:${o.id}`, reason: o.reason });
       memoryError = recalled.error;
     }
     if (body.taskState?.length) {
-      sections.push({ kind: "task_state", entries: body.taskState.map((ref) => ({ id: ref.pointer, text: taskStateLine(ref) })), wrap: wrapTaskState });
+      sections.push({ kind: "task_state", entries: body.taskState.map((ref) => ({ id: ref.pointer, text: taskStateLine(ref, nonce) })), wrap: (lines) => wrapTaskState(lines, nonce) });
     }
     return { sections, omitted, memoryError };
   };

@@ -2,7 +2,8 @@ import type { Attachment, TurnBody } from "../api/schemas";
 import { assembleTurn, usageOf } from "../core/assemble";
 import { PRIORITY } from "../core/budget";
 import { auditRecords } from "../protect/audit";
-import { redact } from "../protect/redact";
+import { admitText } from "../protect/boundary";
+import { redact, type SecretHit } from "../protect/redact";
 import { contextKey } from "../core/attachments";
 import { systemMessage } from "../core/capabilities";
 import { renderIdentity, renderPersonaSwitch } from "../core/identity";
@@ -63,8 +64,9 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   if (!policy.ok) return policy;
 
   const continuation = body.message === undefined;
+  const { nonce } = meta;
   const openCalls = store.openCalls();
-  const approvals = turnApprovals(openCalls, deps.approvals, body);
+  const approvals = turnApprovals(openCalls, deps.approvals, body, nonce);
   if (!approvals.ok) return approvals;
   const { checked: decisions, awaiting: awaitingApproval } = approvals.value;
   const added = body.attachments?.length ? await newAttachments(deps, body.attachments) : ok([]);
@@ -72,13 +74,28 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const runtime = [...store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId })), ...added.value];
   const prepared = await hub.prepareTurn(meta.conversationId, body.agent, continuation ? null : runtime);
   if (!prepared) return fail("not-found", `no agent '${body.agent}' is registered; an app creates it with agents/create`);
-  const { agent, pulled } = prepared;
+  const { agent } = prepared;
+  // Every text from outside passes the trust boundary before it is rendered or stored: apps' contexts and the persona.
+  const contextHits: (SecretHit & { id: string })[] = [];
+  const admit = (id: string, text: string) => {
+    const admitted = admitText(text, { nonce });
+    for (const hit of admitted.hits) contextHits.push({ ...hit, id });
+    return admitted.text;
+  };
+  const pulled = prepared.pulled.map((o) => (o.status === "present" ? { ...o, title: admit(o.key, o.title), content: admit(o.key, o.content) } : o));
+  const persona = { name: admit("persona", agent.name), systemPrompt: admit("persona", agent.systemPrompt) };
 
   const open = new Map(openCalls.calls);
   const callOrder = new Map([...open.keys()].map((id, i) => [id, i]));
   // A denial answers its call: the model reads that it was not run, and why.
   const results: AppendableMessage[] = [...decisions.denials, ...(body.toolResults ?? []).map((r): AppendableMessage => ({ role: "tool", ...r }))];
-  const admitted = await admitMessages(open, results, { policies: agent.resultPolicies, auditKey: deps.auditKey, awaitingApproval });
+  const admitted = await admitMessages(open, results, {
+    policies: agent.resultPolicies,
+    auditKey: deps.auditKey,
+    nonce,
+    awaitingApproval,
+    runtimeWritten: new Set(decisions.denials.flatMap((d) => (d.role === "tool" ? [d.tool_call_id] : []))),
+  });
   if (!admitted.ok) return admitted;
   for (const m of admitted.value.messages) if (m.role === "tool") open.delete(m.tool_call_id);
   const unanswered = [...open].map(([id, name]) => (awaitingApproval.has(id) ? { id, name, awaitingApproval: true as const } : { id, name }));
@@ -91,11 +108,13 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const fresh = inCallOrder([...admitted.value.messages, ...closing], callOrder);
   const now = deps.now();
   // The identity block is frozen at the first turn; a later agent brings its persona as a note on the user's message.
-  const identity = meta.identity ?? renderIdentity(agent.systemPrompt, now);
+  // The app's prompt is the system message's own instruction: redacted, not neutralised (it may describe the tags).
+  const identity = meta.identity ?? renderIdentity(redact(agent.systemPrompt).text, now, nonce);
   const switching = !continuation && meta.personaAgent !== null && meta.personaAgent !== agent.id;
-  // Secrets the user typed are redacted like any tool output's: stored history, summaries and evidence never hold them.
-  const typed = body.message === undefined ? null : redact(body.message);
+  // The user's words pass the boundary like any other channel: stored history, summaries and evidence never hold a secret.
+  const typed = body.message === undefined ? null : admitText(body.message, { nonce });
   const typedRedactions = typed ? await auditRecords(typed.hits, deps.auditKey) : [];
+  const contextRedactions = await Promise.all(contextHits.map(async (hit) => ({ id: hit.id, ...(await auditRecords([hit], deps.auditKey))[0]! })));
   const images: ImagePart[] = (body.images ?? []).map((image_url) => ({ type: "image_url", image_url }));
   // The newest images stay visible, this message's first; older ones become a placeholder in the model's view.
   const keepImages = Math.max(0, policy.value.keepImages - images.length);
@@ -112,7 +131,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       conversationId: meta.conversationId,
       now,
       systemPrompt: systemFor(view),
-      personaNote: switching ? renderPersonaSwitch(agent) : undefined,
+      personaNote: switching ? renderPersonaSwitch(persona, nonce) : undefined,
       history: [...rendered.history, ...fresh],
       userText: typed?.text,
       userImages: images,
@@ -121,6 +140,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       observations,
       sections: extra.sections,
       maxTokens,
+      nonce,
     });
   // A context whose injection the budget leaves out of view is out of the model's sight: inject it again in this
   // turn. That grows the new message and may push more history out, so repeat; each pass drops a ledger entry.
@@ -145,7 +165,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   // A summary that covers a context's injection shows the context again on this message (a continuation shows none).
   let costs: ReturnType<typeof reinjectionCosts> | undefined;
   const reinjected = (throughSeq: number) =>
-    continuation ? 0 : (costs ??= reinjectionCosts(store.ledger(), observations, new Set(rendered.seqs))).reduce((total, c) => total + (c.seq <= throughSeq ? c.tokens : 0), 0);
+    continuation ? 0 : (costs ??= reinjectionCosts(store.ledger(), observations, new Set(rendered.seqs), nonce)).reduce((total, c) => total + (c.seq <= throughSeq ? c.tokens : 0), 0);
   const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), policy.value, { protectFromSeq: loadFrom, reinjected }) : null;
   if (planned) {
     await history.keepClearedResults(planned);
@@ -167,6 +187,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
     tools: { unanswered, results: admitted.value.reports },
     ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
+    ...(contextRedactions.length ? { contexts: { redactions: contextRedactions } } : {}),
     history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, earlierImages: keepImages },
     ...(compaction ? { compaction } : {}),
   };
@@ -187,7 +208,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     if (meta.identity === null || switching) store.setIdentity(identity, agent.id);
     for (const a of added.value) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
     const seqs = [...rendered.seqs];
-    storeAdmitted(store, turnId, { messages: fresh, reports: admitted.value.reports }, at, seqs);
+    storeAdmitted(store, turnId, { ...admitted.value, messages: fresh }, at, seqs);
     recordDecisions(store, deps.approvals, openCalls, decisions.decided, turnId, at);
     deps.approvals.expireAwaiting(openCalls, at);
     const shown = assembly.historyShown.map((index) => seqs[index]!);
@@ -200,6 +221,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
     store.saveTurn({ turnId, requestDigest, systemPrompt: assembly.messages[0]!.content as string, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
     if (typedRedactions.length) store.addEvent(turnId, "message.redacted", null, { redactions: typedRedactions }, at);
+    if (contextRedactions.length) store.addEvent(turnId, "context.redacted", null, { redactions: contextRedactions }, at);
     recordTurnEvents(store, result, assembly.messages.length, at);
   });
   return ok({ ...result, messages: assembly.messages, replayed: false });

@@ -26,7 +26,7 @@ export function withAges(history: readonly { message: ChatMessage; createdAt: st
   return history.map(({ message, createdAt }) => {
     const label = ageLabel(daysBetween(new Date(createdAt), now));
     if (label === null || (message.role !== "user" && message.role !== "assistant") || !message.content) return message;
-    const headed = (text: string) => `(written ${label})\n${text}`;
+    const headed = (text: string) => `[written ${label}]\n${text}`;
     return message.role === "user" ? withText(message, headed) : { ...message, content: headed(message.content) };
   });
 }

@@ -4,7 +4,6 @@ import { groupMessages } from "./groups";
 import { diffLedger, type LedgerChange, type LedgerEntry, type Observation } from "./ledger";
 import { LIMITS } from "./limits";
 import { imagesOf, textOf, type ChatMessage, type ImagePart } from "./messages";
-import { neutralize } from "./neutralize";
 import { fail, ok, type Result } from "./problem";
 import { renderChange, renderReminder, withAppendix } from "./reminder";
 import { countTokens, MESSAGE_OVERHEAD_TOKENS } from "./tokens";
@@ -23,7 +22,7 @@ export interface TurnInput {
   now: Date;
   systemPrompt: string;
   history: readonly ChatMessage[];
-  /** The user's new message; absent on a continuation (a turn that only carries tool results). */
+  /** The user's new message, past the trust boundary; absent on a continuation (a turn that only carries tool results). */
   userText?: string | undefined;
   /** Images shared with it. */
   userImages?: readonly ImagePart[] | undefined;
@@ -38,6 +37,8 @@ export interface TurnInput {
   /** The model input's budget in tokens; none means unbounded. */
   maxTokens?: number | undefined;
   appendixLimitChars?: number;
+  /** The conversation's nonce, carried by the runtime's tags. */
+  nonce?: string | null | undefined;
 }
 
 type UserMessage = Extract<ChatMessage, { role: "user" }>;
@@ -74,7 +75,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const changes: Change[] = [];
   let chars = 0;
   for (const change of diff.changes) {
-    const rendered = renderChange(change);
+    const rendered = renderChange(change, input.nonce);
     if (change.change !== "removed" && chars + rendered.length > limit) {
       envelope.selection.omitted.push({ id: change.key, reason: "budget" });
       continue;
@@ -87,7 +88,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const system: ChatMessage = { role: "system", content: input.systemPrompt };
   const groups = groupMessages(input.history);
   const lastUser = groups.findLastIndex((g) => g.kind === "user");
-  const userText = continuation ? null : neutralize(input.userText!);
+  const userText = continuation ? null : input.userText!;
   const personaNote = continuation ? "" : (input.personaNote ?? "");
   const sections = input.sections ?? [];
 
@@ -123,7 +124,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
       return texts.length ? [{ kind: s.kind, text: s.wrap(texts) }] : [];
     });
     const shown = changes.filter((c) => kept.has(`${c.kind}:${c.key}`));
-    const reminder = renderReminder(shown.map((c) => c.rendered));
+    const reminder = renderReminder(shown.map((c) => c.rendered), input.nonce);
     const text = userText === null ? null : withAppendix(userText, [personaNote, ...blocks.map((b) => b.text), reminder]);
     const images = input.userImages ?? [];
     const userMessage: UserMessage | null = text === null ? null : { role: "user", content: images.length ? [{ type: "text", text }, ...images] : text };
@@ -142,7 +143,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     const maxTokens = input.maxTokens;
     const tooSmall = (required: number) =>
       fail<TurnAssembly>("limit-exceeded", `a budget of ${maxTokens} tokens cannot hold the system prompt and the current user message (${required} tokens)`);
-    const fit = fitBudget(items, maxTokens, (set) => appendixOverhead(sections, changes, set));
+    const fit = fitBudget(items, maxTokens, (set) => appendixOverhead(sections, changes, set, input.nonce));
     if (!fit.ok) return tooSmall(fit.required);
     ({ kept, truncations } = fit);
     out = render(kept);
@@ -213,10 +214,10 @@ function stillThere(entry: LedgerEntry): Observation {
 }
 
 /** Wrappers and seams the kept appendix entries cost beyond their own tokens. */
-function appendixOverhead(sections: readonly AppendixSection[], changes: readonly Change[], kept: ReadonlySet<string>): number {
+function appendixOverhead(sections: readonly AppendixSection[], changes: readonly Change[], kept: ReadonlySet<string>, nonce: string | null | undefined): number {
   let tokens = 0;
   for (const s of sections) if (s.entries.some((e) => kept.has(`${s.kind}:${e.id}`))) tokens += countTokens(s.wrap([])) + 2;
-  if (changes.some((c) => kept.has(`${c.kind}:${c.key}`))) tokens += countTokens(renderReminder([""])) + 2;
+  if (changes.some((c) => kept.has(`${c.kind}:${c.key}`))) tokens += countTokens(renderReminder([""], nonce)) + 2;
   return tokens;
 }
 

@@ -54,6 +54,8 @@ export interface ContextEnvelope {
   missing: MissingContext[];
   /** What redacting the user's own message did: rule, place and keyed hash of each secret, never the value. */
   message?: { redactions: { rule: string; offset: number; length: number; hash: string }[] };
+  /** What redacting the apps' contexts and persona note this turn pulled did (`id`: the context, or `persona`); never the value. */
+  contexts?: { redactions: { id: string; rule: string; offset: number; length: number; hash: string }[] };
   /** The history the model reads: the summary in effect, where the loaded messages begin, how many results are stubs, how many images of earlier messages stay visible (the policy's keepImages less this message's). */
   history?: { summaryThroughSeq: number | null; loadedFromSeq: number | null; stubs: number; earlierImages: number };
   /** The compaction this turn ran before it was assembled. */

@@ -5,6 +5,7 @@
  * started, rounded to a part of the day (a clock would change every turn).
  * A later switch of persona is a note on the user's message, not a new block.
  */
+import { nonceNotice, openTag } from "./runtime-tag";
 
 const PARTS_OF_DAY = [
   { from: 0, name: "night" },
@@ -19,15 +20,19 @@ export function partOfDay(at: Date): string {
   return PARTS_OF_DAY.filter((p) => hour >= p.from).at(-1)!.name;
 }
 
-export function renderIdentity(systemPrompt: string, startedAt: Date): string {
+export function renderIdentity(systemPrompt: string, startedAt: Date, nonce?: string | null): string {
   const day = startedAt.toISOString().slice(0, 10);
   const weekday = startedAt.toLocaleDateString("en-US", { weekday: "long", timeZone: "UTC" });
   const started = `This conversation started on ${weekday}, ${day}, in the ${partOfDay(startedAt)} (UTC).`;
-  return systemPrompt === "" ? started : `${systemPrompt}\n\n${started}`;
+  const runtime = nonce ? `${started}\n${nonceNotice(nonce)}` : started;
+  return systemPrompt === "" ? runtime : `${systemPrompt}\n\n${runtime}`;
 }
 
-/** Tells the model, on the message where it happens, to take on another agent's persona from now on. */
-export function renderPersonaSwitch(agent: { name: string; systemPrompt: string }): string {
+/**
+ * Tells the model, on the message where it happens, to take on another agent's persona from now on. The agent's
+ * name and prompt come from an app: the caller passes them through the trust boundary first.
+ */
+export function renderPersonaSwitch(agent: { name: string; systemPrompt: string }, nonce?: string | null): string {
   const adopt = `From this message on you are ${agent.name}: adopt this role now, in place of the one you had.`;
-  return `<persona_switch>\n${agent.systemPrompt === "" ? adopt : `${adopt}\n${agent.systemPrompt}`}\n</persona_switch>`;
+  return `${openTag("persona_switch", nonce)}\n${agent.systemPrompt === "" ? adopt : `${adopt}\n${agent.systemPrompt}`}\n</persona_switch>`;
 }

@@ -7,6 +7,7 @@
  */
 import { countTokens } from "../core/tokens";
 import { neutralize } from "../core/neutralize";
+import { openTag } from "../core/runtime-tag";
 import type { Level } from "./keys";
 import type { Trust } from "./record";
 
@@ -26,10 +27,14 @@ export interface FenceMemory {
   reinforcedAt?: string | number | undefined;
 }
 
-/** A memory's text as the fence shows it: one line (every line break and control character a space), neutralised. */
-export function fenceText(text: string): string {
+/**
+ * A memory's text as the fence shows it: one line (every line break and control character a space), neutralised.
+ * Memories outlive conversations, so they pass the boundary here, with the nonce of the conversation that reads
+ * them (their secrets were redacted by the write gate; its markers read `(REDACTED:rule)` here).
+ */
+export function fenceText(text: string, nonce?: string | null): string {
   const oneLine = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").replace(/\s{2,}/g, " ").trim();
-  return neutralize(oneLine);
+  return neutralize(oneLine, nonce);
 }
 
 function day(value: string | number): string {
@@ -49,18 +54,18 @@ export function entryHeader(m: Omit<FenceMemory, "text">): string {
   return `- (${created}${confirmed}; ${m.level}; ${m.trust}; source: ${safeSource(m.source)})`;
 }
 
-export function renderEntry(m: FenceMemory): string {
-  return `${entryHeader(m)} ${fenceText(m.text)}`;
+export function renderEntry(m: FenceMemory, nonce?: string | null): string {
+  return `${entryHeader(m)} ${fenceText(m.text, nonce)}`;
 }
 
 /** The fence around these memories, in the order given; "" when there are none. */
-export function renderMemoryFence(memories: readonly FenceMemory[]): string {
-  return memories.length === 0 ? "" : wrapMemoryFence(memories.map(renderEntry));
+export function renderMemoryFence(memories: readonly FenceMemory[], nonce?: string | null): string {
+  return memories.length === 0 ? "" : wrapMemoryFence(memories.map((m) => renderEntry(m, nonce)), nonce);
 }
 
 /** The fence around rendered entries (a token budget may have left some out). */
-export function wrapMemoryFence(entries: readonly string[]): string {
-  return [MEMORY_FENCE_OPEN, MEMORY_FENCE_PREAMBLE, ...entries, MEMORY_FENCE_CLOSE].join("\n");
+export function wrapMemoryFence(entries: readonly string[], nonce?: string | null): string {
+  return [openTag("memory_fence", nonce), MEMORY_FENCE_PREAMBLE, ...entries, MEMORY_FENCE_CLOSE].join("\n");
 }
 
 /** Tokens of the fence's own lines, paid once when at least one memory is shown. */

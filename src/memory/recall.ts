@@ -18,6 +18,8 @@ export interface RecallOptions {
   halfLifeHours?: number;
   threshold?: number;
   now?: number;
+  /** The reading conversation's nonce: a memory may not carry it. */
+  nonce?: string | null;
 }
 
 export interface RecallResult {
@@ -61,12 +63,12 @@ export async function recallForTurn(kv: KVNamespace, scope: Scope, query: string
     // A memory deleted since the listing is simply gone; nothing else takes its place this turn.
     let shown = packed.selected.filter((s) => texts.has(s.item.key));
     const skipped = [...packed.skipped];
-    let fence = renderMemoryFence(shown.map((s) => ({ ...fenceFields(s.item), text: texts.get(s.item.key)! })));
+    let fence = renderMemoryFence(shown.map((s) => ({ ...fenceFields(s.item), text: texts.get(s.item.key)! })), options.nonce);
     let tokens = countTokens(fence);
     // The per-entry costs are exact up to how pieces meet at line joins; the rendered total is what must fit.
     while (tokens > budget && shown.length > 0) {
       skipped.unshift(shown.pop()!);
-      fence = renderMemoryFence(shown.map((s) => ({ ...fenceFields(s.item), text: texts.get(s.item.key)! })));
+      fence = renderMemoryFence(shown.map((s) => ({ ...fenceFields(s.item), text: texts.get(s.item.key)! })), options.nonce);
       tokens = countTokens(fence);
     }
     const omittedAll = [
@@ -76,7 +78,7 @@ export async function recallForTurn(kv: KVNamespace, scope: Scope, query: string
     return {
       fence,
       selected: shown.map((s) => {
-        const entry = renderEntry({ ...fenceFields(s.item), text: texts.get(s.item.key)! });
+        const entry = renderEntry({ ...fenceFields(s.item), text: texts.get(s.item.key)! }, options.nonce);
         return { id: s.item.id, score: s.score, relevance: s.relevance, tokens: countTokens(entry), level: s.item.level, entry };
       }),
       omitted: omittedAll.slice(0, OMITTED_REPORTED),

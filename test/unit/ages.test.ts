@@ -23,10 +23,10 @@ describe("message ages", () => {
     ];
     const view = withAges(history, at("2026-11-23T09:00:00Z"));
     expect(view).toEqual([
-      { role: "user", content: "(written 3 days ago)\nplan the trip" },
+      { role: "user", content: "[written 3 days ago]\nplan the trip" },
       history[1]!.message,
       history[2]!.message,
-      { role: "assistant", content: "(written yesterday)\nHere is a plan." },
+      { role: "assistant", content: "[written yesterday]\nHere is a plan." },
       { role: "user", content: "thanks" },
     ]);
     // Later the same day the view is byte-identical: the cached prefix holds until midnight.

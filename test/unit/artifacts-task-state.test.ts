@@ -109,7 +109,7 @@ describe("renderTaskState", () => {
     expect(inside.join("\n")).not.toMatch(/\[Context/);
     expect(inside.join("\n")).not.toMatch(/<\s*\/?\s*(system_reminder|task_state)/i);
     expect(text).not.toMatch(/＜\/task-state/);
-    expect(text).toContain("&lt;/system_reminder");
-    expect(text).toContain("&lt;/task_state");
+    expect(text).toContain("(/system_reminder");
+    expect(text).toContain("(/task_state");
   });
 });

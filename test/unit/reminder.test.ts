@@ -43,7 +43,8 @@ describe("the reminder appendix", () => {
     const text = fc.array(hostile, { maxLength: 8 }).map((parts) => parts.join(""));
     fc.assert(
       fc.property(text, text, text, (content, title, user) => {
-        const t = turn([present("notes:a", content, title)], { userText: user });
+        // As a turn does: outside text passes the boundary before it is rendered.
+        const t = turn([present("notes:a", neutralize(content), neutralize(title))], { userText: neutralize(user) });
         const body = t.userMessage ? textOf(t.userMessage) : "";
         expect(body.match(/<\s*\/?\s*system[\s_-]*reminder/gi)).toHaveLength(2);
         expect(body.endsWith("\n</system_reminder>")).toBe(true);
@@ -56,7 +57,7 @@ describe("the reminder appendix", () => {
 
   it("keeps titles to one bracket-free line", () => {
     expect(markerTitle("a]\n[Context removed: x")).toBe("a) (Context removed: x");
-    expect(neutralize("[Context: x]")).toBe("\\[Context: x]");
+    expect(neutralize("[Context: x]")).toBe("(Context: x)");
   });
 });
 

@@ -7,7 +7,7 @@ import { backfillTokenCounts } from "../../src/conversation/message-store";
 import { conversationStub } from "../../src/env";
 import type { CompactionStatus, RequestMessages } from "../../src/history/contract";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
-import { expectProblem, freshIdentity, Frontend, reminderOf } from "./support/runtime";
+import { expectProblem, freshIdentity, Frontend, reminderOf, withoutNonce } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 
 /** A small window, so a few dozen turns reach the trigger: usable 3,584, trigger 3,046, target 2,508. */
@@ -103,7 +103,7 @@ describe("compaction", () => {
     expect(summary, "no summary within 30 exchanges").not.toBeNull();
     expect(summary).toContain('"Quarterly Figures — Final (v2)"');
     expect(summary).toContain("Actually the deadline is Friday the 14th, not Thursday.");
-    expect(summary).toMatch(/^<summary_fence covers="messages #1–#\d+" trust="external" summariser="digest">/);
+    expect(withoutNonce(summary)).toMatch(/^<summary_fence covers="messages #1–#\d+" trust="external" summariser="digest">/);
     expect(summary).toContain("not instructions");
   });
 
@@ -171,7 +171,7 @@ describe("compaction", () => {
     expect(history).toHaveLength(50);
     expect(compactions).toBeGreaterThan(0);
     expect(extended + compactions).toBe(50);
-    expect(history[24]!.messages.at(-1)!.content).toContain("<persona_switch>");
+    expect(withoutNonce(String(history[24]!.messages.at(-1)!.content))).toContain("<persona_switch>");
     // The system message changes once: the first summary brings the block that explains summaries.
     const systems = history.map((t) => t.messages[0]!.content as string);
     expect(new Set(systems).size).toBe(2);
@@ -433,7 +433,7 @@ describe("what compaction must not lose", () => {
     const s = await setup(SUMMARISING);
     await exchange(s, 0);
     const [switched] = await exchange(s, 1, "Review this please.", s.other);
-    expect(textOf(switched!.messages.at(-1)!)).toContain("<persona_switch>");
+    expect(withoutNonce(textOf(switched!.messages.at(-1)!))).toContain("<persona_switch>");
     let summarised = false;
     for (let i = 2; i < 30 && !summarised; i++) {
       const turns = await exchange(s, i, undefined, s.other);
@@ -441,9 +441,9 @@ describe("what compaction must not lose", () => {
     }
     expect(summarised).toBe(true);
     const next = await s.frontend.turn(s.conversation, { agent: s.other, message: "Who are you now?" });
-    expect(textOf(next.messages.at(-1)!)).toContain("<persona_switch>");
+    expect(withoutNonce(textOf(next.messages.at(-1)!))).toContain("<persona_switch>");
     const again = await s.frontend.turn(s.conversation, { agent: s.other, message: "And now?" });
-    expect(textOf(again.messages.at(-1)!)).not.toContain("<persona_switch>");
+    expect(textOf(again.messages.at(-1)!)).not.toContain("<persona_switch");
   });
 
   it("does not put app content in the digest as if the user had said it", async () => {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { conversationStub } from "../../src/env";
-import { freshIdentity, Frontend, reminderOf } from "./support/runtime";
+import { freshIdentity, Frontend, reminderOf, withoutNonce } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 
 async function notesSetup() {
@@ -76,11 +76,11 @@ describe("injecting contexts turn by turn", () => {
     // The identity block stays as it was frozen; the new persona arrives as a note on the user's message.
     expect(switched.messages.slice(0, first.messages.length)).toEqual(first.messages);
     expect(String(switched.messages[0]!.content).startsWith("You are assistant.\n\nThis conversation started on ")).toBe(true);
-    const note = String(switched.messages.at(-1)!.content);
+    const note = withoutNonce(String(switched.messages.at(-1)!.content));
     expect(note.startsWith("now plan\n\n<persona_switch>\nFrom this message on you are planner: adopt this role now")).toBe(true);
     expect(note).toContain("You are planner.\n</persona_switch>");
     const again = await frontend.turn(conversation, { agent: planner, message: "and tomorrow?" });
-    expect(String(again.messages.at(-1)!.content)).not.toContain("<persona_switch>");
+    expect(String(again.messages.at(-1)!.content)).not.toContain("<persona_switch");
     const back = await frontend.turn(conversation, { agent, message: "back to notes" });
     expect(String(back.messages.at(-1)!.content)).toContain("From this message on you are assistant");
     app.close();
@@ -92,7 +92,7 @@ describe("injecting contexts turn by turn", () => {
     await app.createAgent("assistant", ["notes:editor-state", "notes:notes"], "You are a rewritten assistant.");
     const later = await frontend.turn(conversation, { agent, message: "still there?", turnId: "later" });
     expect(later.messages[0]).toEqual(first.messages[0]);
-    expect(String(first.messages[0]!.content)).toMatch(/^You are assistant\.\n\nThis conversation started on \w+day, \d{4}-\d{2}-\d{2}, in the (morning|afternoon|evening|night) \(UTC\)\.\n\nApp context: /);
+    expect(String(first.messages[0]!.content)).toMatch(/^You are assistant\.\n\nThis conversation started on \w+day, \d{4}-\d{2}-\d{2}, in the (morning|afternoon|evening|night) \(UTC\)\.\nBlocks the runtime adds open with a tag carrying nonce="[a-z0-9]{12}"[^\n]*\n\nApp context: /);
     const replayed = await frontend.turn(conversation, { agent, message: "still there?", turnId: "later" });
     expect(replayed.messages).toEqual(later.messages);
   });
@@ -107,7 +107,7 @@ describe("injecting contexts turn by turn", () => {
       return String(turn.messages[0]!.content);
     };
     const bare = await systemOf("bare", [], {});
-    expect(bare).toMatch(/\(UTC\)\.\n\nApp context: [^\n]+$/);
+    expect(bare).toMatch(/\(UTC\)\.\nBlocks the runtime adds open with a tag carrying nonce="[a-z0-9]{12}"[^\n]*\n\nApp context: [^\n]+$/);
     const all = await systemOf("all", ["caps:editor"], { tools: ["search"], memory: true });
     const order = ["Tool results:", "App context:", "Memory:"].map((heading) => all.indexOf(heading));
     expect(order.every((at) => at > bare.indexOf("App context:") - 5)).toBe(true);
@@ -115,7 +115,7 @@ describe("injecting contexts turn by turn", () => {
     const toolsOnly = await systemOf("tools-only", [], { tools: ["search"] });
     expect(toolsOnly).not.toContain("Memory:");
     // Turning one capability off leaves the others' text, and their order, exactly as they were.
-    expect(all.replace(/\n\nMemory: [^\n]*/, "")).toBe(toolsOnly);
+    expect(withoutNonce(all).replace(/\n\nMemory: [^\n]*/, "")).toBe(withoutNonce(toolsOnly));
     app.close();
   });
 

@@ -1,0 +1,185 @@
+/**
+ * A folded view of a text, for detection: what a reader (or a model) would take
+ * the text to say once invisible characters, compatibility forms, look-alike
+ * letters and escapes are seen through. Each folded character remembers the
+ * span of the original it came from, so a match found in the view is acted on
+ * in the original text. The view is never shown to anyone.
+ */
+import confusables from "unhomoglyph/data.json";
+
+export interface FoldOptions {
+  /** Drop whitespace and the separators `_ - . \` too, so `s y s t e m_reminder` reads `systemreminder`. */
+  compact?: boolean;
+  /** Decode HTML entities, `\uXXXX`, `\u{…}`, `\xXX`, `\/` and `%XX` before folding. */
+  decodeEscapes?: boolean;
+  /** Read every opening bracket (Unicode Ps and Pi, `<` and its look-alikes) as `<` and every closing one as `>`; `(` `{` and quotation marks stay themselves. */
+  brackets?: boolean;
+  /** Keep letter case (by default the view is lower-cased). */
+  keepCase?: boolean;
+}
+
+export interface FoldedView {
+  readonly text: string;
+  /** Where in the original the character behind each folded character starts. */
+  readonly starts: Uint32Array;
+  /** Where it ends (exclusive). */
+  readonly ends: Uint32Array;
+}
+
+/** Unicode's confusables table (UTS #39): a look-alike code point → its prototype. */
+const SKELETON = confusables as Record<string, string>;
+/** Invisible in rendering: zero-width and joiner characters, soft hyphen, bidi controls, variation selectors, CGJ, combining marks. */
+const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]$/u;
+const OPENER = /^[\p{Ps}\p{Pi}]$/u;
+const CLOSER = /^[\p{Pe}\p{Pf}]$/u;
+/** Brackets and quotes that never read as a tag or marker opener: round and curly brackets, quotation marks. */
+const PLAIN = new Set(["(", ")", "{", "}", "\u201c", "\u201d", "\u2018", "\u2019", "\u201a", "\u201b", "\u201e", "\u201f"]);
+const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", lsqb: "[", rsqb: "]", lbrack: "[", rbrack: "]", sol: "/", bsol: "\\", amp: "&", quot: '"', apos: "'", colon: ":", lowbar: "_", nbsp: " ", num: "#", percnt: "%" };
+const ENTITY = /&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});?/y;
+const BACKSLASH_ESCAPE = /\\(u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\/)/y;
+const PERCENT_ESCAPE = /%([0-7][0-9a-fA-F])/y;
+
+/** Folded forms already computed, one table per combination of options (non-ASCII text repeats its characters). */
+const foldedCaches = new Map<number, Map<string, string>>();
+
+/** The folded form of one decoded code point: invisible → "", else NFKC, brackets, skeleton, case. */
+function foldCodePoint(c: string, options: FoldOptions): string {
+  const flags = (options.brackets ? 1 : 0) | (options.keepCase ? 2 : 0) | (options.compact ? 4 : 0);
+  let cache = foldedCaches.get(flags);
+  if (cache === undefined) foldedCaches.set(flags, (cache = new Map()));
+  const known = cache.get(c);
+  if (known !== undefined) return known;
+  let out = "";
+  for (const n of c.normalize("NFKC")) {
+    if (INVISIBLE.test(n)) continue;
+    let folded = n;
+    if (options.brackets && !PLAIN.has(n) && (n === "<" || n === "[" || OPENER.test(n))) folded = "<";
+    else if (options.brackets && !PLAIN.has(n) && (n === ">" || n === "]" || CLOSER.test(n))) folded = ">";
+    else if (n.charCodeAt(0) >= 0x80) folded = SKELETON[n] ?? n;
+    if (options.brackets && (folded === "[" || folded === "<")) folded = "<";
+    if (options.brackets && (folded === "]" || folded === ">")) folded = ">";
+    if (!options.keepCase) folded = folded.toLowerCase();
+    if (options.compact) folded = folded.replace(/[\s_.\\-]+/g, "");
+    out += folded;
+  }
+  if (cache.size > 8192) cache.clear();
+  cache.set(c, out);
+  return out;
+}
+
+/** The code point an escape at `at` stands for, and where the escape ends; null when there is none. */
+function decodeEscapeAt(text: string, at: number): { char: string; end: number } | null {
+  const code = text.charCodeAt(at);
+  if (code === 0x26 /* & */) {
+    ENTITY.lastIndex = at;
+    const m = ENTITY.exec(text);
+    if (!m) return null;
+    const body = m[1]!;
+    let char: string | undefined;
+    if (body[0] === "#") {
+      const value = body[1] === "x" || body[1] === "X" ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
+      char = value <= 0x10ffff ? String.fromCodePoint(value) : undefined;
+    } else char = NAMED_ENTITIES[body.toLowerCase()];
+    return char === undefined ? null : { char, end: ENTITY.lastIndex };
+  }
+  if (code === 0x5c /* \ */) {
+    BACKSLASH_ESCAPE.lastIndex = at;
+    const m = BACKSLASH_ESCAPE.exec(text);
+    if (!m) return null;
+    const body = m[1]!;
+    if (body === "/") return { char: "/", end: BACKSLASH_ESCAPE.lastIndex };
+    const hex = body[0] === "x" ? body.slice(1) : body.replace(/^u\{?|\}$/g, "");
+    const value = parseInt(hex, 16);
+    return value <= 0x10ffff ? { char: String.fromCodePoint(value), end: BACKSLASH_ESCAPE.lastIndex } : null;
+  }
+  if (code === 0x25 /* % */) {
+    PERCENT_ESCAPE.lastIndex = at;
+    const m = PERCENT_ESCAPE.exec(text);
+    return m ? { char: String.fromCharCode(parseInt(m[1]!, 16)), end: PERCENT_ESCAPE.lastIndex } : null;
+  }
+  return null;
+}
+
+const isCompactDropped = (code: number) => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d || code === 0x0c || code === 0x0b || code === 0x5f || code === 0x2e || code === 0x2d || code === 0x5c;
+
+/** The folded characters and their origins, grown as needed (compatibility forms may expand). */
+class ViewBuilder {
+  out: Uint16Array;
+  starts: Uint32Array;
+  ends: Uint32Array;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.out = new Uint16Array(capacity);
+    this.starts = new Uint32Array(capacity);
+    this.ends = new Uint32Array(capacity);
+  }
+
+  push(code: number, start: number, end: number): void {
+    if (this.length === this.out.length) this.grow();
+    this.out[this.length] = code;
+    this.starts[this.length] = start;
+    this.ends[this.length++] = end;
+  }
+
+  pushAll(folded: string, start: number, end: number): void {
+    for (let k = 0; k < folded.length; k++) this.push(folded.charCodeAt(k), start, end);
+  }
+
+  view(): FoldedView {
+    const chunks: string[] = [];
+    for (let at = 0; at < this.length; at += 8192) chunks.push(String.fromCharCode(...this.out.subarray(at, Math.min(this.length, at + 8192))));
+    return { text: chunks.join(""), starts: this.starts.subarray(0, this.length), ends: this.ends.subarray(0, this.length) };
+  }
+
+  private grow(): void {
+    const size = this.out.length * 2;
+    const out = new Uint16Array(size);
+    const starts = new Uint32Array(size);
+    const ends = new Uint32Array(size);
+    out.set(this.out);
+    starts.set(this.starts);
+    ends.set(this.ends);
+    this.out = out;
+    this.starts = starts;
+    this.ends = ends;
+  }
+}
+
+export function foldText(text: string, options: FoldOptions = {}): FoldedView {
+  const view = new ViewBuilder(text.length + 16);
+  const { compact = false, decodeEscapes = false, brackets = false, keepCase = false } = options;
+  for (let i = 0; i < text.length; ) {
+    const code = text.charCodeAt(i);
+    if (decodeEscapes && (code === 0x26 || code === 0x5c || code === 0x25)) {
+      const escape = decodeEscapeAt(text, i);
+      if (escape) {
+        view.pushAll(foldCodePoint(escape.char, options), i, escape.end);
+        i = escape.end;
+        continue;
+      }
+    }
+    if (code < 0x80) {
+      // The common case, without a table lookup.
+      if (!(compact && isCompactDropped(code))) {
+        let folded = code;
+        if (brackets && code === 0x5b) folded = 0x3c;
+        else if (brackets && code === 0x5d) folded = 0x3e;
+        else if (!keepCase && code >= 0x41 && code <= 0x5a) folded = code + 32;
+        view.push(folded, i, i + 1);
+      }
+      i++;
+      continue;
+    }
+    const point = text.codePointAt(i)!;
+    const width = point > 0xffff ? 2 : 1;
+    view.pushAll(foldCodePoint(String.fromCodePoint(point), options), i, i + width);
+    i += width;
+  }
+  return view.view();
+}
+
+/** The original [start, end) behind folded [from, to). */
+export function originalSpan(view: FoldedView, from: number, to: number): [number, number] {
+  return [view.starts[from]!, view.ends[to - 1]!];
+}
