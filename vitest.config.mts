@@ -1,12 +1,22 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { fakeSummariser } from "./test/workers/support/fake-summariser";
+import { propertySeed } from "./test/unit/support/property-seed.ts";
+
+const seed = propertySeed(process.env.PROPERTY_SEED);
 
 export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          environment: "node",
+          // Every fast-check property runs from one seed: fixed unless PROPERTY_SEED says otherwise.
+          setupFiles: ["test/unit/support/fast-check-seed.ts"],
+          env: { PROPERTY_SEED: String(seed) },
+        },
       },
       {
         plugins: [

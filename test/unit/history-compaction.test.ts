@@ -140,7 +140,7 @@ const policySpec = fc
     }),
   );
 
-const scenario = fc.record({
+const randomScenario = fc.record({
   history: historySpec,
   policy: policySpec,
   /** How many of the oldest complete groups a previous summary covers (taken modulo their count), if any. */
@@ -155,7 +155,36 @@ const scenario = fc.record({
   /** Contexts shown in the view's messages (the i-th message of the view, modulo its length), at a cost to show again. */
   reinjection: fc.array(fc.record({ at: fc.nat(), tokens: fc.integer({ min: 1, max: 1_500 }) }), { maxLength: 4 }),
 });
-type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
+type Scenario = typeof randomScenario extends fc.Arbitrary<infer T> ? T : never;
+
+/** A long conversation without tools (a window's worth even at the smallest window): only a summary can shrink it. */
+const talk = fc.array(
+  fc.record({ kind: fc.constantFrom("user" as const, "assistant" as const), text: fc.array(words, { minLength: 4, maxLength: 8 }).map((t) => t.join("\n")), daysAgo }),
+  { minLength: 16, maxLength: 40 },
+);
+
+/**
+ * Random windows rarely land a view just over its trigger, or between its target and its trigger, and a random
+ * history and policy rarely leave a summary room to reach the target: yet these are the cases that summarise down
+ * to the target and that plan when forced below the trigger. This branch fits the window to the view's own cost
+ * so they are common by construction (`at` places the cost within its band). "summarise" is a longer talk with a
+ * small tail, summary budget and fixed part.
+ */
+const fittedScenario = fc
+  .record({ s: randomScenario, talk, band: fc.constantFrom("over" as const, "summarise" as const, "forcedBetween" as const), at: fc.double({ min: 0.05, max: 0.95, noNaN: true }) })
+  .map(({ s, talk, band, at }): Scenario => {
+    const lean = band === "summarise" ? { ...s, history: { groups: talk, pending: null }, extraFixed: 0, reinjection: [], previousSummary: null } : s;
+    const p = prepare(lean);
+    const cost = p.fixedTokens + usageOf(p.messages);
+    const { trigger, target } = s.policy;
+    const ratio = band === "forcedBetween" ? target + (trigger - target) * at : trigger + (1 - trigger) * at * 0.5;
+    const contextWindow = Math.min(10_000_000, Math.max(1_024, Math.floor(cost / ratio) + s.policy.outputReserve));
+    const outputReserve = Math.min(s.policy.outputReserve, Math.floor(contextWindow / 2) - 1);
+    const tail = band === "summarise" ? { tailGroups: 2, tailTokens: 0, summaryTokens: 64 } : {};
+    const policy = CompactionPolicy.parse({ ...s.policy, contextWindow, outputReserve, ...tail });
+    return { ...lean, force: band === "forcedBetween" || s.force, policy };
+  });
+const scenario = fc.oneof({ arbitrary: randomScenario, weight: 3 }, { arbitrary: fittedScenario, weight: 1 });
 
 function stubFor(built: Built, seq: number): string {
   const message = built.stored[seq - 1]!.message;
