@@ -5,7 +5,7 @@ import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";
 import { readJson, readQuery } from "./read-input";
-import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, TurnBody } from "./schemas";
+import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, MessagesQuery, TurnBody } from "./schemas";
 
 /** `/v1/conversations/…`: every route resolves the conversation through the caller's own tenant. */
 export const conversations = new Hono<ApiEnv>();
@@ -35,9 +35,12 @@ conversations.post("/:id/turns", async (c) => {
   return body.ok ? reply(c, await stub.turn(c.var.owner, body.value)) : problemResponse(c, body.problem);
 });
 
+/** Stored messages a page at a time (`?after=<seq>&limit=`): `{messages, nextAfter, hasMore}`. */
 conversations.get("/:id/messages", async (c) => {
   const stub = conversationInPath(c)?.stub;
-  return stub ? reply(c, await stub.messages(c.var.owner)) : noSuchConversation(c);
+  if (!stub) return noSuchConversation(c);
+  const query = readQuery(c, MessagesQuery);
+  return query.ok ? reply(c, await stub.messages(c.var.owner, query.value)) : problemResponse(c, query.problem);
 });
 
 conversations.post("/:id/messages", async (c) => {

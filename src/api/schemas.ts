@@ -115,6 +115,15 @@ export const CompactBody = z
   .strict();
 export type CompactBody = z.infer<typeof CompactBody>;
 
+/** A page of stored messages: those after seq `after` (default 0), at most `limit` (default and most LIMITS.messagesPerPage). */
+export const MessagesQuery = z
+  .object({
+    after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+    limit: z.coerce.number().int().min(1).max(LIMITS.messagesPerPage).default(LIMITS.messagesPerPage),
+  })
+  .strict();
+export type MessagesQuery = z.output<typeof MessagesQuery>;
+
 export const RequestMessagesQuery = z.object({ maxTokens: z.coerce.number().int().min(64).max(2_000_000).optional() }).strict();
 
 export const ItemsQuery = z

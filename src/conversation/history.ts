@@ -25,6 +25,7 @@ import { callKey, type ApprovalStore } from "./approval-store";
 import { denialReason } from "./approvals";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
 import type { ConversationStore } from "./store";
+import { LIMITS } from "../core/limits";
 
 /** What a request reads of the history: the summary in effect, then the stored messages after it, some as stubs. */
 export interface HistoryView extends HistoryOverlay {
@@ -49,6 +50,8 @@ export interface PreparedCompaction {
   coveredMessages: number;
   coveredGroups: number;
   trust: SummaryOverlay["trust"];
+  /** Loss notes for covered messages the summariser could not read (more than one request may read). */
+  unreadLoss: string[];
 }
 
 export interface HistoryDeps {
@@ -80,7 +83,9 @@ export class History {
     const overlay = compactions.summary(compactionId);
     const after = overlay?.throughSeq ?? 0;
     // Stubs and image placeholders make the view smaller than the stored messages: what they save can be loaded in addition.
-    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, options.keepImages));
+    const withinTokens = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, options.keepImages));
+    // Whatever the budget, one request reads no more than LIMITS.historyReadBytes; older messages count as unread.
+    const within = Math.max(withinTokens, store.groupStartFrom(store.firstSeqWithinBytes(after, LIMITS.historyReadBytes)));
     const from = Math.max(after + 1, Math.min(within, options.loadFrom ?? within));
     const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.tokensAfter(after) - store.tokensAfter(from - 1) : 0 };
     const summary = overlay?.text ? overlay : null;
@@ -96,6 +101,11 @@ export class History {
 
   render(view: HistoryOverlay, now: Date, keepImages?: number): RenderedHistory {
     return renderHistory(view, now, keepImages, this.deps.nonce);
+  }
+
+  /** The last seq the model no longer reads as a message (covered by the summary or a clear); 0 when none. */
+  coveredThrough(): number {
+    return this.deps.compactions.summary()?.throughSeq ?? 0;
   }
 
   /** Cheap: from the running totals, the tokens the stored part of the view takes. */
@@ -164,9 +174,11 @@ export class History {
 
     const stubs = plan.clear.map((c) => ({ seq: c.seq, stub: stubFor(c.seq), saved: c.saved, content: textOf(storedAt(c.seq)) }));
     const fromSeq = view.summary?.fromSeq ?? view.coveredThrough + 1;
-    if (!plan.summarise) return { basedOn: view.compactionId, fromSeq, plan, limits, request: null, stubs, coveredMessages: 0, coveredGroups: 0, trust: "user" };
+    if (!plan.summarise) return { basedOn: view.compactionId, fromSeq, plan, limits, request: null, stubs, coveredMessages: 0, coveredGroups: 0, trust: "user", unreadLoss: [] };
     // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
-    const covered = this.deps.store.messages(plan.summarise.throughSeq, view.coveredThrough + 1);
+    // Its summariser reads one request's worth of it, the newest; what is older is given up, and the loss notes say so.
+    const readFrom = this.deps.store.firstSeqWithinBytes(view.coveredThrough, LIMITS.historyReadBytes, plan.summarise.throughSeq);
+    const covered = this.deps.store.messages(plan.summarise.throughSeq, readFrom);
     const previous = view.summary ? { text: view.summary.text, summariser: view.summary.summariser, state: this.deps.compactions.summary(view.compactionId)?.state ?? null } : null;
     return {
       basedOn: view.compactionId,
@@ -175,9 +187,10 @@ export class History {
       limits,
       request: { previous, messages: summaryInputs(covered, this.deps.approvals.denied()), maxTokens: limits.summaryTokens },
       stubs,
-      coveredMessages: covered.length,
+      coveredMessages: readFrom - view.coveredThrough - 1 + covered.length,
       coveredGroups: groupMessages(covered.map((m) => m.message)).length,
       trust: leastTrusted([...(view.summary ? [view.summary.trust] : []), ...covered.map((m) => messageTrust(m.message))]),
+      unreadLoss: readFrom > view.coveredThrough + 1 ? [`messages #${view.coveredThrough + 1}–#${readFrom - 1} were more than a summariser may read at once and are not summarised`] : [],
     };
   }
 
@@ -199,7 +212,7 @@ export class History {
     // A summariser that kept nothing (its budget too small) must not hide what it covers: record the clearing only.
     const summary =
       plan.summarise && draft?.text
-        ? { fromSeq: prepared.fromSeq, throughSeq: plan.summarise.throughSeq, text: draft.text, summariser: draft.summariser, trust: prepared.trust, loss: draft.loss, state: draft.state }
+        ? { fromSeq: prepared.fromSeq, throughSeq: plan.summarise.throughSeq, text: draft.text, summariser: draft.summariser, trust: prepared.trust, loss: [...prepared.unreadLoss, ...draft.loss], state: draft.state }
         : null;
     // The plan counted the summary at an estimate; the report counts the one written.
     const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary, this.deps.nonce)) : plan.after;

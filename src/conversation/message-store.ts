@@ -11,6 +11,13 @@ export interface OpenCalls {
 type Row = Record<string, SqlStorageValue>;
 
 /**
+ * What one message weighs against the read and storage limits (src/core/limits.ts): its stored text in UTF-8
+ * bytes, plus 128 for its seq, ids and dates, so many tiny messages weigh too. octet_length reads a row's
+ * header, not its text.
+ */
+const MESSAGE_BYTES = "IFNULL(octet_length(content), 0) + IFNULL(octet_length(tool_calls), 0) + IFNULL(octet_length(images), 0) + 128";
+
+/**
  * The conversation's messages in its SQLite: only ever appended to. Each row
  * keeps its token count and the running total through it, so a request can
  * tell what fits without reading the messages.
@@ -50,6 +57,44 @@ export class MessageStore {
 
   messages(throughSeq = Number.MAX_SAFE_INTEGER, fromSeq = 0): StoredMessage[] {
     return this.sql.exec<Row>("SELECT * FROM messages WHERE seq >= ? AND seq <= ? ORDER BY seq", fromSeq, throughSeq).toArray().map(storedMessage);
+  }
+
+  /** The messages after `afterSeq`, oldest first: at most `limit` of them, and no more than `maxBytes` (but at least one). */
+  page(afterSeq: number, limit: number, maxBytes: number): { messages: StoredMessage[]; hasMore: boolean } {
+    const messages: StoredMessage[] = [];
+    let bytes = 0;
+    for (const row of this.sql.exec<Row>(`SELECT *, ${MESSAGE_BYTES} AS bytes FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, afterSeq, limit + 1)) {
+      bytes += row.bytes as number;
+      if (messages.length === limit || (messages.length > 0 && bytes > maxBytes)) return { messages, hasMore: true };
+      messages.push(storedMessage(row));
+    }
+    return { messages, hasMore: false };
+  }
+
+  /** Every stored message's weight (MESSAGE_BYTES), summed: what the conversation's cap counts. */
+  storedBytes(): number {
+    return this.sql.exec<{ b: number | null }>(`SELECT SUM(${MESSAGE_BYTES}) AS b FROM messages`).one().b ?? 0;
+  }
+
+  /**
+   * The first seq from which the messages after `afterSeq`, through `throughSeq`, weigh at most `maxBytes`
+   * (MESSAGE_BYTES); one past them when not even the last one does. Only the rows that fit are visited.
+   */
+  firstSeqWithinBytes(afterSeq: number, maxBytes: number, throughSeq = Number.MAX_SAFE_INTEGER): number {
+    let bytes = 0;
+    let first = Math.min(throughSeq, this.lastSeq()) + 1;
+    for (const row of this.sql.exec<{ seq: number; bytes: number }>(`SELECT seq, ${MESSAGE_BYTES} AS bytes FROM messages WHERE seq > ? AND seq <= ? ORDER BY seq DESC`, afterSeq, throughSeq)) {
+      bytes += row.bytes;
+      if (bytes > maxBytes) break;
+      first = row.seq;
+    }
+    return first;
+  }
+
+  /** The first group start at or after `seq` (a tool result never opens a group); the last group's start when there is none. */
+  groupStartFrom(seq: number): number {
+    const next = this.sql.exec<{ seq: number | null }>("SELECT MIN(seq) AS seq FROM messages WHERE seq >= ? AND role != 'tool'", seq).one().seq;
+    return next ?? this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE role != 'tool'").one().seq ?? seq;
   }
 
   /** The images of each message after `afterSeq` that carries any, oldest first; the messages' text is not read. */

@@ -42,4 +42,20 @@ export const LIMITS = {
   /** Messages one resume may carry (the body limit applies too). */
   messagesPerResume: 10_000,
   listItemsPerPage: 100,
+  /**
+   * Stored messages one request reads, weighed as their text in UTF-8 bytes (never fewer than its characters)
+   * plus 128 bytes a message: a page of GET …/messages, or the history a turn or GET …/context loads. About a
+   * million tokens, more than any model reads at once; a reply is at most twice this on the wire, far below
+   * the Durable Object's 32 MiB RPC limit.
+   */
+  historyReadBytes: 4_194_304,
+  /** One turn's whole model input, in characters (at most 2 bytes each over RPC): its history plus this turn's own parts. */
+  modelInputChars: 8_388_608,
+  /**
+   * A conversation's stored messages, weighed as historyReadBytes weighs them. Stored messages are never
+   * deleted, so past it new messages are refused while reads, compaction, clear and ending keep working.
+   */
+  conversationBytes: 67_108_864,
+  /** Messages in one page of GET …/messages, by default and at most (a page also stops at historyReadBytes). */
+  messagesPerPage: 1_000,
 } as const;

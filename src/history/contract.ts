@@ -32,7 +32,8 @@ export interface RequestMessages {
 export interface ContextManager {
   addMessages(messages: AppendableMessage[]): Promise<Result<{ appended: number; lastSeq: number }>>;
   getMessagesForRequest(options: { maxTokens?: number | undefined }): Result<RequestMessages>;
-  getMessages(): Result<{ seq: number; message: ChatMessage }[]>;
+  /** Stored messages a page at a time, oldest first: no read may near the Durable Object's RPC limit. */
+  getMessages(page: { after: number; limit: number }): Result<{ messages: { seq: number; message: ChatMessage }[]; nextAfter: number; hasMore: boolean }>;
   setMessages(messages: Exclude<ChatMessage, { role: "system" }>[]): Promise<Result<{ appended: number; lastSeq: number }>>;
   clear(): Result<CompactionEvidence>;
   shouldCompact(): Result<CompactionStatus>;

@@ -56,6 +56,14 @@ export interface StoredMessage {
   message: ChatMessage;
 }
 
+/** One page of GET …/messages: ask again with `after=nextAfter` while `hasMore`. */
+export interface MessagePage {
+  messages: StoredMessage[];
+  /** The seq of the last message on this page (the `after` given when it is empty). */
+  nextAfter: number;
+  hasMore: boolean;
+}
+
 export interface AttachmentInfo {
   key: string;
   context: string;

@@ -7,6 +7,7 @@ import type {
   CreateConversationBody,
   EventsQuery,
   ItemsQuery,
+  MessagesQuery,
   SetMessagesBody,
   TurnBody,
 } from "../api/schemas";
@@ -20,6 +21,7 @@ import type {
   AttachmentInfo,
   ContextEvent,
   ConversationInfo,
+  MessagePage,
   ProblemDocument,
   ProviderInfo,
   ResourceInfo,
@@ -79,8 +81,20 @@ export class ContextClient {
     await this.send("POST", `${conversationPath(id)}/messages`, { body: { messages } });
   }
 
-  messages(id: string): Promise<{ messages: StoredMessage[] }> {
-    return this.send("GET", `${conversationPath(id)}/messages`);
+  /** One page of the stored messages: those after seq `after` (default 0), at most `limit` (default and most 1,000). */
+  messages(id: string, page: Partial<MessagesQuery> = {}): Promise<MessagePage> {
+    return this.send("GET", `${conversationPath(id)}/messages`, { query: page });
+  }
+
+  /** Every stored message, oldest first, fetched a page at a time. */
+  async allMessages(id: string): Promise<StoredMessage[]> {
+    const all: StoredMessage[] = [];
+    for (let after = 0; ; ) {
+      const page = await this.messages(id, { after });
+      all.push(...page.messages);
+      if (!page.hasMore) return all;
+      after = page.nextAfter;
+    }
   }
 
   // ── history: the context-manager contract (docs/history.md) ──
