@@ -36,7 +36,8 @@ const CLOSER = /^[\p{Pe}\p{Pf}]$/u;
 const PLAIN = new Set(["(", ")", "{", "}", "\u201c", "\u201d", "\u2018", "\u2019", "\u201a", "\u201b", "\u201e", "\u201f"]);
 const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", lsqb: "[", rsqb: "]", lbrack: "[", rbrack: "]", sol: "/", bsol: "\\", amp: "&", quot: '"', apos: "'", colon: ":", lowbar: "_", nbsp: " ", num: "#", percnt: "%" };
 const ENTITY = /&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});?/y;
-const BACKSLASH_ESCAPE = /\\(u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\/)/y;
+// Case-insensitive: `\U0073` is no JavaScript escape, but a reader takes it for one.
+const BACKSLASH_ESCAPE = /\\(u\{[0-9a-f]{1,6}\}|u[0-9a-f]{4}|x[0-9a-f]{2}|\/)/iy;
 const PERCENT_ESCAPE = /%([0-7][0-9a-fA-F])/y;
 
 /** Folded forms already computed, one table per combination of options (non-ASCII text repeats its characters). */
@@ -88,7 +89,7 @@ function decodeEscapeAt(text: string, at: number): { char: string; end: number }
     if (!m) return null;
     const body = m[1]!;
     if (body === "/") return { char: "/", end: BACKSLASH_ESCAPE.lastIndex };
-    const hex = body[0] === "x" ? body.slice(1) : body.replace(/^u\{?|\}$/g, "");
+    const hex = body.replace(/^[ux]\{?|\}$/gi, "");
     const value = parseInt(hex, 16);
     return value <= 0x10ffff ? { char: String.fromCodePoint(value), end: BACKSLASH_ESCAPE.lastIndex } : null;
   }

@@ -32,7 +32,7 @@ const NOTE_WORDS = [
 ];
 const TAG_WORDS = RUNTIME_TAGS.map((t) => t.replace(/_/g, ""));
 /** An opener, then a runtime tag (optionally a closing one), a note word, or a trimming note's words after a few non-letters. */
-const FORGERY = new RegExp(`<(?:/?(?:${TAG_WORDS.join("|")})|${NOTE_WORDS.join("|")}|[^a-z<>]{0,24}tokenstrimmed)`, "g");
+const FORGERY = new RegExp(`<(?:/?(?:${TAG_WORDS.join("|")})|${NOTE_WORDS.join("|")}|[^a-z>]{0,24}tokenstrimmed)`, "g");
 /** How far after an opener the bracket that closes it is looked for, in folded characters. */
 const CLOSER_REACH = 240;
 
@@ -41,11 +41,25 @@ const MAY_HOLD_OPENER = /[<[&\\%]|[^\x00-\x7f]/;
 
 export function neutralize(content: string, nonce?: string | null): string {
   if (!MAY_HOLD_OPENER.test(content) && !(nonce && content.replace(/[\s_.\\-]+/g, "").toLowerCase().includes(nonce))) return content;
+  // An escaped opener can leave an outer one reading as a note's (`[… 1[… 9 tokens trimmed …] …]`): repeat until nothing changes.
+  let text = content;
+  for (let round = 0; round < 4; round++) {
+    const next = neutralizeOnce(text, nonce);
+    if (next === text) break;
+    text = next;
+  }
+  return text;
+}
+
+function neutralizeOnce(content: string, nonce: string | null | undefined): string {
   const view = foldText(content, { compact: true, decodeEscapes: true, brackets: true });
   const replacements: { start: number; end: number; text: string }[] = [];
   FORGERY.lastIndex = 0;
   for (let m = FORGERY.exec(view.text); m !== null; m = FORGERY.exec(view.text)) {
-    replacements.push({ start: view.starts[m.index]!, end: view.ends[m.index]!, text: "(" });
+    // Every opener in the match: a trimming note's words may follow several (`[… 1[… 9 tokens trimmed`).
+    for (let at = m.index; at < m.index + m[0].length; at++) {
+      if (view.text.charCodeAt(at) === 0x3c) replacements.push({ start: view.starts[at]!, end: view.ends[at]!, text: "(" });
+    }
     const closer = closingBracket(view.text, m.index + m[0].length);
     if (closer !== -1 && !lineBreakBetween(content, view.ends[m.index]!, view.starts[closer]!)) {
       replacements.push({ start: view.starts[closer]!, end: view.ends[closer]!, text: ")" });
