@@ -75,7 +75,8 @@ export class History {
   /**
    * Loads the summary, and only the stored messages after it that `maxTokens`
    * could hold (whole groups) once rendered with `keepImages`, but always from
-   * `loadFrom` on when given.
+   * `loadFrom` on when given; and never more than one request may read
+   * (LIMITS.historyReadBytes), `loadFrom` or not: older messages count as unread.
    */
   view(options: { maxTokens?: number | undefined; keepImages: number; loadFrom?: number | undefined }): HistoryView {
     const { store, compactions } = this.deps;
@@ -83,10 +84,9 @@ export class History {
     const overlay = compactions.summary(compactionId);
     const after = overlay?.throughSeq ?? 0;
     // Stubs and image placeholders make the view smaller than the stored messages: what they save can be loaded in addition.
-    const withinTokens = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, options.keepImages));
-    // Whatever the budget, one request reads no more than LIMITS.historyReadBytes; older messages count as unread.
-    const within = Math.max(withinTokens, store.groupStartFrom(store.firstSeqWithinBytes(after, LIMITS.historyReadBytes)));
-    const from = Math.max(after + 1, Math.min(within, options.loadFrom ?? within));
+    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, options.keepImages));
+    const readable = store.groupStartFrom(store.firstSeqWithinBytes(after, LIMITS.historyReadBytes));
+    const from = Math.max(after + 1, readable, Math.min(within, options.loadFrom ?? within));
     const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.tokensAfter(after) - store.tokensAfter(from - 1) : 0 };
     const summary = overlay?.text ? overlay : null;
     return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), compactionId, coveredThrough: after, unread };

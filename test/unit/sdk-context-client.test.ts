@@ -50,6 +50,7 @@ describe("ContextClient requests", () => {
     ["turn", (c: ContextClient) => c.turn("conv-0001", { turnId: "t1", agent: "notes:assistant", message: "hi" }), "POST", "/v1/conversations/conv-0001/turns", { turnId: "t1", agent: "notes:assistant", message: "hi" }],
     ["appendMessages", (c: ContextClient) => c.appendMessages("conv-0001", [{ role: "assistant", content: "hello" }]), "POST", "/v1/conversations/conv-0001/messages", { messages: [{ role: "assistant", content: "hello" }] }],
     ["messages", (c: ContextClient) => c.messages("conv-0001"), "GET", "/v1/conversations/conv-0001/messages", undefined],
+    ["messages, a page", (c: ContextClient) => c.messages("conv-0001", { after: 40, limit: 20 }), "GET", "/v1/conversations/conv-0001/messages?after=40&limit=20", undefined],
     ["approvals", (c: ContextClient) => c.approvals("conv-0001"), "GET", "/v1/conversations/conv-0001/approvals", undefined],
     ["requestApproval", (c: ContextClient) => c.requestApproval("conv-0001", "call_1"), "POST", "/v1/conversations/conv-0001/approvals", { toolCallId: "call_1" }],
     ["decideApproval", (c: ContextClient) => c.decideApproval("conv-0001", "call/1", { approved: false, reason: "no" }), "POST", "/v1/conversations/conv-0001/approvals/call%2F1", { approved: false, reason: "no" }],
@@ -80,6 +81,25 @@ describe("ContextClient requests", () => {
     };
     await expect(new ContextClient({ url: "https://runtime.example", apiKey: "k", fetch }).agents()).resolves.toEqual({ agents: [] });
     expect(calls).toEqual(["GET https://runtime.example/v1/agents"]);
+  });
+});
+
+describe("ContextClient paging", () => {
+  it("allMessages follows nextAfter until hasMore is false, each message once, in order", async () => {
+    const stored = Array.from({ length: 7 }, (_, i) => ({ seq: i + 1, turnId: null, createdAt: "2026-11-23T09:00:00Z", message: { role: "assistant", content: `m${i + 1}` } }));
+    const asked: string[] = [];
+    // Pages of three, as a runtime would cut them.
+    const fetch: typeof globalThis.fetch = async (input) => {
+      const url = new URL(String(input));
+      asked.push(url.search);
+      const after = Number(url.searchParams.get("after") ?? 0);
+      const messages = stored.filter((m) => m.seq > after).slice(0, 3);
+      const page = { messages, nextAfter: messages.at(-1)?.seq ?? after, hasMore: messages.at(-1)!.seq < stored.length };
+      return new Response(JSON.stringify(page), { status: 200, headers: { "content-type": "application/json" } });
+    };
+    const all = await new ContextClient({ url: "https://runtime.example", apiKey: "k", fetch }).allMessages("conv-0001");
+    expect(all).toEqual(stored);
+    expect(asked).toEqual(["?after=0", "?after=3", "?after=6"]);
   });
 });
 
