@@ -1,5 +1,5 @@
 /** Decoded bytes as text, when they are text: UTF-8 with no control characters but tab and line breaks. Binary (images, hashes, ciphertext) gives null. */
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 export function printableText(bytes: Uint8Array, asciiOnly = false): string | null {
   for (let i = 0; i < bytes.length; i++) {

@@ -31,13 +31,12 @@ export function detectSecretSpans(text: string, policy: ResolvedRedactionPolicy)
 function detect(text: string, policy: ResolvedRedactionPolicy, depth: number): FoundSpan[] {
   const spans: FoundSpan[] = [...findSecretSpans(text, policy), ...markdownTableSpans(text)].map((span) => ({ ...span, derived: false }));
   if (depth >= MAX_DEPTH) return spans;
-  for (const makeViews of VIEWS) {
-    for (const view of makeViews(text)) {
-      for (const span of detect(view.text, policy, depth + 1)) {
-        if (!span.derived && !changedFromOriginal(text, view, span.start, span.end)) continue;
-        const { start, end } = originalSpan(view, span.start, span.end);
-        spans.push({ rule: span.rule, priority: span.priority, start, end, derived: true });
-      }
+  // Every view is made before any is scanned: scanning a view replaces the shared pass's remembered text.
+  for (const view of VIEWS.flatMap((makeViews) => makeViews(text))) {
+    for (const span of detect(view.text, policy, depth + 1)) {
+      if (!span.derived && !changedFromOriginal(text, view, span.start, span.end)) continue;
+      const { start, end } = originalSpan(view, span.start, span.end);
+      spans.push({ rule: span.rule, priority: span.priority, start, end, derived: true });
     }
   }
   return spans;

@@ -33,12 +33,14 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
   },
   {
     id: "jwt",
+    startsAtKeyword: true,
     priority: PRIORITY.structured,
     keywords: ["eyj"],
     pattern: /\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/g,
   },
   {
     id: "url-password",
+    startsAtKeyword: true,
     priority: PRIORITY.structured,
     keywords: ["://"],
     // scheme://user:password@host — only the password is redacted, so the log still says where it connected.
@@ -48,6 +50,7 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
   },
   {
     id: "authorization-header",
+    startsAtKeyword: true,
     priority: PRIORITY.header + 1,
     keywords: ["authorization"],
     pattern:
@@ -56,6 +59,7 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
   },
   {
     id: "bearer-token",
+    startsAtKeyword: true,
     priority: PRIORITY.header,
     keywords: ["bearer"],
     pattern: /\bbearer[ \t]+(?<secret>[\w.~+/-]{20,}=*)/gi,
@@ -63,6 +67,7 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
   },
   {
     id: "curl-user-password",
+    startsAtKeyword: true,
     priority: PRIORITY.header,
     keywords: ["-u", "--user"],
     // `curl -u user:password`; a user with no password (`-u alice`) makes curl prompt and is not a secret.

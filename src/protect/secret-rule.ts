@@ -24,6 +24,13 @@ export interface SecretRule {
   readonly accept?: (secret: string, match: RegExpExecArray, text: string) => boolean;
   /** Set on personal-data rules, which the redaction policy switches on and off. */
   readonly pii?: PiiKind;
+  /**
+   * Every match contains a run of at least 32 hex digits: the rule runs only around such runs, which one pass
+   * over the text finds, instead of retrying a hex class at every character of a log.
+   */
+  readonly hexAnchored?: true;
+  /** Every match starts where one of the keywords does (case aside): the rule is tried only at those places. */
+  readonly startsAtKeyword?: true;
 }
 
 /** Priorities: a token that names its issuer beats a structure, which beats a header, which beats a guess from a key name. */
@@ -36,14 +43,19 @@ export const PRIORITY = {
   pii: 5,
 } as const;
 
+/** The names of a pattern's `secret…` groups, read once per rule rather than searched for in every match. */
+export function secretGroups(pattern: RegExp): readonly string[] {
+  return [...pattern.source.matchAll(/\(\?<(secret\w*)>/g)].map((group) => group[1]!);
+}
+
 /** Where the secret sits in a match: the `secret…` group that matched (a suffix of the match), else the whole match. */
-export function secretSpan(match: RegExpExecArray): { start: number; end: number } {
+export function secretSpan(match: RegExpExecArray, groupNames: readonly string[]): { start: number; end: number } {
   const end = match.index + match[0].length;
   const groups = match.groups;
   if (groups) {
-    for (const name in groups) {
+    for (const name of groupNames) {
       const secret = groups[name];
-      if (secret !== undefined && name.startsWith("secret")) return { start: end - secret.length, end };
+      if (secret !== undefined) return { start: end - secret.length, end };
     }
   }
   return { start: match.index, end };

@@ -20,15 +20,6 @@ export function windowsAround(text: string, places: Iterable<Range>, radius: num
   return windows;
 }
 
-/** Every match of a global expression, as ranges. */
-export function* matchRanges(text: string, pattern: RegExp): Generator<Range> {
-  pattern.lastIndex = 0;
-  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    yield [match.index, match.index + match[0].length];
-    if (match[0].length === 0) pattern.lastIndex++;
-  }
-}
-
 function lineStartNear(text: string, at: number, reach: number): number {
   if (at === 0) return 0;
   const newline = text.lastIndexOf("\n", at - 1);

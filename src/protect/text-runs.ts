@@ -1,0 +1,151 @@
+/**
+ * One pass over a text that finds what the decoding views and the hex-shaped
+ * rules start from: runs of the base64 alphabet, runs of hex digits,
+ * sequences of hex bytes written one by one, and the places worth folding
+ * (non-ASCII characters and escapes). A regular expression per shape
+ * costs about 10 ms per MB on a log (it retries at every character of every
+ * short run); this pass is one table lookup per character and does real work
+ * only where a run is long enough. The last text's runs are kept, so the
+ * views and the rules that ask for the same text share one pass.
+ */
+import type { Range } from "./windows";
+
+export interface TextRuns {
+  /** Base64 runs of at least 16 characters, each with the line breaks it continues across (64- or 76-column wrapping). */
+  readonly base64: readonly Range[];
+  /** Hex runs of at least 32 digits (with `xxd -p` wrapping). */
+  readonly hex: readonly Range[];
+  /** Stretches of at least 16 two-digit hex groups with short gaps between them (`67 68 70`, `0x67, 0x68`), to be parsed. */
+  readonly hexBytes: readonly Range[];
+  /** Non-ASCII characters and escapes (`\u0067`, `\x67`, `%67`, `&#103;`), at most one every 128 characters (the folded view's windows are wider). */
+  readonly foldable: readonly Range[];
+}
+
+const BASE64 = 1;
+const HEX = 2;
+const CLASS = new Uint8Array(128);
+for (const char of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_") CLASS[char.charCodeAt(0)] = BASE64;
+for (const char of "0123456789abcdefABCDEF") CLASS[char.charCodeAt(0)] = BASE64 | HEX;
+
+const SHORTEST_BASE64 = 16;
+const SHORTEST_HEX = 32;
+const FEWEST_HEX_BYTES = 16;
+/** A line break continues a run only after a full line, as encoders wrap. */
+const SHORTEST_WRAPPED_LINE = 32;
+/** The most characters between two hex bytes written one by one: `, 0x`. */
+const WIDEST_BYTE_GAP = 4;
+
+let lastText: string | null = null;
+let lastRuns: TextRuns | null = null;
+
+export function textRuns(text: string): TextRuns {
+  if (text === lastText && lastRuns !== null) return lastRuns;
+  const runs = findRuns(text);
+  lastText = text;
+  lastRuns = runs;
+  return runs;
+}
+
+/**
+ * The index after the line break at `at` when a base64 run continues across it: the line before is full and
+ * the line after is all base64 (or padding), as an encoder wraps. Else -1.
+ */
+function continuation(text: string, at: number, lineLength: number): number {
+  if (lineLength < SHORTEST_WRAPPED_LINE) return -1;
+  const next = text.charCodeAt(at) === 0x0d && text.charCodeAt(at + 1) === 0x0a ? at + 2 : text.charCodeAt(at) === 0x0a ? at + 1 : -1;
+  if (next < 0 || next >= text.length) return -1;
+  let end = next;
+  for (let code = text.charCodeAt(end); end < text.length && code < 128 && CLASS[code] !== 0; code = text.charCodeAt(++end));
+  while (end < text.length && text.charCodeAt(end) === 0x3d) end++;
+  const after = text.charCodeAt(end);
+  return end > next && (end === text.length || after === 0x0a || after === 0x0d) ? next : -1;
+}
+
+const isHex = (code: number) => code < 128 && CLASS[code] === (BASE64 | HEX);
+const FOLDABLE_SPACING = 128;
+const ENTITY = /&#?[A-Za-z0-9]{2,8};/y;
+
+/** Whether the character at `at` (not in the base64 alphabet) starts something the folded view reads differently. */
+function isFoldable(text: string, at: number, code: number): boolean {
+  if (code >= 128) return true;
+  if (code === 0x5c) {
+    const next = text.charCodeAt(at + 1);
+    const after = text.charCodeAt(at + 2);
+    return (next === 0x75 && (isHex(after) || after === 0x7b)) || (next === 0x78 && isHex(after));
+  }
+  if (code === 0x25) return text.charCodeAt(at + 1) >= 0x30 && text.charCodeAt(at + 1) <= 0x37 && isHex(text.charCodeAt(at + 2));
+  ENTITY.lastIndex = at;
+  return ENTITY.test(text);
+}
+
+function findRuns(text: string): TextRuns {
+  const base64: Range[] = [];
+  const hex: Range[] = [];
+  const hexBytes: Range[] = [];
+  const foldable: Range[] = [];
+  let nextFoldable = 0;
+  let pairsStart = -1;
+  let pairs = 0;
+  let lastPairEnd = -WIDEST_BYTE_GAP - 1;
+  const length = text.length;
+  for (let i = 0; i < length; ) {
+    let code = text.charCodeAt(i);
+    if (code >= 128 || CLASS[code] === 0) {
+      if ((code >= 128 || code === 0x5c || code === 0x25 || code === 0x26) && i >= nextFoldable && isFoldable(text, i, code)) {
+        foldable.push([i, i + 1]);
+        nextFoldable = i + FOLDABLE_SPACING;
+      }
+      i++;
+      continue;
+    }
+    // A run of the base64 alphabet (hex digits are in it): a tight loop to its end, then across wrapped lines.
+    const start = i;
+    let lineStart = i;
+    for (;;) {
+      for (i++; i < length; i++) {
+        code = text.charCodeAt(i);
+        if (code >= 128 || CLASS[code] === 0) break;
+      }
+      const next = i < length && (code === 0x0a || code === 0x0d) ? continuation(text, i, i - lineStart) : -1;
+      if (next < 0) break;
+      i = lineStart = next;
+    }
+    const run = i - start;
+    if (run >= SHORTEST_BASE64) {
+      let end = i;
+      while (end < length && end - i < 2 && text.charCodeAt(end) === 0x3d) end++;
+      base64.push([start, end]);
+      if (run >= SHORTEST_HEX) hexRuns(text, start, i, hex);
+    } else {
+      // One byte written as hex (`67`, `0x67`): count it into the sequence it continues.
+      const at = run === 4 && text.charCodeAt(start) === 0x30 && (text.charCodeAt(start + 1) | 32) === 0x78 ? start + 2 : start;
+      if (i - at === 2 && isHex(text.charCodeAt(at)) && isHex(text.charCodeAt(at + 1))) {
+        if (start - lastPairEnd <= WIDEST_BYTE_GAP) pairs++;
+        else {
+          if (pairs >= FEWEST_HEX_BYTES) hexBytes.push([pairsStart, lastPairEnd]);
+          pairs = 1;
+          pairsStart = start;
+        }
+        lastPairEnd = i;
+      }
+    }
+  }
+  if (pairs >= FEWEST_HEX_BYTES) hexBytes.push([pairsStart, lastPairEnd]);
+  return { base64, hex, hexBytes, foldable };
+}
+
+/** The hex runs of at least 32 digits inside the base64 run [start, end), across its line breaks when a line ends in hex. */
+function hexRuns(text: string, start: number, end: number, hex: Range[]): void {
+  let runStart = -1;
+  for (let i = start; i <= end; i++) {
+    const code = i < end ? text.charCodeAt(i) : 0;
+    if (isHex(code)) {
+      if (runStart < 0) runStart = i;
+      continue;
+    }
+    const lineBreak = code === 0x0a || code === 0x0d;
+    if (runStart >= 0 && lineBreak && i + 1 < end) continue;
+    if (runStart >= 0 && i - runStart >= SHORTEST_HEX) hex.push([runStart, i]);
+    runStart = -1;
+  }
+}
