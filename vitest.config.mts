@@ -1,7 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { fakeSummariser } from "./test/workers/support/fake-summariser";
-import { propertySeed } from "./test/unit/support/property-seed.ts";
+import { propertySeed } from "./test/unit/support/property-seed";
 
 const seed = propertySeed(process.env.PROPERTY_SEED);
 
