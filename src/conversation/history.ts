@@ -85,7 +85,8 @@ export class History {
     const after = overlay?.throughSeq ?? 0;
     // Stubs and image placeholders make the view smaller than the stored messages: what they save can be loaded in addition.
     const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, options.keepImages));
-    const readable = store.groupStartFrom(store.firstSeqWithinBytes(after, LIMITS.historyReadBytes));
+    const fits = store.firstSeqWithinBytes(after, LIMITS.historyReadBytes);
+    const readable = fits > after + 1 ? store.groupStartFrom(fits) : fits;
     const from = Math.max(after + 1, readable, Math.min(within, options.loadFrom ?? within));
     const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.tokensAfter(after) - store.tokensAfter(from - 1) : 0 };
     const summary = overlay?.text ? overlay : null;
