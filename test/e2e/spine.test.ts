@@ -92,6 +92,9 @@ describe("a notes app and a frontend, over real sockets", () => {
     const first = await turn("What am I working on?");
     expect(first.messages[0]).toMatchObject({ role: "system" });
     expect(String(first.messages[0]!.content)).toContain("You are the Notes Assistant.");
+    // The system message names the nonce the runtime's own tags carry.
+    const nonce = /nonce="([a-z0-9]{12})"/.exec(String(first.messages[0]!.content))?.[1];
+    expect(String(first.messages.at(-1)!.content)).toContain(`\n\n<system_reminder nonce="${nonce}">\n[Context: Editor State]`);
     expect(reminderOf(first)).toBe(
       reminder(
         "[Context: Editor State]\nOpen note: q4-plan\nCursor: line 1",

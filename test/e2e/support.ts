@@ -126,10 +126,13 @@ export class Network {
 
 // ── Reading turns ─────────────────────────────────────────────────────────────
 
-/** The reminder appendix of the turn's last user message, or "" when it carried none. */
+/**
+ * The reminder appendix of the turn's last user message, or "" when it carried none, with the conversation's nonce
+ * taken out of its tag (test/workers/trust-boundary.test.ts and the spine test assert the nonce itself).
+ */
 export function reminderOf(turn: TurnResult): string {
   const last = turn.messages.at(-1);
-  const content = typeof last?.content === "string" ? last.content : "";
+  const content = (typeof last?.content === "string" ? last.content : "").replace(/^(<system_reminder) nonce="[a-z0-9]{12}">$/m, "$1>");
   const at = content.indexOf("<system_reminder>");
   return at === -1 ? "" : content.slice(at);
 }
