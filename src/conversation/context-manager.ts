@@ -13,6 +13,9 @@ import type { SerialQueue } from "./serial-queue";
 import type { ConversationMeta, ConversationStore } from "./store";
 import type { ApprovalStore } from "./approval-store";
 import { admitMessages, storeAdmitted, type AdmittedMessages } from "./tool-results";
+import { checkRoom, checkWholeView } from "./capacity";
+import { LIMITS } from "../core/limits";
+import type { MessagePage } from "../protocol/frontend";
 
 type UserMessage = Extract<ChatMessage, { role: "user" }>;
 
@@ -46,6 +49,8 @@ export class ConversationContextManager implements ContextManager {
         awaitingApproval: this.deps.approvals.awaiting(open),
       });
       if (!admitted.ok) return admitted;
+      const room = checkRoom(store, admitted.value.messages);
+      if (!room.ok) return room;
       const at = this.deps.now().toISOString();
       const lastSeq = store.transaction(() => storeAdmitted(store, null, admitted.value, at));
       return ok({ appended: admitted.value.messages.length, lastSeq, toolResults: admitted.value.reports });
@@ -58,14 +63,18 @@ export class ConversationContextManager implements ContextManager {
     return meta.endedAt ? fail("conflict", "this conversation has ended") : ok(meta);
   }
 
-  getMessages(): Result<{ seq: number; turnId: string | null; createdAt: string; message: ChatMessage }[]> {
-    return ok(this.deps.store.messages());
+  /** One page of the stored messages after `after`: a page never nears the RPC limit (LIMITS.historyReadBytes). */
+  getMessages(page: { after: number; limit: number }): Result<MessagePage> {
+    const { messages, hasMore } = this.deps.store.page(page.after, page.limit, LIMITS.historyReadBytes);
+    return ok({ messages, nextAfter: messages.at(-1)?.seq ?? page.after, hasMore });
   }
 
   /** What the model would read before a new message: the frozen system message, the summary, and the newest whole groups that fit. */
   getMessagesForRequest(options: { maxTokens?: number | undefined }): Result<RequestMessages> {
     const { history, meta } = this.deps;
     const maxTokens = options.maxTokens ?? compactionLimits(meta.compactionPolicy)?.usable;
+    const readable = maxTokens === undefined ? checkWholeView(this.deps.store, history.coveredThrough()) : ok(true);
+    if (!readable.ok) return readable;
     const system = this.deps.store.latestSystemPrompt();
     const view = history.view({ maxTokens, keepImages: meta.compactionPolicy.keepImages });
     const rendered = history.render(view, this.deps.now(), meta.compactionPolicy.keepImages);

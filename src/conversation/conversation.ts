@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, SetMessagesBody, TurnBody } from "../api/schemas";
+import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, SetMessagesBody, TurnBody } from "../api/schemas";
 import { contextKey } from "../core/attachments";
 import { acknowledgedApps, mergeAttachments } from "../core/attachments";
 import type { ContextList } from "../core/context-data";
@@ -15,7 +15,7 @@ import { decideApproval, requestApproval, type ApprovalDeps } from "./approvals"
 import { CompactionStore } from "./compaction-store";
 import { History, type CompactionReport } from "./history";
 import type { AppHub } from "../hub/app-hub";
-import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, ResourceInfo, StoredMessage, TurnResult } from "../protocol/frontend";
+import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, MessagePage, ResourceInfo, TurnResult } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
 import { migrate } from "../storage/migrate";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
@@ -105,11 +105,9 @@ export class Conversation extends DurableObject<Env> {
 
   // ── the context-manager contract (src/history/contract.ts) ──
 
-  messages(owner: Owner): Result<{ messages: StoredMessage[] }> {
+  messages(owner: Owner, page: MessagesQuery): Result<MessagePage> {
     const manager = this.manager(owner);
-    if (!manager.ok) return manager;
-    const messages = manager.value.getMessages();
-    return messages.ok ? ok({ messages: messages.value }) : messages;
+    return manager.ok ? manager.value.getMessages(page) : manager;
   }
 
   async appendMessages(owner: Owner, messages: AppendableMessage[]): Promise<Result<{ appended: number; lastSeq: number; toolResults: ToolResultReport[] }>> {

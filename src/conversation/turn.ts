@@ -24,6 +24,7 @@ import type { ConversationMeta, ConversationStore, InjectedEntry, TurnRecord } f
 import type { ApprovalStore } from "./approval-store";
 import { APPROVAL_EXPIRED_RESULT, recordDecisions, turnApprovals } from "./approvals";
 import { admitMessages, inCallOrder, storeAdmitted } from "./tool-results";
+import { checkTurnFits, checkWholeView } from "./capacity";
 import type { TurnSections } from "./turn-sections";
 
 export interface TurnDeps {
@@ -125,6 +126,9 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   // The window bounds every turn: a budget may be tighter, never larger.
   const usable = compactionLimits(policy.value)?.usable;
   const maxTokens = usable === undefined ? body.budget?.maxTokens : Math.min(body.budget?.maxTokens ?? usable, usable);
+  // Without a token bound the model reads the whole view: refused before it is loaded when no request may read that much.
+  const readable = maxTokens === undefined ? checkWholeView(store, history.coveredThrough()) : ok(true);
+  if (!readable.ok) return readable;
   const assembleOnce = (view: HistoryView, rendered: RenderedHistory, ledger: readonly InjectedEntry[]) =>
     assembleTurn({
       turnId,
@@ -177,6 +181,9 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   }
   if (!assembled.ok) return assembled;
   const assembly = assembled.value;
+  // Refused before anything is stored: an answer too large to return, or a conversation with no room for this turn.
+  const fits = checkTurnFits(store, [...fresh, ...(assembly.userMessage ? [assembly.userMessage] : [])], assembly.messages);
+  if (!fits.ok) return fits;
   const memoryMissing = extra.memoryError ? [{ id: "memory", reason: "error" as const, detail: extra.memoryError, severity: "warning" as const }] : [];
   // History the budget could never hold was not even loaded; the evidence still says it was given up.
   const unread = view.unread.messages ? [{ id: `history:before:${view.stored[0]?.seq ?? 0}`, kind: "history" as const, priority: PRIORITY.history, tokens: view.unread.tokens }] : [];

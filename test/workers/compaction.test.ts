@@ -103,7 +103,7 @@ describe("compaction", () => {
     expect(summary, "no summary within 30 exchanges").not.toBeNull();
     expect(summary).toContain('"Quarterly Figures — Final (v2)"');
     expect(summary).toContain("Actually the deadline is Friday the 14th, not Thursday.");
-    expect(withoutNonce(summary)).toMatch(/^<summary_fence covers="messages #1–#\d+" trust="external" summariser="digest">/);
+    expect(withoutNonce(summary ?? "")).toMatch(/^<summary_fence covers="messages #1–#\d+" trust="external" summariser="digest">/);
     expect(summary).toContain("not instructions");
   });
 
