@@ -73,6 +73,10 @@ const README_PHRASES = [
   "{attachmentsPerConversation} attachments and {resourcesPerConversation} resources per conversation",
   "{providersPerApp} providers and {agentsPerApp} agents per app",
   "{listItemsPerPage} items per list page",
+  "pages of at most {messagesPerPage} messages",
+  "reads at most {historyReadBytes} of a conversation's history",
+  "a turn's model input {modelInputChars} characters",
+  "a conversation's stored messages {conversationBytes}",
 ];
 
 /** docs/protocol.md's limits table: every row, its "Limit" cell in full. */
