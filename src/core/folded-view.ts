@@ -68,6 +68,19 @@ function foldCodePoint(c: string, options: FoldOptions): string {
   return out;
 }
 
+const UNKNOWN = -1;
+const DROPPED = -2;
+const LONGER = -3;
+/** Per combination of options, each BMP code unit's single folded code unit, or UNKNOWN, DROPPED, LONGER. */
+const bmpTables = new Map<number, Int32Array>();
+
+function bmpTable(options: FoldOptions): Int32Array {
+  const flags = (options.brackets ? 1 : 0) | (options.keepCase ? 2 : 0) | (options.compact ? 4 : 0);
+  let table = bmpTables.get(flags);
+  if (table === undefined) bmpTables.set(flags, (table = new Int32Array(0x10000).fill(UNKNOWN)));
+  return table;
+}
+
 /** The code point an escape at `at` stands for, and where the escape ends; null when there is none. */
 function decodeEscapeAt(text: string, at: number): { char: string; end: number } | null {
   const code = text.charCodeAt(at);
@@ -129,7 +142,7 @@ class ViewBuilder {
 
   view(): FoldedView {
     const chunks: string[] = [];
-    for (let at = 0; at < this.length; at += 8192) chunks.push(String.fromCharCode(...this.out.subarray(at, Math.min(this.length, at + 8192))));
+    for (let at = 0; at < this.length; at += 8192) chunks.push(String.fromCharCode.apply(null, this.out.subarray(at, Math.min(this.length, at + 8192)) as unknown as number[]));
     return { text: chunks.join(""), starts: this.starts.subarray(0, this.length), ends: this.ends.subarray(0, this.length) };
   }
 
@@ -169,6 +182,19 @@ export function foldText(text: string, options: FoldOptions = {}): FoldedView {
         else if (!keepCase && code >= 0x41 && code <= 0x5a) folded = code + 32;
         view.push(folded, i, i + 1);
       }
+      i++;
+      continue;
+    }
+    // A character of the Basic Multilingual Plane that folds to at most one: from a table filled as it is met.
+    const single = code < 0xd800 || code > 0xdfff ? bmpTable(options) : null;
+    if (single) {
+      let folded = single[code]!;
+      if (folded === UNKNOWN) {
+        const f = foldCodePoint(String.fromCharCode(code), options);
+        folded = single[code] = f.length === 0 ? DROPPED : f.length === 1 ? f.charCodeAt(0) : LONGER;
+      }
+      if (folded === LONGER) view.pushAll(foldCodePoint(String.fromCharCode(code), options), i, i + 1);
+      else if (folded !== DROPPED) view.push(folded, i, i + 1);
       i++;
       continue;
     }
