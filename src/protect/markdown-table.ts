@@ -16,7 +16,8 @@ interface Cell {
   end: number;
 }
 
-const SEPARATOR_CELL = /^:?-{3,}:?$/;
+/** GFM's delimiter row: dashes, with a colon at either end for alignment. */
+const SEPARATOR_CELL = /^:?-+:?$/;
 const TABLE_LINE = /^[ \t]*\|.*\|[ \t]*\r?$/;
 
 /** The cells of a `| a | b |` line, each trimmed of spaces and of the backticks around code. */

@@ -40,8 +40,9 @@ export const PII_RULES: readonly SecretRule[] = [
     priority: PRIORITY.pii,
     keywords: [],
     pii: "cards",
-    // Not after or before a decimal point: 0.41111111111111116 is a float, not a card.
-    pattern: /(?<![\w.-])\d(?:[ -]?\d){12,18}(?!\d|\.\d)/g,
+    // Not after or before a decimal point (0.41111111111111116 is a float), nor inside a word: the digits that
+    // start a line of a hex dump are not a card.
+    pattern: /(?<![\w.-])\d(?:[ -]?\d){12,18}(?!\w|\.\d)/g,
     accept: isCardNumber,
   },
   {

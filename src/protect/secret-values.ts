@@ -19,8 +19,9 @@ export function shannonEntropy(value: string): number {
   return bits;
 }
 
+/** Names for a value left out, and masks: `****`, `•••` and `···` (what the folded view reads `•` as). */
 const PLACEHOLDER =
-  /^(?:\$\{\{.*\}\}|\$\{?[\w.:-]+\}?|%\(?\w*\)?[sd]|<[^<>]*>|\{\{.*\}\}|\{[\w.]*\}|\*+|•+|x+|\.{3}|…|\[redacted[^\]]*\]|null|nil|none|undefined|true|false|yes|no|on|off|required|optional|redacted|hidden|masked|secret|password|passwd|pass|pwd|token|changeme|change_me|example|placeholder|dummy|test|your[\w-]*|\w*_here|<redacted>)$/i;
+  /^(?:\$\{\{.*\}\}|\$\{?[\w.:-]+\}?|%\(?\w*\)?[sd]|<[^<>]*>|\{\{.*\}\}|\{[\w.]*\}|[*•·●∙]+|x+|\.{3,}|…|\((?:hidden|redacted|masked|secret|omitted|not shown)\)|n\/a|omitted|\[redacted[^\]]*\]|null|nil|none|undefined|true|false|yes|no|on|off|required|optional|redacted|hidden|masked|secret|password|passwd|pass|pwd|token|changeme|change_me|example|placeholder|dummy|test|your[\w-]*|\w*_here|<redacted>)$/i;
 /** `config.apiKey`, `process.env.TOKEN`, `tokens.notes!`, `user?.secret`: member access, not a literal. */
 const MEMBER_ACCESS = /^[A-Za-z_$][\w$]*!?(?:\??\.[A-Za-z_$][\w$]*!?)+$/;
 /** `/run/secrets/db_password`, `./key.pem`, `~/.aws/credentials`. */

@@ -14,11 +14,17 @@ import { windowsAround, type Range } from "./windows";
 const JOIN =
   /(["'`])[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*)?)\1|\\\r?\n[ \t]*|(?:\r?\n|(?:\\r)?\\n)[ \t]*/g;
 const RADIUS = 512;
-/** A hard wrap joins only after this many token characters on its line, with a letter and a digit among them, so prose lines stay apart. */
+/**
+ * A hard wrap joins only after this many token characters on its line, with a letter and a digit among them,
+ * or after a run of letters only that mixes cases as random text does, so lines of prose and `NAME=value`
+ * lines stay apart.
+ */
 const WRAPPED_RUN = 12;
+const WRAPPED_LETTERS = 16;
+const WRAPPED_EACH_CASE = 3;
 
 function isTokenChar(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 43 || code === 47 || code === 61 || code === 95 || code === 45;
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 43 || code === 47 || code === 61 || code === 95 || code === 45 || code === 46;
 }
 
 /**
@@ -34,12 +40,19 @@ function isHardWrap(text: string, at: number, end: number): boolean {
   let letters = 0;
   let digits = 0;
   let start = at;
-  while (start > 0 && at - start < 64 && isTokenChar(text.charCodeAt(start - 1))) {
+  // `=` only as padding at the end of the run: within it, it is an assignment.
+  while (start > 0 && text.charCodeAt(start - 1) === 0x3d) start--;
+  while (start > 0 && at - start < 64 && isTokenChar(text.charCodeAt(start - 1)) && text.charCodeAt(start - 1) !== 0x3d) {
     const code = text.charCodeAt(--start);
     if (code >= 48 && code <= 57) digits++;
     else if ((code | 32) >= 97 && (code | 32) <= 122) letters++;
   }
-  return at - start >= WRAPPED_RUN && letters > 0 && digits > 0;
+  return (at - start >= WRAPPED_RUN && letters > 0 && digits > 0) || mixedCaseLetters(text.slice(Math.max(start, at - WRAPPED_LETTERS), at));
+}
+
+function mixedCaseLetters(tail: string): boolean {
+  if (tail.length < WRAPPED_LETTERS || !/^[A-Za-z]+$/.test(tail)) return false;
+  return tail.replace(/[a-z]/g, "").length >= WRAPPED_EACH_CASE && tail.replace(/[A-Z]/g, "").length >= WRAPPED_EACH_CASE;
 }
 
 function findJoins(text: string): Range[] {
