@@ -5,6 +5,7 @@
  * the loss notes say so.
  */
 import { countTokens } from "../core/tokens";
+import { redact } from "../protect/redact";
 import { digestSummariser } from "./digest";
 import { modelSummariser, type ModelSummariserConfig } from "./model-summariser";
 import type { CompactionPolicy } from "./policy";
@@ -14,7 +15,16 @@ export function chooseSummariser(kind: CompactionPolicy["summariser"], model: Mo
   return kind === "model" && model ? modelSummariser(model) : digestSummariser;
 }
 
+/**
+ * A summary is stored redacted whoever wrote it: a model may spell out what its redacted input only hinted at. It
+ * is neutralised when shown (history/view.ts), as it quotes every channel.
+ */
 export async function summariseSafely(summariser: Summariser, request: SummaryRequest): Promise<SummaryDraft & { summariser: string }> {
+  const drafted = await summariseOrFallBack(summariser, request);
+  return { ...drafted, text: redact(drafted.text).text, loss: drafted.loss.map((note) => redact(note).text) };
+}
+
+async function summariseOrFallBack(summariser: Summariser, request: SummaryRequest): Promise<SummaryDraft & { summariser: string }> {
   if (summariser === digestSummariser) return { ...(await digestSummariser.summarise(request)), summariser: digestSummariser.name };
   try {
     const draft = await summariser.summarise(request);

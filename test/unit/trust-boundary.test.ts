@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { neutralize } from "../../src/core/neutralize";
+import { summariseSafely } from "../../src/history/summarise";
 import { admitJsonText, admitText } from "../../src/protect/boundary";
 import { forgeryVariants, nonceVariants, RUNTIME_FORMS, structuresIn } from "../fixtures/forgery";
 
@@ -78,5 +79,15 @@ describe("the trust boundary", () => {
     expect(JSON.parse(admitted.text)).toEqual({ q: "(/system_reminder) hi", key: "[REDACTED:github-token]" });
     expect(admitted.hits[0]).toMatchObject({ rule: "github-token", path: "/key" });
     expect(admitJsonText('{ "q": "plain" }').text).toBe('{ "q": "plain" }');
+  });
+});
+
+describe("summaries", () => {
+  it("are stored redacted whoever wrote them: a model's summary may spell out a secret", async () => {
+    const token = `ghp_${"a1B2c3D4e5".repeat(3)}abcdef`;
+    const model = { name: "model", summarise: async () => ({ text: `The user's token is ${token}.`, state: null, loss: [`dropped ${token}`] }) };
+    const draft = await summariseSafely(model, { previous: null, messages: [], maxTokens: 500 });
+    expect(draft.text).toBe("The user's token is [REDACTED:github-token].");
+    expect(draft.loss).toEqual(["dropped [REDACTED:github-token]"]);
   });
 });
