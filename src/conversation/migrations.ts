@@ -8,6 +8,7 @@ import approvals from "../../migrations/conversation/0007_approvals.sql";
 import imageIndex from "../../migrations/conversation/0008_image_index.sql";
 import nonce from "../../migrations/conversation/0009_nonce.sql";
 import type { Migration } from "../storage/migrate";
+import { admitStoredResources } from "./admit-stored";
 import { backfillTokenCounts } from "./message-store";
 
 export const CONVERSATION_MIGRATIONS: Migration[] = [
@@ -19,5 +20,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 6, name: "0006_coverage", sql: coverage },
   { version: 7, name: "0007_approvals", sql: approvals },
   { version: 8, name: "0008_image_index", sql: imageIndex },
-  { version: 9, name: "0009_nonce", sql: nonce },
+  { version: 9, name: "0009_nonce", sql: nonce, then: admitStoredResources },
 ];
