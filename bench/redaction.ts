@@ -1,66 +1,110 @@
 /**
- * Redaction quality and speed: recall over the labelled corpus's secrets, the
- * share of look-alike samples wrongly touched, and throughput on a 1 MB tool
- * output of log lines with a few secrets in it. Prints nothing; bench/run.ts
- * decides how to show it.
+ * Redaction quality and speed, in Node: recall over the labelled corpus's
+ * secrets and the share of negative samples wrongly touched, each by shape,
+ * and throughput on a 1 MiB mixed tool output (log lines with code, JSON,
+ * tables, prose, base64 and a secret in some of its disguises every few
+ * hundred lines). Prints nothing; its callers decide how to show it.
  */
 import { redact } from "../src/protect/redact";
-import { NEGATIVE_SAMPLES, SECRET_SAMPLES } from "../test/fixtures/secret-corpus";
+import { NEGATIVE_SAMPLES, SECRET_SAMPLES, type SecretSample } from "../test/fixtures/secret-corpus";
+
+export interface ShapeFigures {
+  shape: string;
+  /** Secrets (for negatives: samples) of this shape. */
+  total: number;
+  /** Secrets gone and named by the expected rule (for negatives: samples with any redaction). */
+  count: number;
+}
 
 export interface RedactionBench {
-  /** Share of the corpus's secret values absent from the redacted text. */
+  /** Share of the corpus's secret values gone from the redacted text and covered by a hit of the expected rule. */
   recall: number;
-  /** Share of look-alike samples in which anything was redacted. */
+  /** Share of negative samples in which anything was redacted. */
   falsePositiveRate: number;
   secrets: number;
   negatives: number;
-  /** Median over timed runs on a 1 MiB log, after warm-up. */
+  recallByShape: ShapeFigures[];
+  falsePositivesByKind: ShapeFigures[];
+  /** Median over timed runs on a 1 MiB mixed output, after warm-up. */
   mbPerSecond: number;
 }
 
 const MIB = 1_048_576;
 
-/** Log lines of a busy service, with a credential every few hundred lines. */
-function syntheticToolOutput(): string {
-  const secrets = SECRET_SAMPLES.filter((sample) => sample.carrier === "log" && sample.policy === undefined).map((sample) => sample.text);
+/** Whether a secret is gone from the redacted text and a hit of its rule covers where it was. */
+function caught(sample: SecretSample, value: string, rule: string, result: ReturnType<typeof redact>): boolean {
+  const start = sample.text.indexOf(value);
+  return !result.text.includes(value) && result.hits.some((hit) => hit.rule === rule && hit.offset <= start && hit.offset + hit.length >= start + value.length);
+}
+
+function tally(figures: Map<string, ShapeFigures>, shape: string, counted: boolean): void {
+  const entry = figures.get(shape) ?? { shape, total: 0, count: 0 };
+  entry.total++;
+  if (counted) entry.count++;
+  figures.set(shape, entry);
+}
+
+/** A busy service's log, with a negative sample every 37 lines and a secret (plain or disguised) every 211. */
+export function mixedToolOutput(): string {
+  const secrets = SECRET_SAMPLES.filter((sample) => sample.policy === undefined).map((sample) => sample.text);
   const lines: string[] = [];
   for (let i = 0, size = 0; size < MIB; i++) {
     const line =
-      i % 499 === 0
-        ? secrets[(i / 499) % secrets.length]!
-        : `2026-11-23T10:${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}.${String(i % 1000).padStart(3, "0")}Z INFO api request_id=${((i * 2654435761) >>> 0).toString(16)} method=GET path=/v1/items/${i}?page=${i % 7}&sort=asc status=${i % 50 === 0 ? 500 : 200} dur_ms=${(i * 37) % 400} cache_key=item:${i} user=u${i % 97}`;
+      i % 211 === 0
+        ? secrets[((i / 211) * 7) % secrets.length]!
+        : i % 37 === 0
+          ? NEGATIVE_SAMPLES[(i / 37) % NEGATIVE_SAMPLES.length]!.text
+          : `2026-11-23T10:${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}.${String(i % 1000).padStart(3, "0")}Z INFO api request_id=${((i * 2654435761) >>> 0).toString(16)} method=GET path=/v1/items/${i}?page=${i % 7}&sort=asc status=${i % 50 === 0 ? 500 : 200} dur_ms=${(i * 37) % 400} cache_key=item:${i} user=u${i % 97}`;
     lines.push(line);
     size += line.length + 1;
   }
   return lines.join("\n").slice(0, MIB);
 }
 
-export function benchRedaction(): RedactionBench {
-  let secrets = 0;
-  let removed = 0;
-  for (const sample of SECRET_SAMPLES) {
-    const { text } = redact(sample.text, sample.policy);
-    for (const secret of sample.secrets) {
-      secrets++;
-      if (!text.includes(secret.value)) removed++;
-    }
-  }
-  const falsePositives = NEGATIVE_SAMPLES.filter((sample) => redact(sample.text).hits.length > 0).length;
-
-  const output = syntheticToolOutput();
-  for (let i = 0; i < 3; i++) redact(output);
-  const runs = Array.from({ length: 9 }, () => {
+/** Median MB/s of `redact` over `text`, after warm-up. */
+export function redactionThroughput(text: string, runs = 9): number {
+  for (let i = 0; i < 3; i++) redact(text);
+  const times = Array.from({ length: runs }, () => {
     const started = performance.now();
-    redact(output);
+    redact(text);
     return performance.now() - started;
   }).sort((a, b) => a - b);
-  const medianMs = runs[Math.floor(runs.length / 2)]!;
+  return text.length / MIB / (times[Math.floor(times.length / 2)]! / 1000);
+}
 
+export function benchRedaction(): RedactionBench {
+  const byShape = new Map<string, ShapeFigures>();
+  for (const sample of SECRET_SAMPLES) {
+    const result = redact(sample.text, sample.policy);
+    for (const secret of sample.secrets) tally(byShape, sample.shape, caught(sample, secret.value, secret.rule, result));
+  }
+  const byKind = new Map<string, ShapeFigures>();
+  for (const sample of NEGATIVE_SAMPLES) tally(byKind, sample.kind, redact(sample.text).hits.length > 0);
+
+  const recallByShape = [...byShape.values()];
+  const falsePositivesByKind = [...byKind.values()];
+  const secrets = recallByShape.reduce((sum, f) => sum + f.total, 0);
+  const falsePositives = falsePositivesByKind.reduce((sum, f) => sum + f.count, 0);
   return {
-    recall: removed / secrets,
+    recall: recallByShape.reduce((sum, f) => sum + f.count, 0) / secrets,
     falsePositiveRate: falsePositives / NEGATIVE_SAMPLES.length,
     secrets,
     negatives: NEGATIVE_SAMPLES.length,
-    mbPerSecond: output.length / MIB / (medianMs / 1000),
+    recallByShape,
+    falsePositivesByKind,
+    mbPerSecond: redactionThroughput(mixedToolOutput()),
   };
+}
+
+const percent = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)} %`;
+
+/** The figures as report lines: the totals against the issue's targets, then recall by shape and false positives by kind. */
+export function formatRedactionBench(r: RedactionBench): string[] {
+  return [
+    `  recall ${(100 * r.recall).toFixed(2)} % (target ≥ 99.5 %) · false positives ${(100 * r.falsePositiveRate).toFixed(2)} % of negatives (target ≤ 0.5 %) · ${r.mbPerSecond.toFixed(1)} MB/s on a 1 MiB mixed log (target ≥ 20 MB/s)`,
+    "  recall by shape:",
+    ...r.recallByShape.map((f) => `    ${f.shape.padEnd(32)} ${String(f.count).padStart(4)} / ${String(f.total).padEnd(4)} ${percent(f.count, f.total)}`),
+    "  false positives by kind of negative:",
+    ...r.falsePositivesByKind.map((f) => `    ${f.shape.padEnd(32)} ${String(f.count).padStart(4)} / ${String(f.total).padEnd(4)} ${percent(f.count, f.total)}`),
+  ];
 }

@@ -29,7 +29,7 @@ function nameClass(match: RegExpExecArray, text: string) {
 const SECRET_ASSIGNMENT: SecretRule = {
   id: "secret-assignment",
   priority: PRIORITY.assignment,
-  startsAtKeyword: true,
+  keywordReach: 0,
   keywords: ["pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie"],
   // Anchored on the keyword, not the start of the name, so scanning stays linear in long runs of letters.
   // An unquoted value runs to a space, quote, backslash, bracket, `,` or `;`, or to an `&` that starts another
@@ -63,7 +63,7 @@ const SECRET_XML_ELEMENT: SecretRule = {
 const CLI_SECRET_FLAG: SecretRule = {
   id: "cli-password",
   priority: PRIORITY.header,
-  startsAtKeyword: true,
+  keywordReach: 0,
   keywords: ["--", "mysql"],
   // `--password value` / `--api-key value` (the `=` form is an assignment), and mysql's `-pvalue`.
   pattern:

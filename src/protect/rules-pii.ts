@@ -37,6 +37,7 @@ function isSsn(candidate: string): boolean {
 export const PII_RULES: readonly SecretRule[] = [
   {
     id: "card-number",
+    runAnchor: "digits",
     priority: PRIORITY.pii,
     keywords: [],
     pii: "cards",
@@ -47,6 +48,7 @@ export const PII_RULES: readonly SecretRule[] = [
   },
   {
     id: "us-ssn",
+    runAnchor: "digits",
     priority: PRIORITY.pii,
     keywords: [],
     pii: "ssn",

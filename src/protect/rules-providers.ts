@@ -13,9 +13,11 @@ const provider = (id: string, keywords: readonly string[], pattern: RegExp, acce
   pattern,
   ...(accept ? { accept } : {}),
 });
-const hexAnchored = (rule: SecretRule): SecretRule => ({ ...rule, hexAnchored: true });
+const hexAnchored = (rule: SecretRule): SecretRule => ({ ...rule, runAnchor: "hex" });
 /** A token that starts with its keyword (its issuer's prefix), so it is looked for only where the prefix is. */
-const prefixed = (...args: Parameters<typeof provider>): SecretRule => ({ ...provider(...args), startsAtKeyword: true });
+const prefixed = (...args: Parameters<typeof provider>): SecretRule => ({ ...provider(...args), keywordReach: 0 });
+/** A token whose keyword comes a few characters in (`https://` before `hooks.slack.com`, the bot id before `:AA`). */
+const reaching = (reach: number, rule: SecretRule): SecretRule => ({ ...rule, keywordReach: reach });
 
 /** A random-looking body, so `sk-this-is-not-a-key`-style text in docs is not taken for a key. */
 const random = (minBits: number) => (secret: string) => shannonEntropy(secret) >= minBits;
@@ -41,15 +43,15 @@ export const PROVIDER_RULES: readonly SecretRule[] = [
   prefixed("pypi-token", ["pypi-age"], /\bpypi-AgE[\w-]{50,}/g),
   prefixed("docker-hub-token", ["dckr_pat_", "dckr_oat_"], /\bdckr_(?:pat|oat)_[\w-]{20,}/g),
   prefixed("slack-token", ["xoxa-", "xoxb-", "xoxe", "xoxp-", "xoxr-", "xoxs-", "xapp-"], /\b(?:(?:xoxe\.)?xox[abeprs]-[0-9A-Za-z-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{16,})(?<!-)/g),
-  provider("slack-webhook-url", ["hooks.slack.com"], /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/T[A-Z0-9]+\/[A-Z0-9]+\/[A-Za-z0-9]{16,}/g),
+  reaching(8, provider("slack-webhook-url", ["hooks.slack.com"], /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/T[A-Z0-9]+\/[A-Z0-9]+\/[A-Za-z0-9]{16,}/g)),
   provider("discord-bot-token", [], /\b[MNO][\w-]{23,27}\.[\w-]{6}\.[\w-]{27,40}(?![\w-])/g, startsWithSnowflake),
-  provider("discord-webhook-url", ["discord.com/api/webhooks", "discordapp.com/api/webhooks"], /https:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d{17,20}\/[\w-]{60,68}/g),
+  reaching(15, provider("discord-webhook-url", ["discord.com/api/webhooks", "discordapp.com/api/webhooks"], /https:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d{17,20}\/[\w-]{60,68}/g)),
   // The bot id must start the token, or follow `bot` as in api.telegram.org/bot<token>/; checked after the
   // match because a lookbehind here would be tried at every digit of a log.
-  provider("telegram-bot-token", [":aa"], /\d{8,10}:AA[\w-]{33}(?![\w-])/g, (_secret, match, text) => {
+  reaching(10, provider("telegram-bot-token", [":aa"], /\d{8,10}:AA[\w-]{33}(?![\w-])/g, (_secret, match, text) => {
     const before = text.charAt(match.index - 1);
     return before === "" || !/[\w:]/.test(before) || text.slice(match.index - 3, match.index) === "bot";
-  }),
+  })),
   prefixed("stripe-secret-key", ["sk_live_", "sk_test_"], /\bsk_(?:live|test)_[0-9A-Za-z]{24,247}\b/g),
   prefixed("stripe-restricted-key", ["rk_live_", "rk_test_"], /\brk_(?:live|test)_[0-9A-Za-z]{24,247}\b/g),
   prefixed("stripe-webhook-secret", ["whsec_"], /\bwhsec_[A-Za-z0-9+/=]{32,}/g),

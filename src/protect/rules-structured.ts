@@ -25,6 +25,8 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
     id: "pem-private-key",
     priority: PRIORITY.structured,
     keywords: ["private key"],
+    // `-----BEGIN ` and a label (`ENCRYPTED `, `OPENSSH `, `PGP `) before the keyword.
+    keywordReach: 64,
     // The whole block when its END line is there; when output was cut, everything from BEGIN through the
     // base64 lines that follow: after real or JSON-escaped (`\n`) newlines, or, flattened to one line, after
     // spaces or nothing, in chunks of 16 or more (so the words of a sentence after the key stay).
@@ -33,14 +35,14 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
   },
   {
     id: "jwt",
-    startsAtKeyword: true,
+    keywordReach: 0,
     priority: PRIORITY.structured,
     keywords: ["eyj"],
     pattern: /\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/g,
   },
   {
     id: "url-password",
-    startsAtKeyword: true,
+    keywordReach: 0,
     priority: PRIORITY.structured,
     keywords: ["://"],
     // scheme://user:password@host — only the password is redacted, so the log still says where it connected.
@@ -50,7 +52,7 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
   },
   {
     id: "authorization-header",
-    startsAtKeyword: true,
+    keywordReach: 0,
     priority: PRIORITY.header + 1,
     keywords: ["authorization"],
     pattern:
@@ -59,7 +61,7 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
   },
   {
     id: "bearer-token",
-    startsAtKeyword: true,
+    keywordReach: 0,
     priority: PRIORITY.header,
     keywords: ["bearer"],
     pattern: /\bbearer[ \t]+(?<secret>[\w.~+/-]{20,}=*)/gi,
@@ -67,7 +69,7 @@ export const STRUCTURED_RULES: readonly SecretRule[] = [
   },
   {
     id: "curl-user-password",
-    startsAtKeyword: true,
+    keywordReach: 0,
     priority: PRIORITY.header,
     keywords: ["-u", "--user"],
     // `curl -u user:password`; a user with no password (`-u alice`) makes curl prompt and is not a secret.

@@ -25,12 +25,16 @@ export interface SecretRule {
   /** Set on personal-data rules, which the redaction policy switches on and off. */
   readonly pii?: PiiKind;
   /**
-   * Every match contains a run of at least 32 hex digits: the rule runs only around such runs, which one pass
-   * over the text finds, instead of retrying a hex class at every character of a log.
+   * Every match contains a run of at least 32 hex digits (`hex`), or a stretch of at least 9 digits (`digits`):
+   * the rule runs only around such runs, which one pass over the text finds, instead of retrying a character
+   * class at every character of a log.
    */
-  readonly hexAnchored?: true;
-  /** Every match starts where one of the keywords does (case aside): the rule is tried only at those places. */
-  readonly startsAtKeyword?: true;
+  readonly runAnchor?: "hex" | "digits";
+  /**
+   * Every match starts at most this many characters before one of the keywords (0: at it, as an issuer's prefix
+   * does): the rule is tried only at those places, so a 1 MB text with one token in it pays for a few attempts.
+   */
+  readonly keywordReach?: number;
 }
 
 /** Priorities: a token that names its issuer beats a structure, which beats a header, which beats a guess from a key name. */

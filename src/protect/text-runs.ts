@@ -1,7 +1,7 @@
 /**
  * One pass over a text that finds what the decoding views and the hex-shaped
  * rules start from: runs of the base64 alphabet, runs of hex digits,
- * sequences of hex bytes written one by one, and the places worth folding
+ * sequences of hex bytes written one by one, stretches of digits, and the places worth folding
  * (non-ASCII characters and escapes). A regular expression per shape
  * costs about 10 ms per MB on a log (it retries at every character of every
  * short run); this pass is one table lookup per character and does real work
@@ -17,18 +17,24 @@ export interface TextRuns {
   readonly hex: readonly Range[];
   /** Stretches of at least 16 two-digit hex groups with short gaps between them (`67 68 70`, `0x67, 0x68`), to be parsed. */
   readonly hexBytes: readonly Range[];
+  /** Stretches of digits (with `-`, or groups separated by one space) at least 9 long: where a card or an SSN can be. */
+  readonly digits: readonly Range[];
   /** Non-ASCII characters and escapes (`\u0067`, `\x67`, `%67`, `&#103;`), at most one every 128 characters (the folded view's windows are wider). */
   readonly foldable: readonly Range[];
 }
 
 const BASE64 = 1;
 const HEX = 2;
+/** Digits and the dash between their groups. */
+const DIGITS = 4;
 const CLASS = new Uint8Array(128);
 for (const char of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_") CLASS[char.charCodeAt(0)] = BASE64;
-for (const char of "0123456789abcdefABCDEF") CLASS[char.charCodeAt(0)] = BASE64 | HEX;
+for (const char of "0123456789abcdefABCDEF") CLASS[char.charCodeAt(0)]! |= HEX;
+for (const char of "0123456789-") CLASS[char.charCodeAt(0)]! |= DIGITS;
 
 const SHORTEST_BASE64 = 16;
 const SHORTEST_HEX = 32;
+const SHORTEST_DIGITS = 9;
 const FEWEST_HEX_BYTES = 16;
 /** A line break continues a run only after a full line, as encoders wrap. */
 const SHORTEST_WRAPPED_LINE = 32;
@@ -61,7 +67,7 @@ function continuation(text: string, at: number, lineLength: number): number {
   return end > next && (end === text.length || after === 0x0a || after === 0x0d) ? next : -1;
 }
 
-const isHex = (code: number) => code < 128 && CLASS[code] === (BASE64 | HEX);
+const isHex = (code: number) => code < 128 && (CLASS[code]! & HEX) !== 0;
 const FOLDABLE_SPACING = 128;
 const ENTITY = /&#?[A-Za-z0-9]{2,8};/y;
 
@@ -83,7 +89,10 @@ function findRuns(text: string): TextRuns {
   const hex: Range[] = [];
   const hexBytes: Range[] = [];
   const foldable: Range[] = [];
+  const digits: Range[] = [];
   let nextFoldable = 0;
+  let digitsStart = -1;
+  let digitsEnd = -2;
   let pairsStart = -1;
   let pairs = 0;
   let lastPairEnd = -WIDEST_BYTE_GAP - 1;
@@ -101,16 +110,26 @@ function findRuns(text: string): TextRuns {
     // A run of the base64 alphabet (hex digits are in it): a tight loop to its end, then across wrapped lines.
     const start = i;
     let lineStart = i;
+    let kinds = CLASS[code]!;
     for (;;) {
       for (i++; i < length; i++) {
         code = text.charCodeAt(i);
         if (code >= 128 || CLASS[code] === 0) break;
+        kinds &= CLASS[code]!;
       }
       const next = i < length && (code === 0x0a || code === 0x0d) ? continuation(text, i, i - lineStart) : -1;
       if (next < 0) break;
       i = lineStart = next;
     }
     const run = i - start;
+    if ((kinds & DIGITS) !== 0) {
+      // Digit groups one space apart are one stretch (`4111 1111 1111 1111`).
+      if (start - digitsEnd > 1) {
+        if (digitsEnd - digitsStart >= SHORTEST_DIGITS) digits.push([digitsStart, digitsEnd]);
+        digitsStart = start;
+      }
+      digitsEnd = i;
+    }
     if (run >= SHORTEST_BASE64) {
       let end = i;
       while (end < length && end - i < 2 && text.charCodeAt(end) === 0x3d) end++;
@@ -131,7 +150,8 @@ function findRuns(text: string): TextRuns {
     }
   }
   if (pairs >= FEWEST_HEX_BYTES) hexBytes.push([pairsStart, lastPairEnd]);
-  return { base64, hex, hexBytes, foldable };
+  if (digitsEnd - digitsStart >= SHORTEST_DIGITS) digits.push([digitsStart, digitsEnd]);
+  return { base64, hex, hexBytes, digits, foldable };
 }
 
 /** The hex runs of at least 32 digits inside the base64 run [start, end), across its line breaks when a line ends in hex. */
