@@ -9,10 +9,15 @@
 const ALPHABET = 128;
 
 export class KeywordFinder {
-  /** next[state * 128 + code]: the state after reading `code` (a DFA, failure links folded in). */
-  private readonly next: Int32Array;
+  /** next[state * width + symbol]: the state after reading a character (a DFA, failure links folded in). */
+  private readonly next: Uint16Array;
+  /** Each ASCII character's symbol: its place among the characters keywords use, 0 for the rest. */
+  private readonly symbols: Uint8Array;
+  private readonly width: number;
   /** For each state, the keywords that end there (its own and those of its failure chain). */
   private readonly endings: (readonly string[] | null)[];
+  /** 1 where a state has endings: a byte per state keeps the per-character check to one load. */
+  private readonly ends: Uint8Array;
 
   constructor(keywords: readonly string[]) {
     const children: Map<number, number>[] = [new Map()];
@@ -57,33 +62,48 @@ export class KeywordFinder {
         }
       }
     }
-    this.next = next;
     this.endings = endings;
+    this.ends = Uint8Array.from(endings, (list) => (list === null ? 0 : 1));
+    // Compact the table to the characters keywords use (upper case read as lower, all others as symbol 0), so
+    // it stays small enough for the processor's cache.
+    const used = [...new Set(keywords.join(""))].map((char) => char.charCodeAt(0));
+    this.width = used.length + 1;
+    this.symbols = new Uint8Array(ALPHABET);
+    used.forEach((code, index) => {
+      this.symbols[code] = index + 1;
+      if (code >= 97 && code <= 122) this.symbols[code - 32] = index + 1;
+    });
+    const outside = used.length === ALPHABET ? -1 : [...Array(ALPHABET).keys()].find((code) => !used.includes(code) && !(code >= 65 && code <= 90 && used.includes(code + 32)))!;
+    this.next = new Uint16Array(children.length * this.width);
+    for (let state = 0; state < children.length; state++) {
+      this.next[state * this.width] = next[state * ALPHABET + outside]!;
+      used.forEach((code, index) => (this.next[state * this.width + index + 1] = next[state * ALPHABET + code]!));
+    }
   }
 
   /** Where each keyword starts in `text`, in increasing order; keywords that never occur are absent. */
   find(text: string): Map<string, number[]> {
     const found = new Map<string, number[]>();
     const next = this.next;
-    const endings = this.endings;
+    const ends = this.ends;
+    const symbols = this.symbols;
+    const width = this.width;
+    const length = text.length;
     let state = 0;
-    for (let i = 0; i < text.length; i++) {
-      let code = text.charCodeAt(i);
-      if (code >= ALPHABET) {
-        state = 0;
-        continue;
-      }
-      if (code >= 65 && code <= 90) code += 32;
-      state = next[state * ALPHABET + code]!;
-      const ended = endings[state];
-      if (ended) {
-        for (const keyword of ended) {
-          const list = found.get(keyword);
-          if (list === undefined) found.set(keyword, [i + 1 - keyword.length]);
-          else list.push(i + 1 - keyword.length);
-        }
-      }
+    for (let i = 0; i < length; i++) {
+      const code = text.charCodeAt(i);
+      // Keywords are ASCII; anything else starts over, like a character no keyword has (symbol 0).
+      state = next[state * width + (code < ALPHABET ? symbols[code]! : 0)]!;
+      if (ends[state] !== 0) this.record(found, state, i);
     }
     return found;
+  }
+
+  private record(found: Map<string, number[]>, state: number, at: number): void {
+    for (const keyword of this.endings[state]!) {
+      const list = found.get(keyword);
+      if (list === undefined) found.set(keyword, [at + 1 - keyword.length]);
+      else list.push(at + 1 - keyword.length);
+    }
   }
 }

@@ -1,7 +1,7 @@
 /**
  * One pass over a text that finds what the decoding views and the hex-shaped
  * rules start from: runs of the base64 alphabet, runs of hex digits,
- * sequences of hex bytes written one by one, stretches of digits, and the places worth folding
+ * sequences of hex bytes written one by one, stretches of digits, line breaks after a run, and the places worth folding
  * (non-ASCII characters and escapes). A regular expression per shape
  * costs about 10 ms per MB on a log (it retries at every character of every
  * short run); this pass is one table lookup per character and does real work
@@ -19,6 +19,8 @@ export interface TextRuns {
   readonly hexBytes: readonly Range[];
   /** Stretches of digits (with `-`, or groups separated by one space) at least 9 long: where a card or an SSN can be. */
   readonly digits: readonly Range[];
+  /** Line breaks (real, or a `\n` escape) right after a base64 character: where a token may have been wrapped. */
+  readonly breaks: readonly number[];
   /** Non-ASCII characters and escapes (`\u0067`, `\x67`, `%67`, `&#103;`), at most one every 128 characters (the folded view's windows are wider). */
   readonly foldable: readonly Range[];
 }
@@ -90,6 +92,7 @@ function findRuns(text: string): TextRuns {
   const hexBytes: Range[] = [];
   const foldable: Range[] = [];
   const digits: Range[] = [];
+  const breaks: number[] = [];
   let nextFoldable = 0;
   let digitsStart = -1;
   let digitsEnd = -2;
@@ -117,7 +120,9 @@ function findRuns(text: string): TextRuns {
         if (code >= 128 || CLASS[code] === 0) break;
         kinds &= CLASS[code]!;
       }
-      const next = i < length && (code === 0x0a || code === 0x0d) ? continuation(text, i, i - lineStart) : -1;
+      const lineBreak = i < length && (code === 0x0a || code === 0x0d || (code === 0x5c && text.charCodeAt(i + 1) === 0x6e) || (code === 0x5c && text.charCodeAt(i + 1) === 0x72));
+      if (lineBreak) breaks.push(i);
+      const next = lineBreak && code !== 0x5c ? continuation(text, i, i - lineStart) : -1;
       if (next < 0) break;
       i = lineStart = next;
     }
@@ -151,7 +156,7 @@ function findRuns(text: string): TextRuns {
   }
   if (pairs >= FEWEST_HEX_BYTES) hexBytes.push([pairsStart, lastPairEnd]);
   if (digitsEnd - digitsStart >= SHORTEST_DIGITS) digits.push([digitsStart, digitsEnd]);
-  return { base64, hex, hexBytes, digits, foldable };
+  return { base64, hex, hexBytes, digits, breaks, foldable };
 }
 
 /** The hex runs of at least 32 digits inside the base64 run [start, end), across its line breaks when a line ends in hex. */

@@ -8,11 +8,13 @@
  * Only windows around such joins are viewed.
  */
 import { ViewWriter, type DerivedView } from "./view";
+import { textRuns } from "./text-runs";
 import { windowsAround, type Range } from "./windows";
 
-/** Each alternative starts with a quote, a backslash or a line break, so the search skips ordinary text quickly. */
-const JOIN =
-  /(["'`])[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*)?)\1|\\\r?\n[ \t]*|(?:\r?\n|(?:\\r)?\\n)[ \t]*/g;
+/** Concatenations and continuations; each alternative starts with a quote or a backslash, so the search skips ordinary text quickly. */
+const JOIN = /(["'`])[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*)?)\1|\\\r?\n[ \t]*/g;
+/** A line break (real or escaped) and the next line's indentation. */
+const BREAK = /(?:\r?\n|(?:\\r)?\\n)[ \t]*/y;
 const RADIUS = 512;
 /**
  * A hard wrap joins only after this many token characters on its line, with a letter and a digit among them,
@@ -55,17 +57,17 @@ function mixedCaseLetters(tail: string): boolean {
   return tail.replace(/[a-z]/g, "").length >= WRAPPED_EACH_CASE && tail.replace(/[A-Z]/g, "").length >= WRAPPED_EACH_CASE;
 }
 
+/** Concatenations and continuations, then the hard wraps among the line breaks the shared pass found after a run, in order. */
 function findJoins(text: string): Range[] {
   const joins: Range[] = [];
   JOIN.lastIndex = 0;
-  for (let match = JOIN.exec(text); match !== null; match = JOIN.exec(text)) {
-    const start = match.index;
-    const end = start + match[0].length;
-    const first = match[0].charCodeAt(0);
-    const continuation = first === 0x5c && (match[0].charCodeAt(1) === 0x0a || match[0].charCodeAt(1) === 0x0d);
-    if (match[1] !== undefined || continuation || isHardWrap(text, start, end)) joins.push([start, end]);
+  for (let match = JOIN.exec(text); match !== null; match = JOIN.exec(text)) joins.push([match.index, match.index + match[0].length]);
+  const wraps: Range[] = [];
+  for (const at of textRuns(text).breaks) {
+    BREAK.lastIndex = at;
+    if (BREAK.test(text) && isHardWrap(text, at, BREAK.lastIndex)) wraps.push([at, BREAK.lastIndex]);
   }
-  return joins;
+  return wraps.length === 0 ? joins : [...joins, ...wraps].sort((a, b) => a[0] - b[0]);
 }
 
 export function joinedViews(text: string): DerivedView[] {
