@@ -1,5 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { redact, redactJson } from "../../src/protect/redact";
+import { NEGATIVE_SAMPLES, SECRET_SAMPLES } from "../fixtures/secret-corpus";
 
 // Fake credentials in documented formats: never real.
 const GITHUB = "ghp_R8x2Lq9TzV4mN7bK1cW5yH3jP6dF0sA2gE8u";
@@ -122,5 +124,33 @@ describe("redactJson", () => {
   it("uses the same views on string leaves", () => {
     const { value } = redactJson({ note: `gh\u200bp_${GITHUB.slice(4)}` });
     expect(value).toEqual({ note: "[REDACTED:github-token]" });
+  });
+});
+
+describe("views, mapped back", () => {
+  const disguised = SECRET_SAMPLES.filter((s) => s.shape !== "plain" && s.policy === undefined);
+  const filler = NEGATIVE_SAMPLES.map((s) => s.text);
+
+  it("redact a disguised secret anywhere in ordinary text, replacing only the original spans the hits name", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...disguised), fc.constantFrom(...filler), fc.constantFrom(...filler), fc.constantFrom("\n", " ", "\n\n"), (sample, before, after, gap) => {
+        const text = `${before}${gap}${sample.text}${gap}${after}`;
+        const { text: out, hits } = redact(text);
+        let rebuilt = "";
+        let cursor = 0;
+        for (const hit of hits) {
+          expect(hit.offset).toBeGreaterThanOrEqual(cursor);
+          expect(text.slice(hit.offset, hit.offset + hit.length)).toBe(hit.value);
+          rebuilt += `${text.slice(cursor, hit.offset)}[REDACTED:${hit.rule}]`;
+          cursor = hit.offset + hit.length;
+        }
+        expect(out).toBe(rebuilt + text.slice(cursor));
+        for (const secret of sample.secrets) expect(out, sample.id).not.toContain(secret.value);
+        // The ordinary text around it comes through whole.
+        expect(out.startsWith(before)).toBe(true);
+        expect(out.endsWith(after)).toBe(true);
+      }),
+      { seed: 20261123, numRuns: 300 },
+    );
   });
 });

@@ -1,0 +1,83 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { KeywordFinder } from "../../src/protect/keyword-finder";
+import { DEFAULT_REDACTION_POLICY } from "../../src/protect/redaction-policy";
+import { SECRET_RULES } from "../../src/protect/rules";
+import { findSecretSpans, type SecretSpan } from "../../src/protect/scan";
+import { secretGroups, secretSpan } from "../../src/protect/secret-rule";
+import { NEGATIVE_SAMPLES, SECRET_SAMPLES } from "../fixtures/secret-corpus";
+
+const SEED = 20261123;
+
+/** Every rule over the whole text, as the scanner worked before it learned to look only near keywords and runs. */
+function scanEverywhere(text: string): SecretSpan[] {
+  const spans: SecretSpan[] = [];
+  for (const rule of SECRET_RULES) {
+    if (rule.pii !== undefined && !DEFAULT_REDACTION_POLICY.pii[rule.pii]) continue;
+    const pattern = new RegExp(rule.pattern.source, rule.pattern.flags);
+    const groups = secretGroups(rule.pattern);
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+      const { start, end } = secretSpan(match, groups);
+      if (end > start && (rule.accept?.(text.slice(start, end), match, text) ?? true)) spans.push({ rule: rule.id, priority: rule.priority, start, end });
+      else pattern.lastIndex = Math.max(match.index + 1, start);
+      if (match[0].length === 0) pattern.lastIndex++;
+    }
+  }
+  return spans;
+}
+
+const key = (spans: readonly SecretSpan[]) => spans.map((s) => `${s.rule}@${s.start}-${s.end}`).sort();
+
+describe("the scanner's shortcuts", () => {
+  it("find exactly what every rule run over the whole text finds, on every corpus text", () => {
+    for (const sample of [...SECRET_SAMPLES.filter((s) => s.policy === undefined), ...NEGATIVE_SAMPLES]) {
+      expect(key(findSecretSpans(sample.text, DEFAULT_REDACTION_POLICY)), sample.id).toEqual(key(scanEverywhere(sample.text)));
+    }
+  });
+
+  it("find exactly the same on texts stitched from corpus pieces and noise", () => {
+    const pieces = [...SECRET_SAMPLES, ...NEGATIVE_SAMPLES].map((s) => s.text);
+    const piece = fc.tuple(fc.constantFrom(...pieces), fc.nat(), fc.nat()).map(([text, a, b]) => text.slice(Math.min(a, b) % (text.length + 1), Math.max(a, b) % (text.length + 1)));
+    const noise = fc.string({ unit: fc.constantFrom(..."aZ09 :=_-./\n\"'\\%&#@xXkKsS"), maxLength: 12 });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(piece, noise), { maxLength: 8 }), (parts) => {
+        const text = parts.join("");
+        expect(key(findSecretSpans(text, DEFAULT_REDACTION_POLICY))).toEqual(key(scanEverywhere(text)));
+      }),
+      { seed: SEED, numRuns: 400 },
+    );
+  });
+});
+
+describe("KeywordFinder", () => {
+  const keywords = ["sk-", "sk-ant-", "key", "apikey", "--", "-u", "--user", ":aa", "@", "private key"];
+  const finder = new KeywordFinder(keywords);
+
+  function naive(text: string): Map<string, number[]> {
+    const found = new Map<string, number[]>();
+    for (const keyword of keywords) {
+      const starts: number[] = [];
+      for (let i = 0; i + keyword.length <= text.length; i++) {
+        const piece = text.slice(i, i + keyword.length);
+        if (/^[\x00-\x7f]*$/.test(piece) && piece.toLowerCase() === keyword) starts.push(i);
+      }
+      if (starts.length > 0) found.set(keyword, starts);
+    }
+    return found;
+  }
+
+  it("finds every occurrence of every keyword, overlapping ones too, case aside, at its offset in the original", () => {
+    const unit = fc.constantFrom("s", "k", "-", "a", "n", "t", "e", "y", "p", "i", "u", "r", ":", "@", " ", "K", "S", "A", "İ", "é", "\u200b");
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 60 }), (text) => {
+        expect(new Map([...finder.find(text)].sort())).toEqual(new Map([...naive(text)].sort()));
+      }),
+      { seed: SEED, numRuns: 1000 },
+    );
+  });
+
+  it("refuses keywords it could not match", () => {
+    expect(() => new KeywordFinder(["Key"])).toThrow(/lower-case ASCII/);
+    expect(() => new KeywordFinder(["clé"])).toThrow(/lower-case ASCII/);
+  });
+});
