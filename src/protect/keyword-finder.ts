@@ -81,17 +81,17 @@ export class KeywordFinder {
     }
   }
 
-  /** Where each keyword starts in `text`, in increasing order; keywords that never occur are absent. */
-  find(text: string): Map<string, number[]> {
+  /** Where each keyword starts in a text, given as its code units, in increasing order; keywords that never occur are absent. */
+  find(codes: Uint16Array): Map<string, number[]> {
     const found = new Map<string, number[]>();
     const next = this.next;
     const ends = this.ends;
     const symbols = this.symbols;
     const width = this.width;
-    const length = text.length;
+    const length = codes.length;
     let state = 0;
     for (let i = 0; i < length; i++) {
-      const code = text.charCodeAt(i);
+      const code = codes[i]!;
       // Keywords are ASCII; anything else starts over, like a character no keyword has (symbol 0).
       state = next[state * width + (code < ALPHABET ? symbols[code]! : 0)]!;
       if (ends[state] !== 0) this.record(found, state, i);

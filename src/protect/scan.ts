@@ -8,6 +8,7 @@
 import type { ResolvedRedactionPolicy } from "./redaction-policy";
 import { SECRET_RULES } from "./rules";
 import { secretGroups, secretSpan, type SecretRule } from "./secret-rule";
+import { charCodes } from "./char-codes";
 import { KeywordFinder } from "./keyword-finder";
 import { textRuns } from "./text-runs";
 
@@ -29,7 +30,7 @@ const SHORTEST_SECRET_TEXT = 8;
 
 export function findSecretSpans(text: string, policy: ResolvedRedactionPolicy): SecretSpan[] {
   if (text.length < SHORTEST_SECRET_TEXT) return [];
-  const keywords = KEYWORDS.find(text);
+  const keywords = KEYWORDS.find(charCodes(text));
   const spans: SecretSpan[] = [];
   for (const rule of SECRET_RULES) {
     if (!enabled(rule, policy)) continue;

@@ -8,6 +8,7 @@
  * only where a run is long enough. The last text's runs are kept, so the
  * views and the rules that ask for the same text share one pass.
  */
+import { charCodes } from "./char-codes";
 import type { Range } from "./windows";
 
 export interface TextRuns {
@@ -48,7 +49,7 @@ let lastRuns: TextRuns | null = null;
 
 export function textRuns(text: string): TextRuns {
   if (text === lastText && lastRuns !== null) return lastRuns;
-  const runs = findRuns(text);
+  const runs = closeRuns(findRuns(text, charCodes(text)));
   lastText = text;
   lastRuns = runs;
   return runs;
@@ -58,15 +59,15 @@ export function textRuns(text: string): TextRuns {
  * The index after the line break at `at` when a base64 run continues across it: the line before is full and
  * the line after is all base64 (or padding), as an encoder wraps. Else -1.
  */
-function continuation(text: string, at: number, lineLength: number): number {
+function continuation(codes: Uint16Array, at: number, lineLength: number): number {
   if (lineLength < SHORTEST_WRAPPED_LINE) return -1;
-  const next = text.charCodeAt(at) === 0x0d && text.charCodeAt(at + 1) === 0x0a ? at + 2 : text.charCodeAt(at) === 0x0a ? at + 1 : -1;
-  if (next < 0 || next >= text.length) return -1;
+  const next = codes[at]! === 0x0d && codes[at + 1]! === 0x0a ? at + 2 : codes[at]! === 0x0a ? at + 1 : -1;
+  if (next < 0 || next >= codes.length) return -1;
   let end = next;
-  for (let code = text.charCodeAt(end); end < text.length && code < 128 && CLASS[code] !== 0; code = text.charCodeAt(++end));
-  while (end < text.length && text.charCodeAt(end) === 0x3d) end++;
-  const after = text.charCodeAt(end);
-  return end > next && (end === text.length || after === 0x0a || after === 0x0d) ? next : -1;
+  for (let code = codes[end]!; end < codes.length && code < 128 && CLASS[code] !== 0; code = codes[++end]!);
+  while (end < codes.length && codes[end]! === 0x3d) end++;
+  const after = codes[end]!;
+  return end > next && (end === codes.length || after === 0x0a || after === 0x0d) ? next : -1;
 }
 
 const isHex = (code: number) => code < 128 && (CLASS[code]! & HEX) !== 0;
@@ -74,19 +75,59 @@ const FOLDABLE_SPACING = 128;
 const ENTITY = /&#?[A-Za-z0-9]{2,8};/y;
 
 /** Whether the character at `at` (not in the base64 alphabet) starts something the folded view reads differently. */
-function isFoldable(text: string, at: number, code: number): boolean {
+function isFoldable(text: string, codes: Uint16Array, at: number, code: number): boolean {
   if (code >= 128) return true;
   if (code === 0x5c) {
-    const next = text.charCodeAt(at + 1);
-    const after = text.charCodeAt(at + 2);
+    const next = codes[at + 1]!;
+    const after = codes[at + 2]!;
     return (next === 0x75 && (isHex(after) || after === 0x7b)) || (next === 0x78 && isHex(after));
   }
-  if (code === 0x25) return text.charCodeAt(at + 1) >= 0x30 && text.charCodeAt(at + 1) <= 0x37 && isHex(text.charCodeAt(at + 2));
+  if (code === 0x25) return codes[at + 1]! >= 0x30 && codes[at + 1]! <= 0x37 && isHex(codes[at + 2]!);
   ENTITY.lastIndex = at;
   return ENTITY.test(text);
 }
 
-function findRuns(text: string): TextRuns {
+const ALL_KINDS = BASE64 | HEX | DIGITS;
+/** The classes every character of the last run `runEnd` read belongs to: a number beside it, so both stay simple. */
+let runKinds = ALL_KINDS;
+
+/**
+ * Where the run of base64 characters from `i` ends. The per-character loops are functions of their own, small
+ * and fed only strings and indexes, so they stay optimised whatever else the pass sees.
+ */
+function runEnd(codes: Uint16Array, i: number): number {
+  const length = codes.length;
+  let kinds = ALL_KINDS;
+  for (; i < length; i++) {
+    const code = codes[i]!;
+    if (code >= 128) break;
+    const kind = CLASS[code]!;
+    if (kind === 0) break;
+    kinds &= kind;
+  }
+  runKinds = kinds;
+  return i;
+}
+
+/** The next character at or after `i` that is base64 or may need a look (non-ASCII, `\`, `%`, `&`). */
+function gapEnd(codes: Uint16Array, i: number): number {
+  const length = codes.length;
+  for (; i < length; i++) {
+    const code = codes[i]!;
+    if (code >= 128 || CLASS[code] !== 0 || code === 0x5c || code === 0x25 || code === 0x26) break;
+  }
+  return i;
+}
+
+/**
+ * Every range goes through here: one place for the engine to learn, so code after the loop (reached once per
+ * text) does not find itself without type feedback and throw the optimised loop away on every call.
+ */
+function pushRange(list: Range[], start: number, end: number): void {
+  list.push([start, end]);
+}
+
+function findRuns(text: string, codes: Uint16Array) {
   const base64: Range[] = [];
   const hex: Range[] = [];
   const hexBytes: Range[] = [];
@@ -99,30 +140,31 @@ function findRuns(text: string): TextRuns {
   let pairsStart = -1;
   let pairs = 0;
   let lastPairEnd = -WIDEST_BYTE_GAP - 1;
-  const length = text.length;
+  const length = codes.length;
   for (let i = 0; i < length; ) {
-    let code = text.charCodeAt(i);
+    i = gapEnd(codes, i);
+    if (i >= length) break;
+    const code = codes[i]!;
     if (code >= 128 || CLASS[code] === 0) {
-      if ((code >= 128 || code === 0x5c || code === 0x25 || code === 0x26) && i >= nextFoldable && isFoldable(text, i, code)) {
-        foldable.push([i, i + 1]);
+      if (i >= nextFoldable && isFoldable(text, codes, i, code)) {
+        pushRange(foldable, i, i + 1);
         nextFoldable = i + FOLDABLE_SPACING;
       }
       i++;
       continue;
     }
-    // A run of the base64 alphabet (hex digits are in it): a tight loop to its end, then across wrapped lines.
+    // A run of the base64 alphabet (hex digits are in it), then across wrapped lines.
     const start = i;
     let lineStart = i;
-    let kinds = CLASS[code]!;
+    let kinds = ALL_KINDS;
     for (;;) {
-      for (i++; i < length; i++) {
-        code = text.charCodeAt(i);
-        if (code >= 128 || CLASS[code] === 0) break;
-        kinds &= CLASS[code]!;
-      }
-      const lineBreak = i < length && (code === 0x0a || code === 0x0d || (code === 0x5c && text.charCodeAt(i + 1) === 0x6e) || (code === 0x5c && text.charCodeAt(i + 1) === 0x72));
+      i = runEnd(codes, i);
+      kinds &= runKinds;
+      const after = i < length ? codes[i]! : 0;
+      const escape = after === 0x5c ? codes[i + 1]! : 0;
+      const lineBreak = after === 0x0a || after === 0x0d || escape === 0x6e || escape === 0x72;
       if (lineBreak) breaks.push(i);
-      const next = lineBreak && code !== 0x5c ? continuation(text, i, i - lineStart) : -1;
+      const next = lineBreak && after !== 0x5c ? continuation(codes, i, i - lineStart) : -1;
       if (next < 0) break;
       i = lineStart = next;
     }
@@ -130,23 +172,23 @@ function findRuns(text: string): TextRuns {
     if ((kinds & DIGITS) !== 0) {
       // Digit groups one space apart are one stretch (`4111 1111 1111 1111`).
       if (start - digitsEnd > 1) {
-        if (digitsEnd - digitsStart >= SHORTEST_DIGITS) digits.push([digitsStart, digitsEnd]);
+        if (digitsEnd - digitsStart >= SHORTEST_DIGITS) pushRange(digits, digitsStart, digitsEnd);
         digitsStart = start;
       }
       digitsEnd = i;
     }
     if (run >= SHORTEST_BASE64) {
       let end = i;
-      while (end < length && end - i < 2 && text.charCodeAt(end) === 0x3d) end++;
-      base64.push([start, end]);
-      if (run >= SHORTEST_HEX) hexRuns(text, start, i, hex);
+      while (end < length && end - i < 2 && codes[end]! === 0x3d) end++;
+      pushRange(base64, start, end);
+      if (run >= SHORTEST_HEX) hexRuns(codes, start, i, hex);
     } else {
       // One byte written as hex (`67`, `0x67`): count it into the sequence it continues.
-      const at = run === 4 && text.charCodeAt(start) === 0x30 && (text.charCodeAt(start + 1) | 32) === 0x78 ? start + 2 : start;
-      if (i - at === 2 && isHex(text.charCodeAt(at)) && isHex(text.charCodeAt(at + 1))) {
+      const at = run === 4 && codes[start]! === 0x30 && (codes[start + 1]! | 32) === 0x78 ? start + 2 : start;
+      if (i - at === 2 && isHex(codes[at]!) && isHex(codes[at + 1]!)) {
         if (start - lastPairEnd <= WIDEST_BYTE_GAP) pairs++;
         else {
-          if (pairs >= FEWEST_HEX_BYTES) hexBytes.push([pairsStart, lastPairEnd]);
+          if (pairs >= FEWEST_HEX_BYTES) pushRange(hexBytes, pairsStart, lastPairEnd);
           pairs = 1;
           pairsStart = start;
         }
@@ -154,23 +196,31 @@ function findRuns(text: string): TextRuns {
       }
     }
   }
-  if (pairs >= FEWEST_HEX_BYTES) hexBytes.push([pairsStart, lastPairEnd]);
-  if (digitsEnd - digitsStart >= SHORTEST_DIGITS) digits.push([digitsStart, digitsEnd]);
-  return { base64, hex, hexBytes, digits, breaks, foldable };
+  // Nothing but the return after the loop: code there would have no type feedback when the engine optimises the
+  // running loop, and would throw that code away at the end of every text. The caller closes the open stretches.
+  return { runs: { base64, hex, hexBytes, digits, breaks, foldable }, open: [pairs, pairsStart, lastPairEnd, digitsStart, digitsEnd] as const };
+}
+
+/** The runs with the stretches still open when the text ended closed. */
+function closeRuns(found: ReturnType<typeof findRuns>): TextRuns {
+  const [pairs, pairsStart, lastPairEnd, digitsStart, digitsEnd] = found.open;
+  if (pairs >= FEWEST_HEX_BYTES) pushRange(found.runs.hexBytes, pairsStart, lastPairEnd);
+  if (digitsEnd - digitsStart >= SHORTEST_DIGITS) pushRange(found.runs.digits, digitsStart, digitsEnd);
+  return found.runs;
 }
 
 /** The hex runs of at least 32 digits inside the base64 run [start, end), across its line breaks when a line ends in hex. */
-function hexRuns(text: string, start: number, end: number, hex: Range[]): void {
+function hexRuns(codes: Uint16Array, start: number, end: number, hex: Range[]): void {
   let runStart = -1;
   for (let i = start; i <= end; i++) {
-    const code = i < end ? text.charCodeAt(i) : 0;
+    const code = i < end ? codes[i]! : 0;
     if (isHex(code)) {
       if (runStart < 0) runStart = i;
       continue;
     }
     const lineBreak = code === 0x0a || code === 0x0d;
     if (runStart >= 0 && lineBreak && i + 1 < end) continue;
-    if (runStart >= 0 && i - runStart >= SHORTEST_HEX) hex.push([runStart, i]);
+    if (runStart >= 0 && i - runStart >= SHORTEST_HEX) pushRange(hex, runStart, i);
     runStart = -1;
   }
 }

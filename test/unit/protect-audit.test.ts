@@ -9,7 +9,7 @@ const DEPLOYMENT_SECRET = "audit-test-deployment-secret";
 const fragments = (value: string) => Array.from({ length: Math.max(0, value.length - 7) }, (_, i) => value.slice(i, i + 8));
 
 describe("audit records", () => {
-  it("keep the rule, the place and a 16-hex keyed hash, and no part of any corpus secret", async () => {
+  it("keep the rule, the place and a 16-hex keyed hash, and no part of any corpus secret", { timeout: 60_000 }, async () => {
     const key = await tenantAuditKey(DEPLOYMENT_SECRET, "acme");
     for (const sample of SECRET_SAMPLES) {
       const { hits } = redact(sample.text, sample.policy);

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { charCodes } from "../../src/protect/char-codes";
 import { KeywordFinder } from "../../src/protect/keyword-finder";
 import { DEFAULT_REDACTION_POLICY } from "../../src/protect/redaction-policy";
 import { SECRET_RULES } from "../../src/protect/rules";
@@ -70,7 +71,7 @@ describe("KeywordFinder", () => {
     const unit = fc.constantFrom("s", "k", "-", "a", "n", "t", "e", "y", "p", "i", "u", "r", ":", "@", " ", "K", "S", "A", "İ", "é", "\u200b");
     fc.assert(
       fc.property(fc.string({ unit, maxLength: 60 }), (text) => {
-        expect(new Map([...finder.find(text)].sort())).toEqual(new Map([...naive(text)].sort()));
+        expect(new Map([...finder.find(charCodes(text))].sort())).toEqual(new Map([...naive(text)].sort()));
       }),
       { seed: SEED, numRuns: 1000 },
     );

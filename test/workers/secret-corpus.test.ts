@@ -11,7 +11,7 @@ import { TestApp } from "./support/test-app";
  * look-alikes come through untouched.
  */
 describe("the secret corpus, end to end in workerd", () => {
-  it("leaves no secret in stored messages, events or evidence, and keeps every look-alike", async () => {
+  it("leaves no secret in stored messages, events or evidence, and keeps every look-alike", { timeout: 120_000 }, async () => {
     const id = freshIdentity();
     const app = await TestApp.connect(id, "agent", {});
     const agent = await app.createAgent("worker", [], "You run tools.", { resultPolicies: { dump: { strategy: "head", maxTokens: 32_000 } } });
@@ -29,7 +29,12 @@ describe("the secret corpus, end to end in workerd", () => {
       evidence.push(await frontend.turn(conversation, { agent, toolResults: batch.map((content, i) => ({ tool_call_id: calls[i]!.id, content })) }));
     }
 
-    const { messages } = await frontend.json<{ messages: StoredMessage[] }>("GET", `${path}/messages`);
+    const messages: StoredMessage[] = [];
+    for (let after = 0, more = true; more; ) {
+      const page = await frontend.json<{ messages: StoredMessage[]; nextAfter: number; hasMore: boolean }>("GET", `${path}/messages?after=${after}`);
+      messages.push(...page.messages);
+      [after, more] = [page.nextAfter, page.hasMore];
+    }
     const { events } = await frontend.json<{ events: ContextEvent[] }>("GET", `${path}/events?limit=500`);
     const everything = JSON.stringify([messages, events, evidence]);
     const leaked = SECRET_SAMPLES.filter((s) => !s.policy).flatMap((s) => s.secrets.filter((secret) => everything.includes(secret.value)).map((secret) => `${s.id}: ${secret.rule}`));
