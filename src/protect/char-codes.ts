@@ -3,11 +3,16 @@
  * (the shared run pass, the keyword automaton). Reading `charCodeAt` costs the
  * engine more once it has seen strings of several representations (flat,
  * concatenated, sliced, one- or two-byte), as a redactor does; a typed array
- * reads the same every time. ASCII text is copied natively by `encodeInto`
- * (its UTF-8 is its code units); the rest, character by character. The last
- * text's codes are kept, so both passes share one copy.
+ * reads the same every time. ASCII stretches are copied natively by
+ * `encodeInto` (their UTF-8 is their code units); around other characters,
+ * one by one. The last text's codes are kept, so both passes share one copy.
  */
 const encoder = new TextEncoder();
+/** ASCII is looked for a chunk at a time, so a lone `é` costs re-encoding at most this much. */
+const CHUNK = 4096;
+/** After a chunk that was not ASCII for long, this many characters are copied one by one before looking again (CJK text). */
+const BY_HAND = 1024;
+const scratch = new Uint8Array(CHUNK * 3);
 
 let lastText: string | null = null;
 let lastCodes: Uint16Array | null = null;
@@ -15,17 +20,21 @@ let lastCodes: Uint16Array | null = null;
 export function charCodes(text: string): Uint16Array {
   if (text === lastText && lastCodes !== null) return lastCodes;
   const codes = new Uint16Array(text.length);
-  const bytes = new Uint8Array(text.length);
-  const { read, written } = encoder.encodeInto(text, bytes);
-  // Up to the first non-ASCII character, UTF-8 bytes and code units are the same.
-  const ascii = read === written ? read : asciiPrefix(bytes, written);
-  codes.set(bytes.subarray(0, ascii));
-  for (let i = ascii; i < text.length; i++) codes[i] = text.charCodeAt(i);
+  for (let at = 0; at < text.length; ) {
+    const { read, written } = encoder.encodeInto(text.slice(at, at + CHUNK), scratch);
+    const ascii = read === written ? read : asciiPrefix(scratch, written);
+    codes.set(scratch.subarray(0, ascii), at);
+    at += ascii;
+    if (ascii === read) continue;
+    const stop = Math.min(text.length, at + (ascii < 64 ? BY_HAND : 1));
+    for (; at < stop; at++) codes[at] = text.charCodeAt(at);
+  }
   lastText = text;
   lastCodes = codes;
   return codes;
 }
 
+/** How many bytes from the start are ASCII: up to the first non-ASCII character, UTF-8 bytes and code units are the same. */
 function asciiPrefix(bytes: Uint8Array, written: number): number {
   let i = 0;
   while (i < written && bytes[i]! < 0x80) i++;

@@ -82,3 +82,16 @@ describe("KeywordFinder", () => {
     expect(() => new KeywordFinder(["clé"])).toThrow(/lower-case ASCII/);
   });
 });
+
+describe("charCodes", () => {
+  it("gives every code unit of any text, ASCII stretches and the rest, surrogates included", () => {
+    const unit = fc.constantFrom("a", "Z", " ", "\n", "é", "中", "😀", "\u200b", "р");
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 9000 }), fc.nat(5000), (text, asciiRun) => {
+        const sample = `${"x".repeat(asciiRun)}${text}`;
+        expect(Array.from(charCodes(sample))).toEqual(Array.from({ length: sample.length }, (_, i) => sample.charCodeAt(i)));
+      }),
+      { seed: SEED, numRuns: 200 },
+    );
+  });
+});
