@@ -9,15 +9,16 @@
 const ALPHABET = 128;
 
 export class KeywordFinder {
-  /** next[state * width + symbol]: the state after reading a character (a DFA, failure links folded in). */
-  private readonly next: Uint16Array;
-  /** Each ASCII character's symbol: its place among the characters keywords use, 0 for the rest. */
+  /**
+   * rows[row + symbol]: the row (state × width) after reading a character, a DFA with failure links folded in;
+   * bit-inverted (negative) when keywords end in that state, so the per-character loop needs no other lookup.
+   */
+  private readonly rows: Int32Array;
+  /** Each UTF-16 code unit's symbol: its place among the characters keywords use (either case), 0 for the rest. */
   private readonly symbols: Uint8Array;
   private readonly width: number;
   /** For each state, the keywords that end there (its own and those of its failure chain). */
   private readonly endings: (readonly string[] | null)[];
-  /** 1 where a state has endings: a byte per state keeps the per-character check to one load. */
-  private readonly ends: Uint8Array;
 
   constructor(keywords: readonly string[]) {
     const children: Map<number, number>[] = [new Map()];
@@ -63,38 +64,40 @@ export class KeywordFinder {
       }
     }
     this.endings = endings;
-    this.ends = Uint8Array.from(endings, (list) => (list === null ? 0 : 1));
     // Compact the table to the characters keywords use (upper case read as lower, all others as symbol 0), so
     // it stays small enough for the processor's cache.
     const used = [...new Set(keywords.join(""))].map((char) => char.charCodeAt(0));
-    this.width = used.length + 1;
-    this.symbols = new Uint8Array(ALPHABET);
+    const width = used.length + 1;
+    this.width = width;
+    this.symbols = new Uint8Array(65536);
     used.forEach((code, index) => {
       this.symbols[code] = index + 1;
       if (code >= 97 && code <= 122) this.symbols[code - 32] = index + 1;
     });
-    const outside = used.length === ALPHABET ? -1 : [...Array(ALPHABET).keys()].find((code) => !used.includes(code) && !(code >= 65 && code <= 90 && used.includes(code + 32)))!;
-    this.next = new Uint16Array(children.length * this.width);
+    const outside = [...Array(ALPHABET).keys()].find((code) => this.symbols[code] === 0)!;
+    const row = (state: number) => (endings[state] === null ? state * width : ~(state * width));
+    this.rows = new Int32Array(children.length * width);
     for (let state = 0; state < children.length; state++) {
-      this.next[state * this.width] = next[state * ALPHABET + outside]!;
-      used.forEach((code, index) => (this.next[state * this.width + index + 1] = next[state * ALPHABET + code]!));
+      this.rows[state * width] = row(next[state * ALPHABET + outside]!);
+      used.forEach((code, index) => (this.rows[state * width + index + 1] = row(next[state * ALPHABET + code]!)));
     }
   }
 
   /** Where each keyword starts in a text, given as its code units, in increasing order; keywords that never occur are absent. */
   find(codes: Uint16Array): Map<string, number[]> {
     const found = new Map<string, number[]>();
-    const next = this.next;
-    const ends = this.ends;
+    const rows = this.rows;
     const symbols = this.symbols;
-    const width = this.width;
     const length = codes.length;
-    let state = 0;
+    let row = 0;
     for (let i = 0; i < length; i++) {
-      const code = codes[i]!;
-      // Keywords are ASCII; anything else starts over, like a character no keyword has (symbol 0).
-      state = next[state * width + (code < ALPHABET ? symbols[code]! : 0)]!;
-      if (ends[state] !== 0) this.record(found, state, i);
+      // A character no keyword has (symbol 0, non-ASCII too) leads where any such character does.
+      const next = rows[row + symbols[codes[i]!]!]!;
+      if (next >= 0) row = next;
+      else {
+        row = ~next;
+        this.record(found, row / this.width, i);
+      }
     }
     return found;
   }
