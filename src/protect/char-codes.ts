@@ -17,6 +17,12 @@ const scratch = new Uint8Array(CHUNK * 3);
 let lastText: string | null = null;
 let lastCodes: Uint16Array | null = null;
 
+/** Drops the remembered text and its codes, which may hold the secrets just redacted. */
+export function forgetCharCodes(): void {
+  lastText = null;
+  lastCodes = null;
+}
+
 export function charCodes(text: string): Uint16Array {
   if (text === lastText && lastCodes !== null) return lastCodes;
   const codes = new Uint16Array(text.length);

@@ -6,9 +6,11 @@
  * where the view reads differently from the original, and is redacted at
  * the original span it maps to.
  */
+import { forgetCharCodes } from "./char-codes";
 import { markdownTableSpans } from "./markdown-table";
 import type { ResolvedRedactionPolicy } from "./redaction-policy";
 import { findSecretSpans, type SecretSpan } from "./scan";
+import { forgetTextRuns } from "./text-runs";
 import { changedFromOriginal, originalSpan, type DerivedView } from "./view";
 import { base64Views } from "./view-base64";
 import { foldedViews } from "./view-fold";
@@ -25,7 +27,13 @@ interface FoundSpan extends SecretSpan {
 }
 
 export function detectSecretSpans(text: string, policy: ResolvedRedactionPolicy): SecretSpan[] {
-  return detect(text, policy, 0);
+  try {
+    return detect(text, policy, 0);
+  } finally {
+    // The shared passes remember their last text; a raw secret must not outlive its redaction there.
+    forgetTextRuns();
+    forgetCharCodes();
+  }
 }
 
 function detect(text: string, policy: ResolvedRedactionPolicy, depth: number): FoundSpan[] {

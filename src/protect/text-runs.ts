@@ -47,6 +47,12 @@ const WIDEST_BYTE_GAP = 4;
 let lastText: string | null = null;
 let lastRuns: TextRuns | null = null;
 
+/** Drops the remembered text, which may hold the secrets just redacted. */
+export function forgetTextRuns(): void {
+  lastText = null;
+  lastRuns = null;
+}
+
 export function textRuns(text: string): TextRuns {
   if (text === lastText && lastRuns !== null) return lastRuns;
   const runs = closeRuns(findRuns(text, charCodes(text)));

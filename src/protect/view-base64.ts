@@ -27,7 +27,7 @@ function decode(body: string): Uint8Array | null {
 }
 
 /** The decoded text of a run, or null when it is not text. */
-export function decodedBase64(body: string): string | null {
+function decodedBase64(body: string): string | null {
   const probe = decode(body.slice(0, PROBE));
   if (probe === null || printableText(probe.subarray(0, probe.length - 2)) === null) return null;
   const bytes = decode(body);

@@ -37,11 +37,11 @@ export function shiftView<T extends DerivedView>(view: T, offset: number): T {
   return view;
 }
 
-/** Builds a view piece by piece: copied ranges of the original, or decoded characters standing for a span of it. */
+/** Builds a view from ranges of the original copied in order, leaving out what lies between them. */
 export class ViewWriter {
   private readonly chars: string[] = [];
-  private starts: number[] = [];
-  private ends: number[] = [];
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
 
   /** Copies original[from, to), each character standing for itself. */
   copy(original: string, from: number, to: number): void {
@@ -49,15 +49,6 @@ export class ViewWriter {
     for (let i = from; i < to; i++) {
       this.starts.push(i);
       this.ends.push(i + 1);
-    }
-  }
-
-  /** Appends decoded text that stands for original[start, end). */
-  decoded(text: string, start: number, end: number): void {
-    this.chars.push(text);
-    for (let i = 0; i < text.length; i++) {
-      this.starts.push(start);
-      this.ends.push(end);
     }
   }
 
