@@ -1,9 +1,10 @@
 /**
- * Runs the rules over a text and turns their matches into non-overlapping
- * spans. Each rule runs only when one of its keywords occurs in the text,
- * found in a single pass over the lower-cased text; a rule whose matches
- * start at a keyword is tried only there, so a 1 MB log with one token in it
- * pays for one attempt, not a scan.
+ * Runs the rules over a text and turns their matches into spans. Each rule
+ * runs only when one of its keywords occurs in the text, found by one
+ * case-insensitive pass of a keyword automaton; a rule whose matches start at
+ * (or a few characters before) a keyword is tried only there, so a 1 MB log
+ * with one token in it pays for one attempt, not a scan; hex- and
+ * digit-shaped rules run only around the runs the shared pass found.
  */
 import type { ResolvedRedactionPolicy } from "./redaction-policy";
 import { SECRET_RULES } from "./rules";
