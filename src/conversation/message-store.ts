@@ -38,19 +38,27 @@ export class MessageStore {
     const toolCallId = message.role === "tool" ? message.tool_call_id : null;
     const images = imagesOf(message);
     const tokens = messageTokens(message);
+    const content = message.role === "user" ? textOf(message) : message.content;
+    const imageJson = images.length ? JSON.stringify(images) : null;
+    const last = "(SELECT running_tokens, running_bytes FROM messages ORDER BY seq DESC LIMIT 1)";
     return this.sql
       .exec<{ seq: number }>(
-        `INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at, images, tokens, running_tokens)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ? + COALESCE((SELECT running_tokens FROM messages ORDER BY seq DESC LIMIT 1), 0)) RETURNING seq`,
+        `INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at, images, tokens, running_tokens, running_bytes)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ? + COALESCE((SELECT running_tokens FROM ${last}), 0),
+                 IFNULL(octet_length(?), 0) + IFNULL(octet_length(?), 0) + IFNULL(octet_length(?), 0) + 128 + COALESCE((SELECT running_bytes FROM ${last}), 0))
+         RETURNING seq`,
         turnId,
         message.role,
-        message.role === "user" ? textOf(message) : message.content,
+        content,
         toolCalls,
         toolCallId,
         at,
-        images.length ? JSON.stringify(images) : null,
+        imageJson,
         tokens,
         tokens,
+        content,
+        toolCalls,
+        imageJson,
       )
       .one().seq;
   }
@@ -71,9 +79,9 @@ export class MessageStore {
     return { messages, hasMore: false };
   }
 
-  /** Every stored message's weight (MESSAGE_BYTES), summed: what the conversation's cap counts. */
+  /** Every stored message's weight (MESSAGE_BYTES), summed: what the conversation's cap counts, read from the last row's running total. */
   storedBytes(): number {
-    return this.sql.exec<{ b: number | null }>(`SELECT SUM(${MESSAGE_BYTES}) AS b FROM messages`).one().b ?? 0;
+    return this.sql.exec<{ b: number }>("SELECT running_bytes AS b FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0]?.b ?? 0;
   }
 
   /**

@@ -1,4 +1,10 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { CONVERSATION_MIGRATIONS } from "../../src/conversation/migrations";
+import { ConversationStore } from "../../src/conversation/store";
+import { conversationStub } from "../../src/env";
+import { migrate } from "../../src/storage/migrate";
 import { LIMITS } from "../../src/core/limits";
 import type { ConversationInfo, MessagePage, TurnResult } from "../../src/protocol/frontend";
 import { expectProblem, freshIdentity, Frontend } from "./support/runtime";
@@ -13,7 +19,7 @@ async function setup() {
   const path = `/v1/conversations/${conversation}`;
   await frontend.turn(conversation, { agent, message: "Let us plan the quarter." });
   const count = async () => (await frontend.json<ConversationInfo>("GET", path)).messageCount;
-  return { agent, frontend, conversation, path, count };
+  return { id, agent, frontend, conversation, path, count };
 }
 
 type Setup = Awaited<ReturnType<typeof setup>>;
@@ -137,5 +143,31 @@ describe("bounded history", () => {
     await s.frontend.json("GET", `${s.path}/events?limit=500`);
     await s.frontend.json("DELETE", s.path);
     expect(await s.count()).toBe(stored);
+  });
+});
+
+describe("the conversation's weight", () => {
+  const weights = (state: DurableObjectState) => ({
+    running: new ConversationStore(state.storage).storedBytes(),
+    summed: state.storage.sql.exec<{ b: number }>("SELECT SUM(IFNULL(octet_length(content), 0) + IFNULL(octet_length(tool_calls), 0) + IFNULL(octet_length(images), 0) + 128) AS b FROM messages").one().b,
+  });
+
+  it("is kept as a running total that equals the sum over its messages, and migration 0010 fills it for older conversations", async () => {
+    const s = await setup();
+    await s.frontend.turn(s.conversation, { agent: s.agent, message: "Plan the trip — with ümlauts, 漢字 and 🚲", images: [{ url: "https://images.example.com/a.png" }] });
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "search", arguments: '{"q":"ü"}' } }] }] });
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "tool", tool_call_id: "c1", content: "found 3 routes" }] });
+    const stub = conversationStub(env, s.id, s.conversation);
+    const live = await runInDurableObject(stub, (_, state) => weights(state));
+    expect(live.running).toBe(live.summed);
+    expect(live.running).toBeGreaterThan(4 * 128);
+    const migrated = await runInDurableObject(stub, (_, state) => {
+      // As version 9 left it: no running totals.
+      state.storage.sql.exec("ALTER TABLE messages DROP COLUMN running_bytes");
+      state.storage.sql.exec("DELETE FROM schema_migrations WHERE version = 10");
+      migrate(state.storage, CONVERSATION_MIGRATIONS);
+      return weights(state);
+    });
+    expect(migrated).toEqual(live);
   });
 });
