@@ -6,6 +6,7 @@
  * few hundred lines) and the plain service log this benchmark used before.
  * Prints nothing; its callers decide how to show it.
  */
+import { admitText } from "../src/protect/boundary";
 import { redact } from "../src/protect/redact";
 import { NEGATIVE_SAMPLES, SECRET_SAMPLES, type SecretSample } from "../test/fixtures/secret-corpus";
 
@@ -28,6 +29,8 @@ export interface RedactionBench {
   falsePositivesByKind: ShapeFigures[];
   /** Median over timed runs on a 1 MiB mixed output, after warm-up. */
   mbPerSecond: number;
+  /** The same log through `admitText`: what every channel pays. */
+  boundaryMbPerSecond: number;
   /** The same on the 1 MiB service log this benchmark used before the mixed one (log lines, a secret every 499). */
   serviceLogMbPerSecond: number;
 }
@@ -88,12 +91,12 @@ export function mixedToolOutput(): string {
   return asParsed(lines.join("\n").slice(0, MIB));
 }
 
-/** Median MB/s of `redact` over `text`, after warm-up. */
-export function redactionThroughput(text: string, runs = 9): number {
-  for (let i = 0; i < 3; i++) redact(text);
+/** Median MB/s of `pass` (by default `redact`) over `text`, after warm-up. */
+export function redactionThroughput(text: string, runs = 9, pass: (text: string) => unknown = redact): number {
+  for (let i = 0; i < 3; i++) pass(text);
   const times = Array.from({ length: runs }, () => {
     const started = performance.now();
-    redact(text);
+    pass(text);
     return performance.now() - started;
   }).sort((a, b) => a - b);
   return text.length / MIB / (times[Math.floor(times.length / 2)]! / 1000);
@@ -120,6 +123,7 @@ export function benchRedaction(): RedactionBench {
     recallByShape,
     falsePositivesByKind,
     mbPerSecond: redactionThroughput(mixedToolOutput()),
+    boundaryMbPerSecond: redactionThroughput(mixedToolOutput(), 9, (text) => admitText(text, { nonce: "q7k2m9x4abcd" })),
     serviceLogMbPerSecond: redactionThroughput(serviceLog()),
   };
 }
@@ -131,6 +135,7 @@ export function formatRedactionBench(r: RedactionBench): string[] {
   return [
     `  recall ${(100 * r.recall).toFixed(2)} % (target ≥ 99.5 %) · false positives ${(100 * r.falsePositiveRate).toFixed(2)} % of negatives (target ≤ 0.5 %)`,
     `  ${r.mbPerSecond.toFixed(1)} MB/s on a 1 MiB mixed log (log lines, code, JSON, tables, prose, base64, disguised secrets) · ${r.serviceLogMbPerSecond.toFixed(1)} MB/s on the 1 MiB service log (target ≥ 20 MB/s)`,
+    `  the whole trust boundary (neutralise, then redact) on the mixed log: ${r.boundaryMbPerSecond.toFixed(1)} MB/s`,
     "  recall by shape:",
     ...r.recallByShape.map((f) => `    ${f.shape.padEnd(32)} ${String(f.count).padStart(4)} / ${String(f.total).padEnd(4)} ${percent(f.count, f.total)}`),
     "  false positives by kind of negative:",

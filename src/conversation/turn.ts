@@ -84,7 +84,6 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     return admitted.text;
   };
   const pulled = prepared.pulled.map((o) => (o.status === "present" ? { ...o, title: admit(o.key, o.title), content: admit(o.key, o.content) } : o));
-  const persona = { name: admit("persona", agent.name), systemPrompt: admit("persona", agent.systemPrompt) };
 
   const open = new Map(openCalls.calls);
   const callOrder = new Map([...open.keys()].map((id, i) => [id, i]));
@@ -112,6 +111,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   // The app's prompt is the system message's own instruction: redacted, not neutralised (it may describe the tags).
   const identity = meta.identity ?? renderIdentity(redact(agent.systemPrompt).text, now, nonce);
   const switching = !continuation && meta.personaAgent !== null && meta.personaAgent !== agent.id;
+  const personaNote = switching ? renderPersonaSwitch({ name: admit("persona", agent.name), systemPrompt: admit("persona", agent.systemPrompt) }, nonce) : undefined;
   // The user's words pass the boundary like any other channel: stored history, summaries and evidence never hold a secret.
   const typed = body.message === undefined ? null : admitText(body.message, { nonce });
   const typedRedactions = typed ? await auditRecords(typed.hits, deps.auditKey) : [];
@@ -135,7 +135,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       conversationId: meta.conversationId,
       now,
       systemPrompt: systemFor(view),
-      personaNote: switching ? renderPersonaSwitch(persona, nonce) : undefined,
+      personaNote,
       history: [...rendered.history, ...fresh],
       userText: typed?.text,
       userImages: images,

@@ -116,6 +116,26 @@ function decodeEscapeAt(text: string, at: number): { char: string; end: number }
 
 const isCompactDropped = (code: number) => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d || code === 0x0c || code === 0x0b || code === 0x5f || code === 0x2e || code === 0x2d || code === 0x5c;
 
+/** Per combination of options, each ASCII character's folded code, or DROPPED: the common case is one lookup. */
+const asciiTables = new Map<number, Int32Array>();
+
+function asciiTable(options: FoldOptions): Int32Array {
+  const flags = (options.brackets ? 1 : 0) | (options.keepCase ? 2 : 0) | (options.compact ? 4 : 0);
+  let table = asciiTables.get(flags);
+  if (table === undefined) {
+    table = new Int32Array(0x80);
+    for (let code = 0; code < 0x80; code++) {
+      let folded = code;
+      if (options.brackets && code === 0x5b) folded = 0x3c;
+      else if (options.brackets && code === 0x5d) folded = 0x3e;
+      else if (!options.keepCase && code >= 0x41 && code <= 0x5a) folded = code + 32;
+      table[code] = options.compact && isCompactDropped(code) ? DROPPED : folded;
+    }
+    asciiTables.set(flags, table);
+  }
+  return table;
+}
+
 /** The folded characters and their origins, grown as needed (compatibility forms may expand). */
 class ViewBuilder {
   out: Uint16Array;
@@ -162,7 +182,8 @@ class ViewBuilder {
 
 export function foldText(text: string, options: FoldOptions = {}): FoldedView {
   const view = new ViewBuilder(text.length + 16);
-  const { compact = false, decodeEscapes = false, brackets = false, keepCase = false } = options;
+  const decodeEscapes = options.decodeEscapes ?? false;
+  const ascii = asciiTable(options);
   for (let i = 0; i < text.length; ) {
     const code = text.charCodeAt(i);
     if (decodeEscapes && (code === 0x26 || code === 0x5c || code === 0x25)) {
@@ -174,14 +195,8 @@ export function foldText(text: string, options: FoldOptions = {}): FoldedView {
       }
     }
     if (code < 0x80) {
-      // The common case, without a table lookup.
-      if (!(compact && isCompactDropped(code))) {
-        let folded = code;
-        if (brackets && code === 0x5b) folded = 0x3c;
-        else if (brackets && code === 0x5d) folded = 0x3e;
-        else if (!keepCase && code >= 0x41 && code <= 0x5a) folded = code + 32;
-        view.push(folded, i, i + 1);
-      }
+      const folded = ascii[code]!;
+      if (folded !== DROPPED) view.push(folded, i, i + 1);
       i++;
       continue;
     }

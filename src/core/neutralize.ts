@@ -33,14 +33,34 @@ const NOTE_WORDS = [
 const TAG_WORDS = RUNTIME_TAGS.map((t) => t.replace(/_/g, ""));
 /** An opener, then a runtime tag (optionally a closing one), a note word, or a trimming note's words after a few non-letters. */
 const FORGERY = new RegExp(`<(?:/?(?:${TAG_WORDS.join("|")})|${NOTE_WORDS.join("|")}|[^a-z>]{0,24}tokenstrimmed)`, "g");
+
+/** What the folded view drops between characters in plain ASCII text: whitespace and the separators `_ . \ -`. */
+const SEP = String.raw`[\s_.\\-]*`;
+/** A folded word's pattern respelled for plain ASCII text: separators allowed after each character. */
+const spelled = (word: string) => word.replace(/\(\?:/g, "\u0001").replace(/\\d|[a-z:]/g, (c) => `${c}${SEP}`).replace(/\u0001/g, "(?:");
+/**
+ * FORGERY as it reads in plain ASCII text, where folding only lower-cases, drops separators and reads `[` as `<`
+ * and `]` as `>`: so the common text needs no folding at all.
+ */
+const PLAIN_FORGERY = new RegExp(
+  `[<[]${SEP}(?:(?:/${SEP})?(?:${TAG_WORDS.map(spelled).join("|")})|${NOTE_WORDS.map(spelled).join("|")}|(?:[^a-zA-Z>\\]\\s_.\\\\-]${SEP}){0,24}${spelled("tokenstrimmed")})`,
+  "gi",
+);
 /** How far after an opener the bracket that closes it is looked for, in folded characters. */
 const CLOSER_REACH = 240;
-
-/** Characters without which an ASCII text cannot hold an opener, an escape of one, or a spaced-out nonce. */
-const MAY_HOLD_OPENER = /[<[&\\%]|[^\x00-\x7f]/;
+/**
+ * What folding may read differently from itself: the escapes it decodes (folded-view.ts) and anything beyond ASCII.
+ * Only around these is text folded.
+ */
+const SUSPICIOUS = /&(?:#|lt|gt|lsqb|rsqb|lbrack|rbrack|sol|bsol|amp|quot|apos|colon|lowbar|nbsp|num|percnt)|\\[ux/]|%[0-7][0-9a-f]|[^\x00-\x7f]/gi;
+/** Characters counted either side of a suspicious one: more than an opener, a runtime word and a trimming note's gap hold (at most 40). */
+const REACH = 48;
+/** Windows this close are folded as one. */
+const MERGE_GAP = 128;
+/** One suspicious character in this many: the whole text is folded at once. */
+const DENSE = 128;
 
 export function neutralize(content: string, nonce?: string | null): string {
-  if (!MAY_HOLD_OPENER.test(content) && !(nonce && content.replace(/[\s_.\\-]+/g, "").toLowerCase().includes(nonce))) return content;
   // An escaped opener can leave an outer one reading as a note's (`[… 1[… 9 tokens trimmed …] …]`): repeat until nothing changes.
   let text = content;
   for (let round = 0; round < 4; round++) {
@@ -51,26 +71,113 @@ export function neutralize(content: string, nonce?: string | null): string {
   return text;
 }
 
+type Replacement = { start: number; end: number; text: string };
+
+/**
+ * Plain ASCII text is matched as it is; around each suspicious character a window is folded and matched. A
+ * forgery with a suspicious character in it lies inside that character's window (windows reach further than any
+ * forgery is long, and merge), and one without lies in plain text.
+ */
 function neutralizeOnce(content: string, nonce: string | null | undefined): string {
-  const view = foldText(content, { compact: true, decodeEscapes: true, brackets: true });
-  const replacements: { start: number; end: number; text: string }[] = [];
+  const replacements: Replacement[] = [];
+  const windows = suspiciousWindows(content);
+  for (const [from, to] of windows) foldedForgeries(replacements, content, from, to, nonce);
+  if (windows[0]?.[0] === 0 && windows[0][1] === content.length) return replaceSpans(content, replacements);
+  PLAIN_FORGERY.lastIndex = 0;
+  for (let m = PLAIN_FORGERY.exec(content); m !== null; m = PLAIN_FORGERY.exec(content)) {
+    escapeMatch(replacements, m, content, [...m[0]].map((c, k) => (c === "<" || c === "[" ? m.index + k : -1)).filter((at) => at !== -1));
+  }
+  if (nonce) {
+    const spread = new RegExp([...nonce].join(SEP), "gi");
+    for (let m = spread.exec(content); m !== null; m = spread.exec(content)) replacements.push({ start: m.index, end: m.index + m[0].length, text: "(nonce)" });
+  }
+  return replaceSpans(content, replacements);
+}
+
+/** Escapes the openers at `openers` (offsets in `content`), and the bracket that closes the match on its line. */
+function escapeMatch(replacements: Replacement[], m: RegExpExecArray, content: string, openers: readonly number[]): void {
+  for (const at of openers) replacements.push({ start: at, end: at + 1, text: "(" });
+  const line = content.indexOf("\n", m.index);
+  const close = /[>\]]/g;
+  close.lastIndex = m.index + m[0].length;
+  const closer = close.exec(content);
+  if (closer && closer.index - m.index < CLOSER_REACH && (line === -1 || closer.index < line) && !/[<[]/.test(content.slice(m.index + m[0].length, closer.index))) {
+    replacements.push({ start: closer.index, end: closer.index + 1, text: ")" });
+  }
+}
+
+function foldedForgeries(replacements: Replacement[], content: string, from: number, to: number, nonce: string | null | undefined): void {
+  const view = foldText(content.slice(from, to), { compact: true, decodeEscapes: true, brackets: true });
   FORGERY.lastIndex = 0;
   for (let m = FORGERY.exec(view.text); m !== null; m = FORGERY.exec(view.text)) {
     // Every opener in the match: a trimming note's words may follow several (`[… 1[… 9 tokens trimmed`).
     for (let at = m.index; at < m.index + m[0].length; at++) {
-      if (view.text.charCodeAt(at) === 0x3c) replacements.push({ start: view.starts[at]!, end: view.ends[at]!, text: "(" });
+      if (view.text.charCodeAt(at) === 0x3c) replacements.push({ start: from + view.starts[at]!, end: from + view.ends[at]!, text: "(" });
     }
     const closer = closingBracket(view.text, m.index + m[0].length);
-    if (closer !== -1 && !lineBreakBetween(content, view.ends[m.index]!, view.starts[closer]!)) {
-      replacements.push({ start: view.starts[closer]!, end: view.ends[closer]!, text: ")" });
+    if (closer !== -1 && !lineBreakBetween(content, from + view.ends[m.index]!, from + view.starts[closer]!)) {
+      replacements.push({ start: from + view.starts[closer]!, end: from + view.ends[closer]!, text: ")" });
     }
   }
   if (nonce) {
     for (let at = view.text.indexOf(nonce); at !== -1; at = view.text.indexOf(nonce, at + nonce.length)) {
-      replacements.push({ start: view.starts[at]!, end: view.ends[at + nonce.length - 1]!, text: "(nonce)" });
+      replacements.push({ start: from + view.starts[at]!, end: from + view.ends[at + nonce.length - 1]!, text: "(nonce)" });
     }
   }
-  return replaceSpans(content, replacements);
+}
+
+const isSeparator = (code: number) => code === 0x20 || (code >= 0x09 && code <= 0x0d) || code === 0x5f || code === 0x2e || code === 0x2d || code === 0x5c;
+
+/**
+ * Windows around the suspicious characters, REACH counted characters (separators not counted) either side, merged
+ * when they overlap or nearly touch (folding a short gap costs less than another window). Linear: a suspicious
+ * character inside a window moves its end on by as many counted characters as it lies past the previous one.
+ */
+function suspiciousWindows(content: string): [number, number][] {
+  const windows: [number, number][] = [];
+  let previous = -1;
+  let seen = 0;
+  SUSPICIOUS.lastIndex = 0;
+  for (let m = SUSPICIOUS.exec(content); m !== null; m = SUSPICIOUS.exec(content)) {
+    // Dense (other scripts, escaped JSON): one window, the whole text, costs least.
+    if (++seen > content.length / DENSE) return [[0, content.length]];
+    const last = windows.at(-1);
+    if (last && m.index < last[1]) {
+      last[1] = advance(content, last[1], counted(content, previous, m.index));
+    } else {
+      const start = reach(content, m.index, -1);
+      const end = reach(content, m.index, 1);
+      if (last && start <= last[1] + MERGE_GAP) last[1] = end;
+      else windows.push([start, end]);
+    }
+    previous = m.index;
+  }
+  return windows;
+}
+
+/** Counted characters in (from, to]. */
+function counted(content: string, from: number, to: number): number {
+  let n = 0;
+  for (let at = from + 1; at <= to; at++) if (!isSeparator(content.charCodeAt(at))) n++;
+  return n;
+}
+
+/** Where `from` moves to past `n` more counted characters (or the end). */
+function advance(content: string, from: number, n: number): number {
+  let at = from;
+  for (let left = n; at < content.length && left > 0; at++) if (!isSeparator(content.charCodeAt(at))) left--;
+  return at;
+}
+
+function reach(content: string, from: number, direction: 1 | -1): number {
+  let counted = 0;
+  let at = from;
+  if (direction === 1) {
+    for (at = from + 1; at < content.length && counted < REACH; at++) if (!isSeparator(content.charCodeAt(at))) counted++;
+  } else {
+    while (at > 0 && counted < REACH) if (!isSeparator(content.charCodeAt(--at))) counted++;
+  }
+  return at;
 }
 
 /** The first closing bracket after `from`, unless another opener comes first. */

@@ -3,6 +3,7 @@ import { neutralize } from "../../src/core/neutralize";
 import { summariseSafely } from "../../src/history/summarise";
 import { admitJsonText, admitText } from "../../src/protect/boundary";
 import { forgeryVariants, nonceVariants, RUNTIME_FORMS, structuresIn } from "../fixtures/forgery";
+import { seededRandom } from "../fixtures/seeded-random";
 
 const NONCE = "q7k2m9x4abcd";
 
@@ -33,6 +34,33 @@ describe("the trust boundary", () => {
       expect(tried, form).toBeGreaterThanOrEqual(500);
       expect(survived, form).toEqual([]);
     }
+  });
+
+  it("finds them wherever they sit in long text, whatever escapes and other scripts surround them", () => {
+    // Plain stretches are matched as they are and only windows around escapes and non-ASCII are folded: mix both.
+    const rng = seededRandom(4242);
+    // Escapes and other scripts rare enough that the text is not folded whole (dense text is).
+    const plain = ["plain log line 200 OK and more words here ", "      ", "____", "- [x] done ", "<b>bold</b> ", "[INFO] worker started ", "if (a < b) { c[0] = d; } "];
+    const suspicious = ["naïve ", "a&amp;b ", "path%2Fto ", "\\u00e9 ", "漢字 "];
+    const pickFiller = () => {
+      const from = rng() < 0.03 ? suspicious : plain;
+      return from[Math.floor(rng() * from.length)]!;
+    };
+    const survivors: string[] = [];
+    for (let doc = 0; doc < 40; doc++) {
+      const parts: string[] = [];
+      const planted: string[] = [];
+      for (let k = 0; k < 400; k++) {
+        if (rng() < 0.02) {
+          const v = variants[Math.floor(rng() * variants.length)]!.variant;
+          planted.push(v);
+          parts.push(v);
+        } else parts.push(pickFiller().repeat(1 + Math.floor(rng() * 5)));
+      }
+      const text = parts.join(rng() < 0.5 ? "" : "\n");
+      if (structuresIn(neutralize(text, NONCE), NONCE) > 0) survivors.push(`doc ${doc} (${planted.length} planted)`);
+    }
+    expect(survivors).toEqual([]);
   });
 
   it("leaves no trace of the conversation's nonce", () => {
