@@ -86,17 +86,15 @@ export class MessageStore {
 
   /**
    * The first seq from which the messages after `afterSeq`, through `throughSeq`, weigh at most `maxBytes`
-   * (MESSAGE_BYTES); one past them when not even the last one does. Only the rows that fit are visited.
+   * (MESSAGE_BYTES); one past them when not even the last one does. Read from the running totals.
    */
   firstSeqWithinBytes(afterSeq: number, maxBytes: number, throughSeq = Number.MAX_SAFE_INTEGER): number {
-    let bytes = 0;
-    let first = Math.min(throughSeq, this.lastSeq()) + 1;
-    for (const row of this.sql.exec<{ seq: number; bytes: number }>(`SELECT seq, ${MESSAGE_BYTES} AS bytes FROM messages WHERE seq > ? AND seq <= ? ORDER BY seq DESC`, afterSeq, throughSeq)) {
-      bytes += row.bytes;
-      if (bytes > maxBytes) break;
-      first = row.seq;
-    }
-    return first;
+    const end = this.sql.exec<{ seq: number; b: number }>("SELECT seq, running_bytes AS b FROM messages WHERE seq <= ? ORDER BY seq DESC LIMIT 1", throughSeq).toArray()[0];
+    if (end === undefined) return Math.min(throughSeq, this.lastSeq()) + 1;
+    const first = this.sql
+      .exec<{ seq: number | null }>(`SELECT MIN(seq) AS seq FROM messages WHERE seq > ? AND seq <= ? AND running_bytes - (${MESSAGE_BYTES}) >= ?`, afterSeq, end.seq, end.b - maxBytes)
+      .one().seq;
+    return first ?? end.seq + 1;
   }
 
   /** The first group start at or after `seq` (a tool result never opens a group); the last group's start when there is none. */

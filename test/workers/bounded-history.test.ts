@@ -169,5 +169,24 @@ describe("the conversation's weight", () => {
       return weights(state);
     });
     expect(migrated).toEqual(live);
+    // Where a byte-bounded read begins, from the running totals, is where summing the rows from the newest says.
+    const starts = await runInDurableObject(stub, (_, state) => {
+      const store = new ConversationStore(state.storage);
+      const rows = state.storage.sql.exec<{ seq: number; b: number }>("SELECT seq, IFNULL(octet_length(content), 0) + IFNULL(octet_length(tool_calls), 0) + IFNULL(octet_length(images), 0) + 128 AS b FROM messages ORDER BY seq").toArray();
+      const summed = (after: number, max: number, through: number) => {
+        let bytes = 0;
+        let first = Math.min(through, rows.at(-1)!.seq) + 1;
+        for (const row of [...rows].reverse()) {
+          if (row.seq <= after || row.seq > through) continue;
+          bytes += row.b;
+          if (bytes > max) break;
+          first = row.seq;
+        }
+        return first;
+      };
+      const cases = [0, 1, 2].flatMap((after) => [100, 200, 300, 10_000].flatMap((max) => [2, 3, 99].map((through) => [after, max, through] as const)));
+      return cases.map(([after, max, through]) => [store.firstSeqWithinBytes(after, max, through), summed(after, max, through)]);
+    });
+    for (const [fromTotals, fromRows] of starts) expect(fromTotals).toBe(fromRows);
   });
 });
