@@ -28,12 +28,19 @@ export interface FoldedView {
 
 /** Unicode's confusables table (UTS #39): a look-alike code point → its prototype. */
 const SKELETON = confusables as Record<string, string>;
-/** Invisible in rendering: zero-width and joiner characters, soft hyphen, bidi controls, variation selectors, CGJ, combining marks. */
-const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]$/u;
+/** Invisible in rendering, or a mark on a letter: zero-width and joiner characters, soft hyphen, bidi controls, variation selectors, CGJ, accents. */
+const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{M}]$/u;
+/**
+ * Latin small capitals and the like, which the confusables table leaves as they are but a reader (and a model)
+ * reads as the letter.
+ */
+const SMALL_CAPITALS: Record<string, string> = Object.fromEntries(
+  [..."ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ"].map((c, i) => [c, "abcdefghijklmnopqrstuvwyz"[i]!]),
+);
 const OPENER = /^[\p{Ps}\p{Pi}]$/u;
 const CLOSER = /^[\p{Pe}\p{Pf}]$/u;
-/** Brackets and quotes that never read as a tag or marker opener: round and curly brackets, quotation marks. */
-const PLAIN = new Set(["(", ")", "{", "}", "\u201c", "\u201d", "\u2018", "\u2019", "\u201a", "\u201b", "\u201e", "\u201f"]);
+/** Brackets and quotes that never read as a tag or marker opener: round and curly brackets, quotation marks (CJK corner brackets among them). */
+const PLAIN = new Set(["(", ")", "{", "}", "\u201c", "\u201d", "\u2018", "\u2019", "\u201a", "\u201b", "\u201e", "\u201f", "「", "」", "『", "』"]);
 const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", lsqb: "[", rsqb: "]", lbrack: "[", rbrack: "]", sol: "/", bsol: "\\", amp: "&", quot: '"', apos: "'", colon: ":", lowbar: "_", nbsp: " ", num: "#", percnt: "%" };
 const ENTITY = /&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});?/y;
 // Case-insensitive: `\U0073` is no JavaScript escape, but a reader takes it for one.
@@ -43,7 +50,11 @@ const PERCENT_ESCAPE = /%([0-7][0-9a-fA-F])/y;
 /** Folded forms already computed, one table per combination of options (non-ASCII text repeats its characters). */
 const foldedCaches = new Map<number, Map<string, string>>();
 
-/** The folded form of one decoded code point: invisible → "", else NFKC, brackets, skeleton, case. */
+/**
+ * The folded form of one decoded code point: Unicode tag characters (invisible, but read as ASCII by models) as the
+ * ASCII they encode; compatibility decomposition, so accents come apart from letters and `≮` from `<`; invisible
+ * characters and marks dropped; brackets, skeleton, case.
+ */
 function foldCodePoint(c: string, options: FoldOptions): string {
   const flags = (options.brackets ? 1 : 0) | (options.keepCase ? 2 : 0) | (options.compact ? 4 : 0);
   let cache = foldedCaches.get(flags);
@@ -51,12 +62,14 @@ function foldCodePoint(c: string, options: FoldOptions): string {
   const known = cache.get(c);
   if (known !== undefined) return known;
   let out = "";
-  for (const n of c.normalize("NFKC")) {
+  const point = c.codePointAt(0)!;
+  const decoded = point >= 0xe0020 && point <= 0xe007e ? String.fromCharCode(point - 0xe0000) : c;
+  for (const n of decoded.normalize("NFKD")) {
     if (INVISIBLE.test(n)) continue;
     let folded = n;
     if (options.brackets && !PLAIN.has(n) && (n === "<" || n === "[" || OPENER.test(n))) folded = "<";
     else if (options.brackets && !PLAIN.has(n) && (n === ">" || n === "]" || CLOSER.test(n))) folded = ">";
-    else if (n.charCodeAt(0) >= 0x80) folded = SKELETON[n] ?? n;
+    else if (n.charCodeAt(0) >= 0x80) folded = SMALL_CAPITALS[n] ?? SKELETON[n] ?? n;
     if (options.brackets && (folded === "[" || folded === "<")) folded = "<";
     if (options.brackets && (folded === "]" || folded === ">")) folded = ">";
     if (!options.keepCase) folded = folded.toLowerCase();

@@ -21,18 +21,13 @@ import { foldText } from "./folded-view";
 export const RUNTIME_TAGS = ["system_reminder", "context_fence", "memory_fence", "task_state", "persona_switch", "tool_output", "summary_fence"] as const;
 
 /** The words that open the runtime's notes, as the folded view spells them (lower case, no spaces or separators). */
-const NOTE_WORDS = [
-  "(?:context|resource)(?:updated|removed)?:",
-  "redacted:",
-  "noresult:",
-  "notrun:",
-  "toolresult(?:summarised|cleared)",
-  "imagenolongervisible",
-  "written(?:yesterday|\\d)",
-];
-const TAG_WORDS = RUNTIME_TAGS.map((t) => t.replace(/_/g, ""));
-/** An opener, then a runtime tag (optionally a closing one), a note word, or a trimming note's words after a few non-letters. */
-const FORGERY = new RegExp(`<(?:/?(?:${TAG_WORDS.join("|")})|${NOTE_WORDS.join("|")}|[^a-z>]{0,24}tokenstrimmed)`, "g");
+const NOTE_WORDS = ["(?:context|resource)(?:updated|removed)?:", "redacted:", "noresult:", "notrun:", "toolresult(?:summarised|cleared)", "imagenolongervisible", "written"];
+/** The runtime's tags as their words: `system_reminder` is `system` and `reminder`, which a reader joins across a `/` or `:` too. */
+const TAG_PARTS = RUNTIME_TAGS.map((t) => t.split("_"));
+/** Between a tag's words, in the folded view: at most two characters that are neither letters, digits nor brackets. */
+const FOLDED_JOIN = "[^a-z0-9<>]{0,2}";
+/** An opener, then a runtime tag (optionally a closing one), a note word, or a trimming note's words after a few characters. */
+const FORGERY = new RegExp(`<(?:/?(?:${TAG_PARTS.map((p) => p.join(FOLDED_JOIN)).join("|")})|${NOTE_WORDS.join("|")}|[^>]{0,32}?tokenstrimmed)`, "g");
 
 /** What the folded view drops between characters in plain ASCII text: whitespace and the separators `_ . \ -`. */
 const SEP = String.raw`[\s_.\\-]*`;
@@ -43,9 +38,11 @@ const spelled = (word: string) => word.replace(/\(\?:/g, "\u0001").replace(/\\d|
  * and `]` as `>`: so the common text needs no folding at all.
  */
 const PLAIN_FORGERY = new RegExp(
-  `[<[]${SEP}(?:(?:/${SEP})?(?:${TAG_WORDS.map(spelled).join("|")})|${NOTE_WORDS.map(spelled).join("|")}|(?:[^a-zA-Z>\\]\\s_.\\\\-]${SEP}){0,24}${spelled("tokenstrimmed")})`,
+  `[<[]${SEP}(?:(?:/${SEP})?(?:${TAG_PARTS.map((p) => p.map(spelled).join(`(?:[^a-zA-Z0-9<>[\\]\\s_.\\\\-]${SEP}){0,2}`)).join("|")})|${NOTE_WORDS.map(spelled).join("|")}|(?:[^>\\]\\s_.\\\\-]${SEP}){0,32}?${spelled("tokenstrimmed")})`,
   "gi",
 );
+/** The nonce as a reader finds it: its characters in order, with anything but letters and digits between them. */
+const nonceIn = (nonce: string, between: string, flags: string) => new RegExp([...nonce].join(between), flags);
 /** How far after an opener the bracket that closes it is looked for, in folded characters. */
 const CLOSER_REACH = 240;
 /**
@@ -88,7 +85,7 @@ function neutralizeOnce(content: string, nonce: string | null | undefined): stri
     escapeMatch(replacements, m, content, [...m[0]].map((c, k) => (c === "<" || c === "[" ? m.index + k : -1)).filter((at) => at !== -1));
   }
   if (nonce) {
-    const spread = new RegExp([...nonce].join(SEP), "gi");
+    const spread = nonceIn(nonce, "[^a-zA-Z0-9]*", "gi");
     for (let m = spread.exec(content); m !== null; m = spread.exec(content)) replacements.push({ start: m.index, end: m.index + m[0].length, text: "(nonce)" });
   }
   return replaceSpans(content, replacements);
@@ -120,8 +117,9 @@ function foldedForgeries(replacements: Replacement[], content: string, from: num
     }
   }
   if (nonce) {
-    for (let at = view.text.indexOf(nonce); at !== -1; at = view.text.indexOf(nonce, at + nonce.length)) {
-      replacements.push({ start: from + view.starts[at]!, end: from + view.ends[at + nonce.length - 1]!, text: "(nonce)" });
+    const spread = nonceIn(nonce, "[^a-z0-9]*", "g");
+    for (let m = spread.exec(view.text); m !== null; m = spread.exec(view.text)) {
+      replacements.push({ start: from + view.starts[m.index]!, end: from + view.ends[m.index + m[0].length - 1]!, text: "(nonce)" });
     }
   }
 }
