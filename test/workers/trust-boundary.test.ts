@@ -19,7 +19,8 @@ import { TestApp } from "./support/test-app";
 /** What a channel carries, at most `chars` characters of it. */
 type Fill = (channel: string, chars: number, nonce: string) => string;
 
-const textOf = (messages: readonly ChatMessage[]) => messages.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m))).join("\n") + JSON.stringify(messages.map((m) => ("tool_calls" in m ? m.tool_calls : null)));
+/** A message's text as the model reads it: its content, and its tool calls. */
+const textOf = (m: ChatMessage) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)) + ("tool_calls" in m && m.tool_calls ? JSON.stringify(m.tool_calls) : "");
 
 /**
  * One conversation that takes outside text through every channel: an app's context and its title, a pushed
@@ -111,10 +112,11 @@ describe("every channel is data", () => {
     expect(cursor).toBeGreaterThan(variants.length);
     expect([attacked.memoryShown, baseline.memoryShown], attacked.memoryRefusal).toEqual([true, true]);
     // The same conversation with plain text shows the runtime's own structures; anything more is a forgery that survived.
-    const count = (run: typeof attacked) => run.inputs.map((messages) => structuresIn(textOf(messages), run.nonce));
+    // Message by message: the model reads each on its own, so nothing is counted across two of them.
+    const count = (run: typeof attacked) => run.inputs.map((messages) => messages.reduce((n, m) => n + structuresIn(textOf(m), run.nonce), 0));
     expect(count(attacked)).toEqual(count(baseline));
     // The hostile text did reach the model, escaped, not dropped.
-    const modelRead = attacked.inputs.map(textOf).join("\n");
+    const modelRead = attacked.inputs.flat().map(textOf).join("\n");
     expect(modelRead.match(/\(\/?system_reminder/g)?.length).toBeGreaterThan(100);
     const carried = Object.entries(attacked.tried).map(([channel, text]) => `${channel} ${text.split("\n").length}`);
     console.info(`forgery variants carried, by channel: ${carried.join(", ")}; survived: 0`);
