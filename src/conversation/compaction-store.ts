@@ -28,8 +28,14 @@ export class CompactionStore {
 
   /** The summary in effect as of compaction `asOf` (the latest by default). */
   summary(asOf = Number.MAX_SAFE_INTEGER): CompactionRecord["summary"] {
+    return this.inEffect(asOf)?.summary ?? null;
+  }
+
+  /** The compaction whose summary (or clear) is in effect as of compaction `asOf`, with that summary. */
+  inEffect(asOf = Number.MAX_SAFE_INTEGER): { id: number; summary: NonNullable<CompactionRecord["summary"]> } | null {
     const row = this.sql.exec<Row>("SELECT * FROM compactions WHERE id <= ? AND through_seq IS NOT NULL ORDER BY id DESC LIMIT 1", asOf).toArray()[0];
-    return row ? compactionRecord(row).summary : null;
+    const record = row ? compactionRecord(row) : null;
+    return record?.summary ? { id: record.id, summary: record.summary } : null;
   }
 
   list(): CompactionRecord[] {

@@ -157,13 +157,19 @@ export class ConversationContextManager implements ContextManager {
     const system = store.latestSystemPrompt();
     const tokens = (system === null ? 0 : messageTokens({ role: "system", content: system })) + history.storedViewTokens(policy.keepImages);
     const latest = compactions.list().at(-1);
+    // A compaction that only cleared tool results leaves the earlier summary (or clear) in effect: report that.
+    const inEffect = compactions.inEffect();
+    const summary = inEffect && inEffect.summary.text !== "" ? inEffect : null;
     return ok({
       policy,
       limits,
       tokens,
       messageCount: store.messageCount(),
       shouldCompact: limits !== null && tokens > limits.trigger,
-      latest: latest ? { id: latest.id, reason: latest.reason, coveredThroughSeq: latest.summary?.throughSeq ?? null, at: latest.createdAt } : null,
+      latest: latest ? { id: latest.id, reason: latest.reason, coveredThroughSeq: inEffect?.summary.throughSeq ?? null, summarised: (latest.summary?.text ?? "") !== "", at: latest.createdAt } : null,
+      summary: summary
+        ? { fromSeq: summary.summary.fromSeq, throughSeq: summary.summary.throughSeq, summariser: summary.summary.summariser, trust: summary.summary.trust, compactionId: summary.id }
+        : null,
     });
   }
 

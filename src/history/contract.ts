@@ -9,6 +9,7 @@ import type { CompactionEvidence } from "../core/evidence";
 import type { AppendableMessage, ChatMessage } from "../core/messages";
 import type { Result } from "../core/problem";
 import type { CompactionLimits, CompactionPolicy } from "./policy";
+import type { SummaryTrust } from "./view";
 
 export interface CompactionStatus {
   policy: CompactionPolicy;
@@ -18,8 +19,14 @@ export interface CompactionStatus {
   tokens: number;
   messageCount: number;
   shouldCompact: boolean;
-  /** The latest compaction, or null; `coveredThroughSeq` is the last message it took out of the model's view (summarised, or hidden by a clear). */
-  latest: { id: number; reason: CompactionEvidence["reason"]; coveredThroughSeq: number | null; at: string } | null;
+  /**
+   * The latest compaction, or null; `coveredThroughSeq` is the last message out of the model's view once it ran
+   * (summarised, or hidden by a clear, by it or an earlier one), `summarised` whether it wrote a summary itself
+   * (a compaction may only clear tool results).
+   */
+  latest: { id: number; reason: CompactionEvidence["reason"]; coveredThroughSeq: number | null; summarised: boolean; at: string } | null;
+  /** The summary the model reads now, or null (none yet, or a clear hid it): the messages it stands for and who wrote it. */
+  summary: { fromSeq: number; throughSeq: number; summariser: string; trust: SummaryTrust; compactionId: number } | null;
 }
 
 export interface RequestMessages {

@@ -3,6 +3,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
 import { textOf, type ChatMessage } from "../../src/core/messages";
+import { CompactionStore } from "../../src/conversation/compaction-store";
 import { backfillTokenCounts } from "../../src/conversation/message-store";
 import { conversationStub } from "../../src/env";
 import type { CompactionStatus, RequestMessages } from "../../src/history/contract";
@@ -92,6 +93,28 @@ describe("compaction", () => {
     const stored = (await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`)).messages.find((m) => m.seq === pointer.seq)!;
     expect(await full.text()).toBe(stored.message.content);
     await expectProblem(await s.frontend.request("GET", `${s.path}/results/999999`), 404, "not-found");
+  });
+
+  it("reports the summary in effect apart from the latest compaction, which may only have cleared tool results", async () => {
+    const s = await setup(SUMMARISING);
+    let summary: string | null = null;
+    for (let i = 0; i < 30 && !summary; i++) summary = summaryOf((await exchange(s, i)).at(-1)!.messages);
+    expect(summary, "no summary within 30 exchanges").not.toBeNull();
+    const before = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    expect(before.summary).toMatchObject({ fromSeq: 1, summariser: "digest", trust: "external", compactionId: before.latest!.id });
+    expect(before.latest).toMatchObject({ coveredThroughSeq: before.summary!.throughSeq, summarised: true });
+    // A later compaction that only cleared tool results, as the planner records one.
+    await runInDurableObject(conversationStub(env, s.id, s.conversation), (_, state) => {
+      new CompactionStore(state.storage).add("auto", null, { before: 5_000, after: 4_000 }, new Date().toISOString());
+    });
+    const after = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    expect(after.latest).toMatchObject({ id: before.latest!.id + 1, summarised: false, coveredThroughSeq: before.summary!.throughSeq });
+    expect(after.summary).toEqual(before.summary);
+    // A clear hides the summary with everything else: nothing is summarised in view, everything is covered.
+    await s.frontend.json("POST", `${s.path}/clear`);
+    const cleared = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
+    expect(cleared.summary).toBeNull();
+    expect(cleared.latest).toMatchObject({ reason: "clear", summarised: false, coveredThroughSeq: cleared.messageCount });
   });
 
   it("keeps the user's corrections and exact quotes in the digest, fenced and marked as trusted as its least trusted input", async () => {
