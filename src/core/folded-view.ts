@@ -233,8 +233,3 @@ export function foldText(text: string, options: FoldOptions = {}): FoldedView {
   }
   return view.view();
 }
-
-/** The original [start, end) behind folded [from, to). */
-export function originalSpan(view: FoldedView, from: number, to: number): [number, number] {
-  return [view.starts[from]!, view.ends[to - 1]!];
-}
