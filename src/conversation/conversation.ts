@@ -49,6 +49,8 @@ export class Conversation extends DurableObject<Env> {
   private readonly compactions: CompactionStore;
   private readonly approvals: ApprovalStore;
   private readonly queue = new SerialQueue();
+  /** Apps' contexts past the trust boundary at the version last pulled: an unchanged context is not redacted every turn. */
+  private readonly admittedContexts = new Map<string, { version: string; title: string; content: string }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -95,6 +97,7 @@ export class Conversation extends DurableObject<Env> {
         history: this.history(owner, meta),
         approvals: this.approvals,
         summariser: this.summariser,
+        admittedContexts: this.admittedContexts,
         auditKey: await this.auditKey(owner),
         now: () => new Date(),
         sections: turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce),

@@ -36,6 +36,8 @@ export interface TurnDeps {
   history: History;
   approvals: ApprovalStore;
   summariser: (policy: CompactionPolicy) => Summariser;
+  /** Contexts past the trust boundary, by key, at the version last pulled (kept by the Conversation object while it lives). */
+  admittedContexts: Map<string, { version: string; title: string; content: string }>;
   /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
   sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
 }
@@ -83,7 +85,14 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     for (const hit of admitted.hits) contextHits.push({ ...hit, id });
     return admitted.text;
   };
-  const pulled = prepared.pulled.map((o) => (o.status === "present" ? { ...o, title: admit(o.key, o.title), content: admit(o.key, o.content) } : o));
+  // A context pulled again at the version already admitted is not admitted again: large contexts rarely change.
+  const pulled = prepared.pulled.map((o) => {
+    if (o.status !== "present") return o;
+    const known = deps.admittedContexts.get(o.key);
+    const admitted = known?.version === o.version ? known : { version: o.version, title: admit(o.key, o.title), content: admit(o.key, o.content) };
+    deps.admittedContexts.set(o.key, admitted);
+    return { ...o, title: admitted.title, content: admitted.content };
+  });
 
   const open = new Map(openCalls.calls);
   const callOrder = new Map([...open.keys()].map((id, i) => [id, i]));
