@@ -7,6 +7,8 @@
  * `encodeInto` (their UTF-8 is their code units); around other characters,
  * one by one. The last text's codes are kept, so both passes share one copy.
  */
+import { rememberLast } from "./last-text";
+
 const encoder = new TextEncoder();
 /** ASCII is looked for a chunk at a time, so a lone `é` costs re-encoding at most this much. */
 const CHUNK = 4096;
@@ -14,17 +16,12 @@ const CHUNK = 4096;
 const BY_HAND = 1024;
 const scratch = new Uint8Array(CHUNK * 3);
 
-let lastText: string | null = null;
-let lastCodes: Uint16Array | null = null;
-
+const remembered = rememberLast(codesOf);
+export const charCodes = remembered.of;
 /** Drops the remembered text and its codes, which may hold the secrets just redacted. */
-export function forgetCharCodes(): void {
-  lastText = null;
-  lastCodes = null;
-}
+export const forgetCharCodes = remembered.forget;
 
-export function charCodes(text: string): Uint16Array {
-  if (text === lastText && lastCodes !== null) return lastCodes;
+function codesOf(text: string): Uint16Array {
   const codes = new Uint16Array(text.length);
   for (let at = 0; at < text.length; ) {
     const { read, written } = encoder.encodeInto(text.slice(at, at + CHUNK), scratch);
@@ -35,8 +32,6 @@ export function charCodes(text: string): Uint16Array {
     const stop = Math.min(text.length, at + (ascii < 64 ? BY_HAND : 1));
     for (; at < stop; at++) codes[at] = text.charCodeAt(at);
   }
-  lastText = text;
-  lastCodes = codes;
   return codes;
 }
 

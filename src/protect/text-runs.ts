@@ -9,6 +9,7 @@
  * views and the rules that ask for the same text share one pass.
  */
 import { charCodes } from "./char-codes";
+import { rememberLast } from "./last-text";
 import type { Range } from "./windows";
 
 export interface TextRuns {
@@ -44,22 +45,10 @@ const SHORTEST_WRAPPED_LINE = 32;
 /** The most characters between two hex bytes written one by one: `, 0x`. */
 const WIDEST_BYTE_GAP = 4;
 
-let lastText: string | null = null;
-let lastRuns: TextRuns | null = null;
-
+const remembered = rememberLast((text: string) => closeRuns(findRuns(text, charCodes(text))));
+export const textRuns = remembered.of;
 /** Drops the remembered text, which may hold the secrets just redacted. */
-export function forgetTextRuns(): void {
-  lastText = null;
-  lastRuns = null;
-}
-
-export function textRuns(text: string): TextRuns {
-  if (text === lastText && lastRuns !== null) return lastRuns;
-  const runs = closeRuns(findRuns(text, charCodes(text)));
-  lastText = text;
-  lastRuns = runs;
-  return runs;
-}
+export const forgetTextRuns = remembered.forget;
 
 /**
  * The index after the line break at `at` when a base64 run continues across it: the line before is full and
