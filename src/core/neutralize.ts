@@ -82,7 +82,7 @@ function neutralizeOnce(content: string, nonce: string | null | undefined): stri
   if (windows[0]?.[0] === 0 && windows[0][1] === content.length) return replaceSpans(content, replacements);
   PLAIN_FORGERY.lastIndex = 0;
   for (let m = PLAIN_FORGERY.exec(content); m !== null; m = PLAIN_FORGERY.exec(content)) {
-    escapeMatch(replacements, m, content, [...m[0]].map((c, k) => (c === "<" || c === "[" ? m.index + k : -1)).filter((at) => at !== -1));
+    escapeMatch(replacements, m, content);
   }
   if (nonce) {
     const spread = nonceIn(nonce, "[^a-zA-Z0-9]*", "gi");
@@ -91,9 +91,12 @@ function neutralizeOnce(content: string, nonce: string | null | undefined): stri
   return replaceSpans(content, replacements);
 }
 
-/** Escapes the openers at `openers` (offsets in `content`), and the bracket that closes the match on its line. */
-function escapeMatch(replacements: Replacement[], m: RegExpExecArray, content: string, openers: readonly number[]): void {
-  for (const at of openers) replacements.push({ start: at, end: at + 1, text: "(" });
+/** Escapes every opener in the match (a trimming note's words may follow several), and the bracket that closes it on its line. */
+function escapeMatch(replacements: Replacement[], m: RegExpExecArray, content: string): void {
+  for (let at = m.index; at < m.index + m[0].length; at++) {
+    const code = content.charCodeAt(at);
+    if (code === 0x3c || code === 0x5b) replacements.push({ start: at, end: at + 1, text: "(" });
+  }
   const line = content.indexOf("\n", m.index);
   const close = /[>\]]/g;
   close.lastIndex = m.index + m[0].length;
