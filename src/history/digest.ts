@@ -1,45 +1,44 @@
 /**
- * The default summariser: a digest that needs no model. It keeps what a
- * compaction must not lose as the user wrote it (corrections, quoted wording),
- * then decisions, open requests, the files and tools the conversation touched,
- * and a line per user message; over budget, sections give way in the reverse
- * of that order. An update merges the previous digest's entries instead of
- * summarising a summary, so verbatim lines stay verbatim however often it runs.
+ * The default summariser: a digest that needs no model. What a compaction
+ * must never lose is what the user said, and it is small next to tool output
+ * and the model's replies, so the digest keeps the user's messages verbatim,
+ * oldest first, for as long as they fit. Over its budget it gives up, in this
+ * order: small talk, the files-and-tools list, the assistant's stated
+ * decisions, pasted data, plain sentences, requests, then sentences carrying
+ * facts (names, then numbers, dates and paths, then quotes, decisions and
+ * instructions), and corrections last, each with the sentences around it that
+ * say what it corrects. A sentence the user repeated word for word goes
+ * before all of these. "…" marks where a message lost a sentence, and the
+ * loss notes count what went, by kind. An update merges the previous digest's
+ * state instead of summarising a summary, so kept words stay verbatim however
+ * often it runs.
  */
 import { countTokens } from "../core/tokens";
 import { markerSpans, prefixWithin } from "../protect/token-cut";
 import type { Summariser, SummaryDraft, SummaryInputMessage, SummaryRequest } from "./summary";
+import { isDecision, KEEP_RANK, mentionsIn, sentencesOf, UNIT_KINDS, userUnits, type UnitKind } from "./user-words";
 
-/** One bullet: its text and the messages it came from (one seq; up to three for a file or tool). */
+/** A unit of the user's words: sentence `i` of the `of` in message `seq`. */
+interface Unit {
+  seq: number;
+  i: number;
+  of: number;
+  text: string;
+  kind: UnitKind;
+  /** The corrections (`seq.i`) this unit gives the subject of: it goes only once they all have. */
+  anchors?: string[];
+  /** The user said exactly this before: it goes first. */
+  repeat?: true;
+}
+
+/** A line of what the runtime saw besides the user's words: a file or tool, or a decision the assistant stated. */
 interface Item {
   text: string;
   seqs: number[];
-  role?: string;
 }
 
-const KINDS = ["corrections", "quotes", "decisions", "tasks", "files", "timeline"] as const;
-type Kind = (typeof KINDS)[number];
-/** Under budget pressure the timeline goes first and corrections last. */
-const DROP_ORDER = [...KINDS].reverse();
-
-const HEADINGS: Record<Kind, string> = {
-  corrections: "Corrections the user made:",
-  quotes: "Exact wording:",
-  decisions: "Decisions:",
-  tasks: "Open tasks:",
-  files: "Files and artifacts:",
-  timeline: "Timeline:",
-};
-/** How a loss line names dropped bullets: one, many. */
-const DROPPED_NAMES: Record<Kind, [string, string]> = {
-  corrections: ["older correction", "older corrections"],
-  quotes: ["older exact quote", "older exact quotes"],
-  decisions: ["older decision", "older decisions"],
-  tasks: ["older open task", "older open tasks"],
-  files: ["file or tool line", "file and tool lines"],
-  timeline: ["timeline line", "timeline lines"],
-};
-const EARLIER_HEADING = "Earlier summary:";
+const LOSS_KINDS = [...UNIT_KINDS, "repeated", "assistant", "files"] as const;
+type LossKind = (typeof LOSS_KINDS)[number];
 
 interface Dropped {
   count: number;
@@ -47,47 +46,47 @@ interface Dropped {
   to: number;
 }
 
-/** What the text shows, plus what the loss lines need, so the next update can merge it exactly. */
+/** What the text shows, plus what the loss notes need, so the next update can merge it exactly. */
 interface DigestState {
-  version: 1;
+  version: 2;
   from: number | null;
   to: number | null;
   /** Another summariser's text this digest carries, as cut. */
   earlier: string;
-  items: Record<Kind, Item[]>;
-  /** Everything this digest and those it updated dropped, so its loss lines stay true. */
-  dropped: Partial<Record<Kind, Dropped>>;
+  units: Unit[];
+  assistant: Item[];
+  files: Item[];
+  /** Everything this digest and those it updated dropped, so its loss notes stay true. */
+  dropped: Partial<Record<LossKind, Dropped>>;
   /** Assistant replies and tool results covered: the digest keeps them only as the lines above. */
   unkept: { assistant: number; tool: number; tokens: number };
 }
 
-const SENTENCE_CHARS = 300;
-const TIMELINE_CHARS = 120;
-const OPEN_TASKS = 12;
+const USER_HEADING = "The user said, verbatim (\u2026 marks a cut):";
+const ASSISTANT_HEADING = "Decisions the assistant stated:";
+const FILES_HEADING = "Files, artifacts and tools:";
+const EARLIER_HEADING = "Earlier summary:";
+/** Under budget pressure these go right after the user's small talk: they are the model's and the tools' words. */
+const ITEM_RANK = { files: 1.4, assistant: 1.6 } as const;
+const LOSS_NAMES: Record<LossKind, string> = {
+  correction: "corrections",
+  decision: "decisions",
+  instruction: "instructions",
+  quote: "quotes",
+  number: "with numbers",
+  date: "with dates",
+  path: "with paths",
+  name: "with names",
+  task: "requests and questions",
+  other: "other",
+  pasted: "pasted lines",
+  filler: "small talk",
+  repeated: "repeated",
+  assistant: "",
+  files: "",
+};
+const ITEM_CHARS = 300;
 const SEQS_PER_FILE = 3;
-
-const APOSTROPHE = "['\u2019]";
-const CORRECTION = new RegExp(
-  [
-    String.raw`\bactually\b`,
-    String.raw`\bcorrection\b`,
-    String.raw`\bI (?:meant|said)\b`,
-    String.raw`^no[,!]\s`,
-    String.raw`\bnot\b[^.!?]{1,60}\bbut\b`,
-    String.raw`\bthat${APOSTROPHE}?s (?:wrong|not right|incorrect)\b`,
-    String.raw`\binstead\b`,
-    String.raw`\brather than\b`,
-    String.raw`\b(?:don${APOSTROPHE}?t|do not)\b(?! forget)`,
-    String.raw`\bstop\b`,
-  ].join("|"),
-  "i",
-);
-const DECISION = new RegExp(String.raw`\b(?:decided|let${APOSTROPHE}?s go with|we${APOSTROPHE}ll use|we will|agreed|final answer|going with)\b`, "i");
-const TASK = new RegExp(String.raw`\b(?:please|can you|could you|need to|todo|remember to|make sure|don${APOSTROPHE}?t forget)\b|\?$`, "i");
-/** Quoted spans with their quote characters: "…", “…”, ‘…’, «…» and `code`. */
-const QUOTED = /"[^"\n]+"|\u201c[^\u201d\n]+\u201d|\u2018[^\u2019\n]+\u2019|\u00ab[^\u00bb\n]+\u00bb|`[^`\n]+`/g;
-/** Candidate mentions: runs between whitespace, quotes, brackets and list punctuation. */
-const MENTION_CANDIDATE = /[^\s"'`<>()[\]{},;|*]+/g;
 
 export const digestSummariser: Summariser = {
   name: "digest",
@@ -102,39 +101,65 @@ export function digest(request: SummaryRequest): SummaryDraft {
   const last = messages.reduce((high, m) => Math.max(high, m.seq), -Infinity);
   const from = prior?.from ?? (messages.length > 0 ? first : null);
   const to = messages.length > 0 ? last : (prior?.to ?? null);
-  const covers = `Summary of ${carried ? "earlier history and " : ""}${range(from, to)} (digest; exact quotes and corrections verbatim).`;
+  const covers = `Summary of ${carried ? "earlier history and " : ""}${range(from, to)} (digest: the user's words verbatim, oldest first).`;
 
-  const found = Object.fromEntries(KINDS.map((kind) => [kind, new Map((prior?.items[kind] ?? []).map((item) => [item.text, item]))])) as Record<Kind, Map<string, Item>>;
-  const unkept = { ...(prior?.unkept ?? { assistant: 0, tool: 0, tokens: 0 }) };
-  for (const message of messages) collect(message, found, unkept);
-
-  const lists = Object.fromEntries(KINDS.map((kind) => [kind, [...found[kind].values()]])) as Record<Kind, Item[]>;
-  const dropped: Partial<Record<Kind, Dropped>> = { ...prior?.dropped };
-  const drop = (kind: Kind) => {
-    const item = lists[kind].shift()!;
-    const [low, high] = [Math.min(...item.seqs), Math.max(...item.seqs)];
+  const dropped: Partial<Record<LossKind, Dropped>> = { ...prior?.dropped };
+  const note = (kind: LossKind, seqs: readonly number[]) => {
+    const [low, high] = [Math.min(...seqs), Math.max(...seqs)];
     const known = dropped[kind];
     dropped[kind] = known ? { count: known.count + 1, from: Math.min(known.from, low), to: Math.max(known.to, high) } : { count: 1, from: low, to: high };
   };
-  while (lists.tasks.length > OPEN_TASKS) drop("tasks");
+  const units = prior ? prior.units.map((u) => ({ ...u })) : [];
+  const assistant = new Map((prior?.assistant ?? []).map((item) => [item.text, { ...item }]));
+  const files = new Map((prior?.files ?? []).map((item) => [item.text, { ...item }]));
+  const unkept = { ...(prior?.unkept ?? { assistant: 0, tool: 0, tokens: 0 }) };
+  const seen = new Set(units.map((u) => sameWords(u.text)));
+  for (const message of messages) {
+    collectMentions(message, files);
+    if (message.role === "user") addUserUnits(message, userUnits(message.content), units, seen);
+    else if (message.role === "tool" && message.denied) {
+      // The user's decision, not tool output: the model must not try the call again as if it had never been refused.
+      const reason = message.denied.reason === null ? "" : `: ${oneLine(message.denied.reason)}`;
+      addUserUnits(message, [{ text: `denied running ${oneLine(message.toolName ?? "a tool")}${reason}`, kind: "decision" }], units, seen);
+    } else if (message.role === "assistant") {
+      for (const sentence of sentencesOf(oneLine(message.content))) {
+        if (!isDecision(sentence)) continue;
+        const text = clip(sentence, ITEM_CHARS);
+        if (!assistant.has(text)) assistant.set(text, { text, seqs: [message.seq] });
+      }
+      unkept.assistant += 1;
+      unkept.tokens += countTokens(message.content) + (message.toolCalls ?? []).reduce((sum, call) => sum + countTokens(call.arguments), 0);
+    } else if (message.role === "tool") {
+      unkept.tool += 1;
+      unkept.tokens += countTokens(message.content);
+    }
+  }
 
+  const kept = { units, assistant: [...assistant.values()], files: [...files.values()] };
   // The carried summary may take half the budget, so the new messages keep room.
   let earlier = cutTo(carried, Math.floor(maxTokens / 2));
   const render = () =>
-    [covers, ...(earlier ? [EARLIER_HEADING, earlier] : []), ...KINDS.flatMap((kind) => (lists[kind].length > 0 ? [HEADINGS[kind], ...lists[kind].map((item) => bullet(kind, item))] : []))].join("\n");
-  // Counting line by line (near enough additive across line breaks) keeps dropping linear; the exact count then confirms.
+    [
+      covers,
+      ...(earlier ? [EARLIER_HEADING, earlier] : []),
+      ...(kept.units.length ? [USER_HEADING, ...userLines(kept.units)] : []),
+      ...(kept.assistant.length ? [ASSISTANT_HEADING, ...kept.assistant.map((item) => `- [#${item.seqs[0]}] ${item.text}`)] : []),
+      ...(kept.files.length ? [FILES_HEADING, ...kept.files.map(fileLine)] : []),
+    ].join("\n");
+
+  const order = dropOrder(kept);
+  let next = 0;
+  const dropNext = (): number => {
+    const step = order[next++];
+    if (!step) return 0;
+    return step.drop(kept, note);
+  };
+  // Counting piece by piece (near enough additive across line breaks) keeps dropping linear; the exact count then confirms.
   let over = countTokens(render()) - maxTokens;
-  for (const kind of DROP_ORDER) {
-    while (over > 0 && lists[kind].length > 0) {
-      over -= countTokens(bullet(kind, lists[kind][0]!)) + 1;
-      drop(kind);
-      if (lists[kind].length === 0) over -= countTokens(HEADINGS[kind]) + 1;
-    }
-  }
+  while (over > 0 && next < order.length) over -= dropNext();
   let text = render();
   for (let excess = countTokens(text) - maxTokens; excess > 0; excess = countTokens(text) - maxTokens) {
-    const kind = DROP_ORDER.find((k) => lists[k].length > 0);
-    if (kind) drop(kind);
+    if (next < order.length) dropNext();
     else if (earlier) {
       const cut = cutTo(earlier, countTokens(earlier) - excess);
       earlier = cut.length < earlier.length ? cut : "";
@@ -143,57 +168,160 @@ export function digest(request: SummaryRequest): SummaryDraft {
   }
   if (countTokens(text) > maxTokens) text = "";
 
-  const loss = DROP_ORDER.flatMap((kind) => {
-    const d = dropped[kind];
-    return d ? [`${d.count} ${DROPPED_NAMES[kind][d.count === 1 ? 0 : 1]} dropped (${range(d.from, d.to)})`] : [];
-  });
+  const loss = lossNotes(dropped);
   if (earlier !== carried) loss.push(earlier ? "the earlier summary was cut to fit" : "the earlier summary was dropped to fit");
   if (unkept.assistant + unkept.tool > 0) {
     loss.push(`${unkept.assistant} assistant replies and ${unkept.tool} tool results (${unkept.tokens.toLocaleString("en-US")} tokens) are not kept beyond the lines above`);
   }
   if (!text) loss.push(`not even the summary's first line fits ${maxTokens} tokens`);
-  const state: DigestState = { version: 1, from, to, earlier, items: lists, dropped, unkept };
+  const state: DigestState = { version: 2, from, to, earlier, ...kept, dropped, unkept };
   return { text, state, loss };
 }
 
-/** Adds what one message contributes to each section. */
-function collect(message: SummaryInputMessage, found: Record<Kind, Map<string, Item>>, unkept: DigestState["unkept"]): void {
-  const { seq, role, content } = message;
-  const add = (kind: Kind, text: string, itemRole?: string) => {
-    const known = found[kind].get(text);
-    if (!known) found[kind].set(text, itemRole ? { text, seqs: [seq], role: itemRole } : { text, seqs: [seq] });
-    // A file keeps the first two messages that mention it and the latest.
-    else if (kind === "files" && !known.seqs.includes(seq)) known.seqs = [...known.seqs.slice(0, SEQS_PER_FILE - 1), seq];
-  };
-  const calls = message.toolCalls ?? [];
-  for (const text of [content, ...calls.map((call) => call.arguments)]) for (const mention of mentionsIn(text)) add("files", mention);
-  for (const name of [...calls.map((call) => call.name), ...(message.toolName ? [message.toolName] : [])]) add("files", `tool: ${clip(name.replace(/\s+/g, " ").trim(), TIMELINE_CHARS)}`);
+type Note = (kind: LossKind, seqs: readonly number[]) => void;
 
-  if (role === "user") {
-    const sentences = sentencesOf(content);
-    if (sentences[0]) add("timeline", clip(sentences[0], TIMELINE_CHARS));
-    for (const [quote] of content.matchAll(QUOTED)) add("quotes", clip(quote, SENTENCE_CHARS));
-    for (const sentence of sentences) {
-      const kind = CORRECTION.test(sentence) ? "corrections" : DECISION.test(sentence) ? "decisions" : TASK.test(sentence) ? "tasks" : null;
-      if (kind) add(kind, clip(sentence, SENTENCE_CHARS), kind === "decisions" ? role : undefined);
+/**
+ * Adds a message's units after those kept so far. A correction's subject is the
+ * sentence before it (the previous message's last, when it opens its message)
+ * and the one after: they stay as long as it does. A sentence the user already
+ * said is marked as a repeat.
+ */
+function addUserUnits(message: SummaryInputMessage, words: readonly { text: string; kind: UnitKind }[], units: Unit[], seen: Set<string>): void {
+  const start = units.length;
+  const previousLast = units.at(-1);
+  words.forEach((w, i) => {
+    const key = sameWords(w.text);
+    const repeat = seen.has(key);
+    seen.add(key);
+    units.push({ seq: message.seq, i, of: words.length, text: w.text, kind: w.kind, ...(repeat ? { repeat: true as const } : {}) });
+  });
+  const added = units.slice(start);
+  added.forEach((unit, k) => {
+    if (unit.kind !== "correction" || unit.repeat) return;
+    const id = `${unit.seq}.${unit.i}`;
+    const before = k > 0 ? added[k - 1] : previousLast;
+    for (const neighbour of [before, added[k + 1]]) {
+      // Small talk and repeats say nothing a correction could need.
+      if (neighbour && !["correction", "filler"].includes(neighbour.kind) && !neighbour.repeat) neighbour.anchors = [...(neighbour.anchors ?? []), id];
     }
-  } else if (role === "assistant") {
-    for (const sentence of sentencesOf(content)) if (DECISION.test(sentence)) add("decisions", clip(sentence, SENTENCE_CHARS), role);
-    unkept.assistant += 1;
-    unkept.tokens += countTokens(content) + calls.reduce((sum, call) => sum + countTokens(call.arguments), 0);
-  } else if (role === "tool" && message.denied) {
-    // The user's decision, not tool output: the model must not try the call again as if it had never been refused.
-    const reason = message.denied.reason === null ? "" : `: ${message.denied.reason.replace(/\s+/g, " ").trim()}`;
-    add("decisions", clip(`denied running ${message.toolName ?? "a tool"}${reason}`, SENTENCE_CHARS), "user");
-  } else if (role === "tool") {
-    unkept.tool += 1;
-    unkept.tokens += countTokens(content);
+  });
+}
+
+interface DropStep {
+  /** Drops what this step stands for and returns about how many tokens the text lost. */
+  drop(kept: { units: Unit[]; assistant: Item[]; files: Item[] }, note: Note): number;
+}
+
+/**
+ * The order things go in: everything but corrections and their subjects by
+ * rank, oldest first within a rank; then corrections, oldest first, each with
+ * its subjects.
+ */
+function dropOrder(kept: { units: Unit[]; assistant: Item[]; files: Item[] }): DropStep[] {
+  const ranked: { rank: number; seq: number; i: number; step: DropStep }[] = [];
+  for (const unit of kept.units) {
+    if (unit.repeat) ranked.push({ rank: 0, seq: unit.seq, i: unit.i, step: { drop: (k, note) => dropUnits(k, [unit], note, "repeated") } });
+    else if (unit.kind !== "correction" && !unit.anchors?.length) ranked.push({ rank: KEEP_RANK[unit.kind], seq: unit.seq, i: unit.i, step: { drop: (k, note) => dropUnits(k, [unit], note) } });
+  }
+  for (const kind of ["files", "assistant"] as const) {
+    for (const item of kept[kind]) {
+      ranked.push({
+        rank: ITEM_RANK[kind],
+        seq: item.seqs[0]!,
+        i: 0,
+        step: {
+          drop: (k, note) => {
+            k[kind].splice(k[kind].indexOf(item), 1);
+            note(kind, item.seqs);
+            return countTokens(kind === "files" ? fileLine(item) : item.text) + 6;
+          },
+        },
+      });
+    }
+  }
+  ranked.sort((a, b) => a.rank - b.rank || a.seq - b.seq || a.i - b.i);
+  const corrections = kept.units.filter((u) => u.kind === "correction" && !u.repeat);
+  const subjects = (id: string) => kept.units.filter((u) => u.anchors?.includes(id));
+  return [
+    ...ranked.map((r) => r.step),
+    ...corrections.map(
+      (correction): DropStep => ({
+        drop: (k, note) => {
+          const id = `${correction.seq}.${correction.i}`;
+          // A subject shared with a later correction stays for that one.
+          const gone = subjects(id).filter((u) => u.anchors!.every((a) => a === id || !k.units.some((c) => `${c.seq}.${c.i}` === a)));
+          return dropUnits(k, [correction, ...gone], note);
+        },
+      }),
+    ),
+  ];
+}
+
+function dropUnits(kept: { units: Unit[] }, gone: readonly Unit[], note: Note, as?: LossKind): number {
+  let saved = 0;
+  for (const unit of gone) {
+    const at = kept.units.indexOf(unit);
+    if (at === -1) continue;
+    kept.units.splice(at, 1);
+    note(as ?? unit.kind, [unit.seq]);
+    // Its words and the space before them, less the "…" that now marks the gap; or its whole line.
+    saved += countTokens(unit.text) + (kept.units.some((u) => u.seq === unit.seq) ? 0 : countTokens(`- [#${unit.seq}]`) + 1);
+  }
+  return saved;
+}
+
+/** A line per user message, its kept units in order, "…" wherever some were left out. */
+function userLines(units: readonly Unit[]): string[] {
+  const lines: string[] = [];
+  for (let k = 0; k < units.length; ) {
+    const seq = units[k]!.seq;
+    const parts: string[] = [];
+    let expected = 0;
+    let of = 0;
+    for (; k < units.length && units[k]!.seq === seq; k++) {
+      const unit = units[k]!;
+      if (unit.i > expected) parts.push("\u2026");
+      parts.push(unit.text);
+      expected = unit.i + 1;
+      of = unit.of;
+    }
+    if (expected < of) parts.push("\u2026");
+    lines.push(`- [#${seq}] ${parts.join(" ")}`);
+  }
+  return lines;
+}
+
+function fileLine(item: Item): string {
+  return `- ${item.text} (${item.seqs.map((seq) => `#${seq}`).join(", ")})`;
+}
+
+/** Files, URLs, artifact pointers and tools a message mentions; a file keeps the first two messages that mention it and the latest. */
+function collectMentions(message: SummaryInputMessage, files: Map<string, Item>): void {
+  const calls = message.toolCalls ?? [];
+  const mentions = [...[message.content, ...calls.map((call) => call.arguments)].flatMap(mentionsIn), ...[...calls.map((call) => call.name), ...(message.toolName ? [message.toolName] : [])].map((name) => `tool: ${clip(oneLine(name), 120)}`)];
+  for (const text of mentions) {
+    const known = files.get(text);
+    if (!known) files.set(text, { text, seqs: [message.seq] });
+    else if (!known.seqs.includes(message.seq)) known.seqs = [...known.seqs.slice(0, SEQS_PER_FILE - 1), message.seq];
   }
 }
 
-function bullet(kind: Kind, item: Item): string {
-  if (kind === "files") return `- ${item.text} (${item.seqs.map((seq) => `#${seq}`).join(", ")})`;
-  return `- [#${item.seqs[0]}${item.role ? ` ${item.role}` : ""}] ${item.text}`;
+function lossNotes(dropped: Partial<Record<LossKind, Dropped>>): string[] {
+  const notes: string[] = [];
+  const user = LOSS_KINDS.filter((kind) => kind !== "assistant" && kind !== "files" && dropped[kind]);
+  if (user.length) {
+    const total = user.reduce((sum, kind) => sum + dropped[kind]!.count, 0);
+    const low = Math.min(...user.map((kind) => dropped[kind]!.from));
+    const high = Math.max(...user.map((kind) => dropped[kind]!.to));
+    // Least important first, as they were given up.
+    const byKind = [...user].reverse().map((kind) => `${dropped[kind]!.count} ${LOSS_NAMES[kind]}`);
+    notes.push(`${total} of the user's sentences left out (${range(low, high)}): ${byKind.join(", ")}`);
+  }
+  const files = dropped.files;
+  if (files) notes.push(`${files.count} file and tool line${files.count === 1 ? "" : "s"} dropped (${range(files.from, files.to)})`);
+  const assistant = dropped.assistant;
+  if (assistant) notes.push(`${assistant.count} decision${assistant.count === 1 ? "" : "s"} the assistant stated dropped (${range(assistant.from, assistant.to)})`);
+  return notes;
 }
 
 function range(from: number | null, to: number | null): string {
@@ -201,27 +329,13 @@ function range(from: number | null, to: number | null): string {
   return from === to ? `message #${from}` : `messages #${from}–#${to}`;
 }
 
-function sentencesOf(text: string): string[] {
-  return text
-    // Not after single-letter abbreviations (e.g., i.e.).
-    .split(/(?<=[.!?])(?<!\b[A-Za-z]\.[A-Za-z]\.)\s+|\n+/)
-    .map((sentence) => sentence.replace(/\s+/g, " ").trim())
-    .filter((sentence) => sentence !== "");
+/** Two sentences are the same when their words are, whatever the case and spacing. */
+function sameWords(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ");
 }
 
-/** File paths, URLs and artifact pointers, in the order they appear. */
-function mentionsIn(text: string): string[] {
-  return [...text.matchAll(MENTION_CANDIDATE)].map(([token]) => token.replace(/[.:!?]+$/, "")).filter(isMention);
-}
-
-function isMention(token: string): boolean {
-  if (/^(?:https?:\/\/\w|r2:\/\/artifacts\/.)/i.test(token)) return true;
-  if (!/^[\w.~/-]+$/.test(token) || !/[A-Za-z]/.test(token)) return false;
-  const extension = /\.[A-Za-z]{1,5}$/.test(token);
-  // A slash alone would take "and/or" for a path; rooted, deeper or with an extension it is one.
-  if (token.includes("/")) return /^(?:~|\.{1,2})?\//.test(token) || token.split("/").length > 2 || extension;
-  // Single letters between dots are abbreviations (e.g., U.S.), not file names.
-  return extension && /[A-Za-z]/.test(token.slice(0, token.lastIndexOf("."))) && !/^(?:[A-Za-z]\.)+[A-Za-z]$/.test(token);
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
 }
 
 function clip(text: string, maxChars: number): string {
@@ -239,26 +353,74 @@ function cutTo(text: string, budget: number): string {
   return end > 0 ? `${text.slice(0, end).trimEnd()}…` : "";
 }
 
-/** A previous digest's state, read defensively: it comes back from storage. Null when it is not one. */
+/**
+ * A previous digest's state, read defensively: it comes back from storage.
+ * Null when it is not one. A version-1 digest (sections of sorted bullets) is
+ * read as units, each marked as cut from its message.
+ */
 function readState(value: unknown): DigestState | null {
-  if (!isRecord(value) || value.version !== 1 || !isRecord(value.items)) return null;
-  const { items, dropped, unkept } = value;
-  const seq = (v: unknown) => (Number.isSafeInteger(v) ? (v as number) : null);
-  const count = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : 0);
-  const readDropped = (v: unknown): [Dropped] | [] => {
-    if (!isRecord(v) || count(v.count) === 0 || seq(v.from) === null || seq(v.to) === null) return [];
-    return [{ count: count(v.count), from: v.from as number, to: v.to as number }];
-  };
-  const counts = isRecord(unkept) ? unkept : {};
+  if (!isRecord(value)) return null;
+  if (value.version === 1) return readLegacyState(value);
+  if (value.version !== 2 || !Array.isArray(value.units)) return null;
+  const units = value.units.flatMap((u: unknown): Unit[] => {
+    if (!isRecord(u) || !isSeq(u.seq) || !isCount(u.i) || !isCount(u.of) || typeof u.text !== "string" || u.text.includes("\n")) return [];
+    if (!UNIT_KINDS.includes(u.kind as UnitKind)) return [];
+    const anchors = Array.isArray(u.anchors) ? u.anchors.filter((a): a is string => typeof a === "string") : [];
+    return [{ seq: u.seq, i: u.i, of: Math.max(u.of, u.i + 1), text: u.text, kind: u.kind as UnitKind, ...(anchors.length ? { anchors } : {}), ...(u.repeat === true ? { repeat: true as const } : {}) }];
+  });
+  units.sort((a, b) => a.seq - b.seq || a.i - b.i);
   return {
-    version: 1,
-    from: seq(value.from),
-    to: seq(value.to),
+    version: 2,
+    from: isSeq(value.from) ? value.from : null,
+    to: isSeq(value.to) ? value.to : null,
     earlier: typeof value.earlier === "string" ? value.earlier : "",
-    items: Object.fromEntries(KINDS.map((kind) => [kind, readItems(items[kind])])) as Record<Kind, Item[]>,
-    dropped: Object.fromEntries(KINDS.flatMap((kind) => (isRecord(dropped) ? readDropped(dropped[kind]).map((d) => [kind, d] as const) : []))),
-    unkept: { assistant: count(counts.assistant), tool: count(counts.tool), tokens: count(counts.tokens) },
+    units,
+    assistant: readItems(value.assistant),
+    files: readItems(value.files),
+    dropped: readDropped(value.dropped, LOSS_KINDS),
+    unkept: readUnkept(value.unkept),
   };
+}
+
+/** Version 1 kept sorted sections; their bullets become units, each shown as an excerpt of its message. */
+function readLegacyState(value: Record<string, unknown>): DigestState | null {
+  if (!isRecord(value.items)) return null;
+  const kinds: Record<string, UnitKind | "files"> = { corrections: "correction", quotes: "quote", decisions: "decision", tasks: "task", files: "files", timeline: "other" };
+  const units: Unit[] = [];
+  const assistant: Item[] = [];
+  const files: Item[] = [];
+  for (const [section, kind] of Object.entries(kinds)) {
+    for (const item of readItems(value.items[section])) {
+      if (kind === "files") files.push(item);
+      else if (kind === "decision" && isRecord(value.items) && roleOf(value.items[section], item.text) === "assistant") assistant.push(item);
+      else units.push({ seq: item.seqs[0]!, i: 0, of: 0, text: item.text, kind });
+    }
+  }
+  units.sort((a, b) => a.seq - b.seq);
+  // Odd places with a gap on each side: the reader sees they are excerpts.
+  units.forEach((unit, k) => {
+    const rank = units.slice(0, k).filter((u) => u.seq === unit.seq).length;
+    unit.i = rank * 2 + 1;
+  });
+  for (const unit of units) unit.of = Math.max(...units.filter((u) => u.seq === unit.seq).map((u) => u.i)) + 2;
+  const legacy = readDropped(value.dropped, ["corrections", "quotes", "decisions", "tasks", "files", "timeline"]);
+  const dropped: Partial<Record<LossKind, Dropped>> = {};
+  for (const [section, d] of Object.entries(legacy)) dropped[(kinds[section] ?? "other") as LossKind] = d;
+  return {
+    version: 2,
+    from: isSeq(value.from) ? value.from : null,
+    to: isSeq(value.to) ? value.to : null,
+    earlier: typeof value.earlier === "string" ? value.earlier : "",
+    units,
+    assistant,
+    files,
+    dropped,
+    unkept: readUnkept(value.unkept),
+  };
+}
+
+function roleOf(items: unknown, text: string): unknown {
+  return Array.isArray(items) ? (items.find((item: unknown) => isRecord(item) && item.text === text) as Record<string, unknown> | undefined)?.role : undefined;
 }
 
 /** Valid items as fresh copies, so merging never changes the caller's state. */
@@ -266,11 +428,29 @@ function readItems(value: unknown): Item[] {
   if (!Array.isArray(value)) return [];
   return value.flatMap((item: unknown) => {
     if (!isRecord(item) || typeof item.text !== "string" || item.text.includes("\n")) return [];
-    const seqs = Array.isArray(item.seqs) ? item.seqs.filter((s): s is number => Number.isSafeInteger(s)).slice(0, SEQS_PER_FILE) : [];
-    if (seqs.length === 0) return [];
-    return [typeof item.role === "string" && /^\w+$/.test(item.role) ? { text: item.text, seqs, role: item.role } : { text: item.text, seqs }];
+    const seqs = Array.isArray(item.seqs) ? item.seqs.filter(isSeq).slice(0, SEQS_PER_FILE) : [];
+    return seqs.length ? [{ text: item.text, seqs }] : [];
   });
 }
+
+function readDropped<K extends string>(value: unknown, kinds: readonly K[]): Partial<Record<K, Dropped>> {
+  if (!isRecord(value)) return {};
+  const out: Partial<Record<K, Dropped>> = {};
+  for (const kind of kinds) {
+    const d = value[kind];
+    if (isRecord(d) && isCount(d.count) && d.count > 0 && isSeq(d.from) && isSeq(d.to)) out[kind] = { count: d.count, from: d.from, to: d.to };
+  }
+  return out;
+}
+
+function readUnkept(value: unknown): DigestState["unkept"] {
+  const counts = isRecord(value) ? value : {};
+  const count = (v: unknown) => (isCount(v) ? v : 0);
+  return { assistant: count(counts.assistant), tool: count(counts.tool), tokens: count(counts.tokens) };
+}
+
+const isSeq = (v: unknown): v is number => Number.isSafeInteger(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { digest, digestSummariser } from "../../src/history/digest";
+import { userUnits } from "../../src/history/user-words";
 import type { SummaryInputMessage, SummaryRequest } from "../../src/history/summary";
 import { countTokens } from "../../src/core/tokens";
 import { seededRandom } from "../fixtures/seeded-random";
@@ -46,16 +47,96 @@ function plantIn(planted: string): string {
 const request = (messages: SummaryInputMessage[], maxTokens: number, previous: SummaryRequest["previous"] = null): SummaryRequest => ({ previous, messages, maxTokens });
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
+const HEADER = "Summary of messages #1–#200 (digest: the user's words verbatim, oldest first).";
+const USER_HEADING = "The user said, verbatim (\u2026 marks a cut):";
+/** The lines of the user's words: from their heading to the next heading. */
+function userLinesOf(text: string): string[] {
+  const lines = text.split("\n");
+  const start = lines.indexOf(USER_HEADING);
+  if (start === -1) return [];
+  const end = lines.findIndex((line, k) => k > start && !line.startsWith("- "));
+  return lines.slice(start + 1, end === -1 ? undefined : end);
+}
+const at = "2026-11-01T00:00:00Z";
+const said = (contents: readonly string[]): SummaryInputMessage[] => contents.map((content, k) => ({ seq: k + 1, role: "user", content, createdAt: at }));
+
 describe("digest summariser", () => {
-  it("keeps planted corrections and quoted wording verbatim among filler and big tool results", async () => {
+  it("keeps every user message verbatim while they fit, and nothing of the tool output", async () => {
     const messages = history(200);
     expect(messages.filter((m) => m.role === "tool").reduce((sum, m) => sum + countTokens(m.content), 0)).toBeGreaterThan(30_000);
-    const draft = await digestSummariser.summarise(request(messages, 1_500));
+    const draft = await digestSummariser.summarise(request(messages, 2_000));
     expect(digestSummariser.name).toBe("digest");
-    expect(countTokens(draft.text)).toBeLessThanOrEqual(1_500);
-    for (const [seq, correction] of CORRECTIONS) expect(draft.text).toContain(`- [#${seq}] ${correction}`);
-    for (const [seq, quote] of QUOTES) expect(draft.text).toContain(`- [#${seq}] ${quote}`);
-    expect(draft.text.split("\n")[0]).toBe("Summary of messages #1–#200 (digest; exact quotes and corrections verbatim).");
+    expect(countTokens(draft.text)).toBeLessThanOrEqual(2_000);
+    const lines = draft.text.split("\n");
+    expect(lines.slice(0, 2)).toEqual([HEADER, USER_HEADING]);
+    const users = messages.filter((m) => m.role === "user");
+    expect(userLinesOf(draft.text)).toEqual(users.map((m) => `- [#${m.seq}] ${m.content}`));
+    expect(draft.text).not.toContain("weight");
+    expect(draft.loss.some((line) => line.includes("left out"))).toBe(false);
+  });
+
+  it("keeps the user's facts in the phrasings the old digest lost, and gives up small talk and chatter for them", () => {
+    const facts = [
+      "That's not right. The Heron release goes out on a Thursday, not a Tuesday.",
+      "No wait, the venue is the Lisbon office.",
+      "Sorry, I got that wrong: the kickoff is at 9:30.",
+      "I misspoke earlier: Priya owns the QA pass.",
+      "Decision: we ship the beta to 50 testers.",
+      "OK, final call \u2014 we'll host it on Fly.io.",
+      "Going forward, invoices go to billing@acme.io.",
+      "keep this sentence verbatim: The harbour never sleeps.",
+      "The budget is 4,200 euros per quarter.",
+      "Cap uploads at 25 MB.",
+      "Le d\u00e9lai est \u00ab vendredi 14 mars \u00bb, pas jeudi.",
+      "Das Budget ist nicht 3000 sondern 3500 Euro.",
+      "\u30ea\u30ea\u30fc\u30b9\u306f\u6728\u66dc\u65e5\u3067\u306f\u306a\u304f\u91d1\u66dc\u65e5\u3067\u3059\u3002",
+    ];
+    const filler = ["ok thanks", "sounds good", "great, go ahead", "nice"];
+    const contents = facts.flatMap((fact, k) => [fact, filler[k % filler.length]!, filler[(k + 1) % filler.length]!]);
+    const messages: SummaryInputMessage[] = said(contents).flatMap((m) => [
+      { ...m, seq: m.seq * 2 - 1 },
+      { seq: m.seq * 2, role: "assistant", content: "Noted. I will keep working on the plan and report back with the details shortly.", createdAt: at, toolCalls: [{ name: "notes_search", arguments: '{"q":"plan"}' }] },
+    ]);
+    const needed = countTokens(facts.map((f, k) => `- [#${k}] ${f}`).join("\n")) + 60;
+    const draft = digest(request(messages, needed));
+    expect(countTokens(draft.text)).toBeLessThanOrEqual(needed);
+    for (const fact of facts) expect(draft.text).toContain(fact);
+    for (const f of filler) expect(draft.text).not.toContain(`] ${f}`);
+    // What went is counted by kind.
+    expect(draft.loss[0]).toMatch(/^\d+ of the user's sentences left out \(messages #\d+–#\d+\): \d+ repeated, \d+ small talk$/);
+    expect(draft.loss).toContainEqual(expect.stringMatching(/^1 file and tool line dropped/));
+  });
+
+  it("keeps a correction with the sentences around it that say what it corrects", () => {
+    const messages = said([
+      "The Heron release.",
+      "It goes out Thursday, not Tuesday. We told the press already.",
+      ...Array.from({ length: 30 }, (_, k) => `Filler line number ${k} about the weather in the harbour today.`),
+    ]);
+    const draft = digest(request(messages, 80));
+    // Room for the correction and its subjects, and a line more: the filler with a number outranks plain sentences.
+    expect(userLinesOf(draft.text)).toEqual(["- [#1] The Heron release.", "- [#2] It goes out Thursday, not Tuesday. We told the press already.", "- [#32] Filler line number 29 about the weather in the harbour today."]);
+  });
+
+  it("never keeps a superseded value without its correction, at any budget", () => {
+    const random = seededRandom(11);
+    for (let run = 0; run < 200; run++) {
+      const contents: string[] = [];
+      const pairs: [string, string][] = [];
+      for (let k = 0; k < 12; k++) {
+        const subject = `Project${k}`;
+        const original = `${subject} ships on day ${k * 3 + 1}.`;
+        const correction = `Actually, ${subject} ships on day ${k * 3 + 2}.`;
+        pairs.push([original, correction]);
+        contents.push(original, ...Array.from({ length: Math.floor(random() * 4) }, (_, f) => `Note ${f} on ${subject}: the team met and talked for a while.`));
+        contents.splice(Math.floor(random() * contents.length) + 1, 0, `Remember the 3 boxes of ${subject}.`);
+        contents.push(correction);
+      }
+      const budget = 40 + Math.floor(random() * 400);
+      const { text } = digest(request(said(contents), budget));
+      expect(countTokens(text)).toBeLessThanOrEqual(budget);
+      for (const [original, correction] of pairs) if (text.includes(original)) expect(text).toContain(correction);
+    }
   });
 
   it("updates a previous digest instead of stacking on it", () => {
@@ -63,10 +144,14 @@ describe("digest summariser", () => {
     const messages = history(100, new Map([[23, repeated], [40, "Stop sending the drafts to Porto."], [61, repeated], [88, "I said the Lisbon office."]]));
     const a = digest(request(messages.slice(0, 50), 800));
     const b = digest(request(messages.slice(50), 800, { text: a.text, summariser: "digest", state: a.state }));
-    expect(b.text.split("\n")[0]).toBe("Summary of messages #1–#100 (digest; exact quotes and corrections verbatim).");
-    expect(b.text).toContain("- [#40] Stop sending the drafts to Porto.");
-    expect(b.text).toContain("- [#88] I said the Lisbon office.");
-    expect(occurrences(b.text, repeated)).toBe(1);
+    // Said again word for word, it is kept while there is room, and goes first when there is not.
+    expect(occurrences(b.text, repeated)).toBe(2);
+    const tight = digest(request(messages.slice(50), 500, { text: a.text, summariser: "digest", state: a.state }));
+    expect(occurrences(tight.text, repeated)).toBe(1);
+    expect(tight.loss[0]).toMatch(/^\d+ of the user's sentences left out \(messages #\d+–#\d+\): \d+ repeated/);
+    expect(b.text.split("\n")[0]).toBe("Summary of messages #1–#100 (digest: the user's words verbatim, oldest first).");
+    expect(b.text).toContain("Stop sending the drafts to Porto.");
+    expect(b.text).toContain("I said the Lisbon office.");
     expect(b.text).not.toContain("Earlier summary");
     // The unkept counts run over both digests' messages.
     const [replies, results] = [messages.filter((m) => m.role === "assistant").length, messages.filter((m) => m.role === "tool").length];
@@ -80,7 +165,7 @@ describe("digest summariser", () => {
     const previous = { text: "The user ships from Oslo.\nThey prefer metric units.", summariser: "model:gpt-test-mini", state: null };
     const draft = digest(request(history(30).slice(20), 600, previous));
     const lines = draft.text.split("\n");
-    expect(lines[0]).toBe("Summary of earlier history and messages #21–#30 (digest; exact quotes and corrections verbatim).");
+    expect(lines[0]).toBe("Summary of earlier history and messages #21–#30 (digest: the user's words verbatim, oldest first).");
     expect(lines.slice(1, 4)).toEqual(["Earlier summary:", "The user ships from Oslo.", "They prefer metric units."]);
     // Carried on through the next update, once.
     const next = digest(request(history(40).slice(30), 600, { text: draft.text, summariser: "digest", state: draft.state }));
@@ -94,7 +179,6 @@ describe("digest summariser", () => {
   });
 
   it("lists files, URLs, artifact pointers and tools once each, with where they were mentioned", () => {
-    const at = "2026-11-01T00:00:00Z";
     const messages: SummaryInputMessage[] = [
       { seq: 1, role: "user", content: "Look at src/app.ts and report.pdf, e.g. the intro and/or the end.", createdAt: at },
       { seq: 2, role: "assistant", content: "", toolCalls: [{ name: "read_file", arguments: '{"path":"./docs/a.md"}' }], createdAt: at },
@@ -103,7 +187,7 @@ describe("digest summariser", () => {
       { seq: 5, role: "user", content: "And src/app.ts again, plus https://example.com/guide?x=1", createdAt: at },
     ];
     const { text } = digest(request(messages, 2_000));
-    const files = text.slice(text.indexOf("Files and artifacts:"), text.indexOf("Timeline:")).trim().split("\n").slice(1);
+    const files = text.slice(text.indexOf("Files, artifacts and tools:")).trim().split("\n").slice(1);
     expect(files).toEqual([
       "- src/app.ts (#1, #3, #5)",
       "- report.pdf (#1)",
@@ -116,7 +200,6 @@ describe("digest summariser", () => {
   });
 
   it("keeps a tool call the user denied as their decision, and never takes tool output for one", () => {
-    const at = "2026-11-01T00:00:00Z";
     const denial = "[not run: the user denied this tool call] Their reason: not the drafts, they are mine.";
     const messages: SummaryInputMessage[] = [
       { seq: 1, role: "user", content: "Tidy up the workspace.", createdAt: at },
@@ -125,12 +208,11 @@ describe("digest summariser", () => {
       { seq: 4, role: "tool", toolName: "search", content: denial, createdAt: at },
     ];
     const { text, state } = digest(request(messages, 2_000));
-    const decisions = text.slice(text.indexOf("Decisions:"), text.indexOf("Files and artifacts:")).trim().split("\n").slice(1);
-    expect(decisions).toEqual(["- [#3 user] denied running delete_file: not the drafts, they are mine."]);
+    expect(userLinesOf(text)).toEqual(["- [#1] Tidy up the workspace.", "- [#3] denied running delete_file: not the drafts, they are mine."]);
     expect((state as { unkept: { tool: number } }).unkept.tool).toBe(1);
   });
 
-  it("fits every budget, drops the timeline first and corrections last, and says what it dropped", () => {
+  it("fits every budget, gives up the user's words in rank order, corrections last, and says what it dropped", () => {
     const messages = history(200);
     const replies = messages.filter((m) => m.role === "assistant").length;
     const results = messages.filter((m) => m.role === "tool").length;
@@ -142,25 +224,36 @@ describe("digest summariser", () => {
       const draft = digest(request(messages, maxTokens));
       expect(countTokens(draft.text)).toBeLessThanOrEqual(maxTokens);
       expect(draft.loss.at(-1)).toBe(`${replies} assistant replies and ${results} tool results (${unkeptTokens} tokens) are not kept beyond the lines above`);
-      const kept = draft.text.split("\n").slice(1);
-      // Sections give way in order: once a kind lost anything, every kind before it in the order is gone.
-      const order = ["Timeline", "Files and artifacts", "Open tasks", "Decisions", "Exact wording", "Corrections the user made"];
-      const lossNames = ["timeline line", "file and tool line", "older open task", "older decision", "older exact quote", "older correction"];
-      lossNames.forEach((name, i) => {
-        if (draft.loss.some((line) => line.includes(name))) for (const heading of order.slice(0, i)) expect(kept).not.toContain(`${heading}:`);
-      });
-      if (maxTokens <= 120) expect(draft.loss).toContainEqual(expect.stringMatching(/^\d+ timeline lines dropped \(messages #1–#\d+\)$/));
       if (maxTokens >= 400) for (const correction of CORRECTIONS.values()) expect(draft.text).toContain(correction);
-      if (maxTokens === 2_000) expect(draft.loss.some((line) => line.includes("corrections") || line.includes("quotes"))).toBe(false);
-      // What the text does not show, the state does not keep.
-      const state = draft.state as { items: Record<string, unknown[]> };
-      const bullets = kept.filter((line) => line.startsWith("- ")).length;
-      expect(Object.values(state.items).reduce((sum, items) => sum + items.length, 0)).toBe(bullets);
+      if (maxTokens >= 400) for (const quote of QUOTES.values()) expect(draft.text).toContain(quote);
+      // Once a correction went, only corrections are left of the user's words.
+      if (/\d+ corrections/.test(draft.loss[0] ?? "")) for (const line of userLinesOf(draft.text)) expect([...CORRECTIONS.values()].some((c) => line.includes(c))).toBe(true);
+      // What the text does not show, the state does not keep; what it dropped, the loss note counts.
+      const units = (draft.state as { units: { text: string }[] }).units;
+      for (const unit of units) expect(draft.text).toContain(unit.text);
+      const left = Number(/^(\d+) of the user's sentences left out/.exec(draft.loss[0] ?? "")?.[1] ?? 0);
+      const all = messages.filter((m) => m.role === "user").reduce((sum, m) => sum + userUnits(m.content).length, 0);
+      expect(units.length + left).toBe(all);
     }
     // With room for little, that little is the newest correction.
     const tiny = digest(request(messages, 50));
-    expect(tiny.text.split("\n").slice(1)).toEqual(["Corrections the user made:", `- [#181] ${CORRECTIONS.get(181)}`]);
-    expect(tiny.loss).toContainEqual(expect.stringMatching(/^3 older corrections dropped \(messages #23–#130\)$/));
+    expect(userLinesOf(tiny.text)).toEqual([`- [#181] … ${CORRECTIONS.get(181)}`]);
+  });
+
+  it("reads a version-1 digest's state as the user's words it kept", () => {
+    const state = {
+      version: 1,
+      from: 1,
+      to: 9,
+      earlier: "",
+      items: { corrections: [{ text: "Actually it is blue.", seqs: [4] }], quotes: [{ text: '"Keep it short"', seqs: [2] }], decisions: [{ text: "We will use Postgres.", seqs: [6], role: "assistant" }], tasks: [], files: [{ text: "src/a.ts", seqs: [2] }], timeline: [] },
+      dropped: { timeline: { count: 3, from: 1, to: 7 } },
+      unkept: { assistant: 4, tool: 2, tokens: 900 },
+    };
+    const draft = digest(request(said(["x"]).map((m) => ({ ...m, seq: 10, content: "Ship it on Monday." })), 600, { text: "old", summariser: "digest", state }));
+    expect(userLinesOf(draft.text)).toEqual(['- [#2] … "Keep it short" …', "- [#4] … Actually it is blue. …", "- [#10] Ship it on Monday."]);
+    expect(draft.text).toContain("Decisions the assistant stated:\n- [#6] We will use Postgres.");
+    expect(draft.loss[0]).toBe("3 of the user's sentences left out (messages #1–#7): 3 other");
   });
 
   it("is deterministic", async () => {
@@ -172,13 +265,13 @@ describe("digest summariser", () => {
 
   it("treats a malformed previous state as another summariser's text, without throwing", () => {
     const messages = history(10);
-    for (const state of [{ corrections: 5 }, null, 7, "x", [], { version: 1, items: null }]) {
+    for (const state of [{ corrections: 5 }, null, 7, "x", [], { version: 1, items: null }, { version: 2, units: null }]) {
       const draft = digest(request(messages, 400, { text: "Older notes.", summariser: "digest", state }));
       expect(draft.text).toContain("Earlier summary:\nOlder notes.");
     }
-    const odd = { version: 1, from: "1", items: { corrections: [{ text: 5 }, { text: "Fine.", seqs: ["3"] }, null], files: { length: 2 } }, dropped: { timeline: { count: -1 } }, unkept: [] };
+    const odd = { version: 2, from: "1", units: [{ text: 5 }, { seq: 3, i: 0, of: 1, text: "Fine.", kind: "shout" }, { seq: "3", i: 0, of: 1, text: "Fine.", kind: "other" }, null], files: { length: 2 }, dropped: { other: { count: -1 } }, unkept: [] };
     const draft = digest(request(messages, 400, { text: "Older notes.", summariser: "digest", state: odd }));
-    expect(draft.text.split("\n")[0]).toBe("Summary of messages #1–#10 (digest; exact quotes and corrections verbatim).");
+    expect(draft.text.split("\n")[0]).toBe("Summary of messages #1–#10 (digest: the user's words verbatim, oldest first).");
     expect(draft.text).not.toContain("Fine.");
   });
 });
