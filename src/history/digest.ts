@@ -171,7 +171,9 @@ export function digest(request: SummaryRequest): SummaryDraft {
   const loss = lossNotes(dropped);
   if (earlier !== carried) loss.push(earlier ? "the earlier summary was cut to fit" : "the earlier summary was dropped to fit");
   if (unkept.assistant + unkept.tool > 0) {
-    loss.push(`${unkept.assistant} assistant replies and ${unkept.tool} tool results (${unkept.tokens.toLocaleString("en-US")} tokens) are not kept beyond the lines above`);
+    const replies = `${unkept.assistant} assistant repl${unkept.assistant === 1 ? "y" : "ies"}`;
+    const results = `${unkept.tool} tool result${unkept.tool === 1 ? "" : "s"}`;
+    loss.push(`${replies} and ${results} (${unkept.tokens.toLocaleString("en-US")} tokens) are not kept beyond the lines above`);
   }
   if (!text) loss.push(`not even the summary's first line fits ${maxTokens} tokens`);
   const state: DigestState = { version: 2, from, to, earlier, ...kept, dropped, unkept };

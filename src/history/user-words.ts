@@ -55,7 +55,8 @@ const CORRECTION = new RegExp(
     `${B}(?:should|must) (?:be|read|say)${E}`,
     `${B}make (?:that|it) ${E}`,
     `${B}(?:change|changed|changing|switch|switched|move|moved|push|pushed|bump|bumped|shift|shifted|update|updated|raise|raised|lower|lowered|increase|increased|decrease|decreased|reduce|reduced|extend|extended|postpone|postponed|delay|delayed|reschedule|rescheduled|rename|renamed|relocate|relocated|cut|cuts) (?:\S+ ){0,4}?(?:to|from|into|back)${E}`,
-    String.raw`^(?:no|nope|wait|sorry|hold on|erm|err|um)${E}`,
+    // "No, …" and "No wait …" open a correction; "No rush" does not.
+    `^(?:no\\s*[,.!:;\u2014\u2013-]|no wait|nope|wait|sorry|hold on|erm|err|um)${E}`,
     `${B}not (?:\\S+ ){0,8}?but${E}`,
     // "Thursday, not Tuesday", "le 14, pas le 12", "3500, nicht 3000", "el martes, no el lunes"
     `[,;(\u2014\u2013-]\\s*(?:and |et |und |y |e )?(?:not|pas|nicht|no|non|n[aã]o)${E}`,
@@ -86,7 +87,7 @@ const VERBATIM = words(`verbatim|word for word|word-for-word|exact wording|exact
 const QUOTED = /"[^"\n]{2,}"|\u201c[^\u201d\n]{2,}\u201d|\u201e[^\u201c\u201d\n]{2,}[\u201c\u201d]|(?<![\p{L}\p{N}])\u2018[^\u2019\n]{2,}\u2019(?![\p{L}\p{N}])|\u00ab[^\u00bb\n]{2,}\u00bb|\u2039[^\u203a\n]{2,}\u203a|\u300c[^\u300d\n]+\u300d|\u300e[^\u300f\n]+\u300f|`[^`\n]+`/u;
 const MONTHS = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre`;
 const DAYS = `mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo`;
-const DATE = words(`${MONTHS}|${DAYS}|today|tomorrow|yesterday|tonight|weekend|next (?:week|month|quarter|year)|end of (?:day|week|month|quarter|year)|eod|eow|eom|q[1-4]|h[12]|noon|midnight|morning|afternoon|evening|aujourd${A}hui|demain|morgen|heute|mañana|hoy`);
+const DATE = words(`${MONTHS}|${DAYS}|today|tomorrow|yesterday|tonight|next (?:week|month|quarter|year)|end of (?:day|week|month|quarter|year)|eod|eow|eom|q[1-4]|h[12]|midnight|aujourd${A}hui|demain|morgen|heute|mañana|hoy`);
 const TASK = words(`please|pls|can you|could you|would you|will you|need(?:s)? to|have to|todo|to-do|remember to|don${A}?t forget|let me know|follow up|s${A}il (?:te|vous) pla[iî]t|bitte|por favor|per favore`);
 /** A question (any script's question mark) is a request the conversation may still owe an answer to. */
 const QUESTION = /[?\uff1f\u037e]\s*$|^[\u00bf]/u;
