@@ -16,7 +16,7 @@
 import { countTokens } from "../core/tokens";
 import { markerSpans, prefixWithin } from "../protect/token-cut";
 import type { Summariser, SummaryDraft, SummaryInputMessage, SummaryRequest } from "./summary";
-import { isDecision, KEEP_RANK, mentionsIn, sentencesOf, UNIT_KINDS, userUnits, type UnitKind } from "./user-words";
+import { contentWords, isDecision, KEEP_RANK, mentionsIn, sentencesOf, UNIT_KINDS, userUnits, type UnitKind } from "./user-words";
 
 /** A unit of the user's words: sentence `i` of the `of` in message `seq`. */
 interface Unit {
@@ -221,10 +221,11 @@ interface DropStep {
  */
 function dropOrder(kept: { units: Unit[]; assistant: Item[]; files: Item[] }): DropStep[] {
   const ranked: { rank: number; seq: number; i: number; step: DropStep }[] = [];
-  for (const unit of kept.units) {
-    if (unit.repeat) ranked.push({ rank: 0, seq: unit.seq, i: unit.i, step: { drop: (k, note) => dropUnits(k, [unit], note, "repeated") } });
-    else if (unit.kind !== "correction" && !unit.anchors?.length) ranked.push({ rank: KEEP_RANK[unit.kind], seq: unit.seq, i: unit.i, step: { drop: (k, note) => dropUnits(k, [unit], note) } });
-  }
+  const ranks = restatedRanks(kept.units);
+  kept.units.forEach((unit, k) => {
+    if (unit.repeat) ranked.push({ rank: 0, seq: unit.seq, i: unit.i, step: { drop: (kept, note) => dropUnits(kept, [unit], note, "repeated") } });
+    else if (unit.kind !== "correction" && !unit.anchors?.length) ranked.push({ rank: ranks[k]!, seq: unit.seq, i: unit.i, step: { drop: (kept, note) => dropUnits(kept, [unit], note) } });
+  });
   for (const kind of ["files", "assistant"] as const) {
     for (const item of kept[kind]) {
       ranked.push({
@@ -257,6 +258,29 @@ function dropOrder(kept: { units: Unit[]; assistant: Item[]; files: Item[] }): D
       }),
     ),
   ];
+}
+
+/**
+ * Each unit's rank, lowered to that of a later unit that restates it (most of
+ * its words again: "Stonechat runs on Vue." then "…: Stonechat runs on
+ * Postgres."), so an old value goes before the sentence that replaced it even
+ * when that sentence is not recognised as a correction.
+ */
+function restatedRanks(units: readonly Unit[]): number[] {
+  const words = units.map((u) => contentWords(u.text));
+  const ranks = units.map((u) => (u.kind === "correction" ? KEEP_RANK.correction : KEEP_RANK[u.kind]));
+  for (let later = units.length - 1; later > 0; later--) {
+    const said = words[later]!;
+    if (said.size < 2) continue;
+    for (let earlier = 0; earlier < later; earlier++) {
+      if (units[earlier]!.seq === units[later]!.seq) break;
+      const before = words[earlier]!;
+      let shared = 0;
+      for (const w of before) if (said.has(w)) shared++;
+      if (shared >= 2 && shared * 2 >= before.size) ranks[earlier] = Math.min(ranks[earlier]!, ranks[later]!);
+    }
+  }
+  return ranks;
 }
 
 function dropUnits(kept: { units: Unit[] }, gone: readonly Unit[], note: Note, as?: LossKind): number {

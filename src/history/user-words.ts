@@ -47,7 +47,7 @@ const A = "['\u2019]";
 const CORRECTION = new RegExp(
   [
     // English
-    `${B}(?:actually|correction|corrected|correcting|misspoke|mis-?typed|typo|oops|scratch that|strike that|disregard|my (?:bad|mistake)|on second thought|changed my mind|turns out|let me rephrase|to clarify|clarification|no longer|not any ?more|instead|rather than|revised?|amended?|supersedes?|replaces?)${E}`,
+    `${B}(?:actually|correct(?:ion|ed|ing)?|correct myself|misspoke|mis-?typed|typo|oops|scratch that|strike that|disregard|my (?:bad|mistake)|on second thought|changed my mind|turns out|let me rephrase|to clarify|clarification|no longer|not any ?more|instead|rather than|revised?|amended?|supersedes?|replaces?)${E}`,
     `${B}I (?:meant|mean|said|was wrong|got (?:that|it|this) wrong|made a mistake)${E}`,
     `${B}(?:that|this|it)${A}?s? (?:is |was )?(?:wrong|not right|incorrect|outdated|out of date|a mistake|an error|not correct)${E}`,
     `${B}(?:got|had) (?:that|it|this|those|these) (?:wrong|backwards|mixed up)${E}`,
@@ -83,6 +83,8 @@ const DECISION = new RegExp(
 
 const INSTRUCTION = words(`always|never|don${A}?t|do not|doesn${A}?t|does not|stop|avoid|must|must not|mustn${A}?t|should|shouldn${A}?t|only|make sure|be sure|ensure|under no circumstances|nie|niemals|immer|jamais|toujours|nunca|siempre|no (?:uses|env[ií]es|hagas)`);
 const VERBATIM = words(`verbatim|word for word|word-for-word|exact wording|exactly as|as written|literally|quote|quoted|mot pour mot|w[öo]rtlich|textualmente|al pie de la letra|alla lettera`);
+/** Every quoted span of a line, single quotes included when they open after a space or a colon. */
+const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,}"|\u201c[^\u201d\n]{2,}\u201d|\u201e[^\u201c\u201d\n]{2,}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,}\u00bb|\u300c[^\u300d\n]+\u300d|\u300e[^\u300f\n]+\u300f|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,}['\u2019](?![\p{L}\p{N}])`, "gu");
 /** Quoted spans: "…", “…”, „…“, ‘…’ (not an apostrophe), «…», ‹…›, 「…」, 『…』 and `code`. */
 const QUOTED = /"[^"\n]{2,}"|\u201c[^\u201d\n]{2,}\u201d|\u201e[^\u201c\u201d\n]{2,}[\u201c\u201d]|(?<![\p{L}\p{N}])\u2018[^\u2019\n]{2,}\u2019(?![\p{L}\p{N}])|\u00ab[^\u00bb\n]{2,}\u00bb|\u2039[^\u203a\n]{2,}\u203a|\u300c[^\u300d\n]+\u300d|\u300e[^\u300f\n]+\u300f|`[^`\n]+`/u;
 const MONTHS = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre`;
@@ -128,8 +130,13 @@ export function sentencesOf(line: string): string[] {
   const out: string[] = [];
   let start = 0;
   const boundary = /[.!?\u2026]+["'\u201d\u2019\u00bb)\]]*(?=\s+\S)|[\u3002\uff01\uff1f]+[\u300d\u300f\uff09]*/gu;
+  const quoted = [...line.matchAll(QUOTED_SPANS)].map((q) => [q.index, q.index + q[0].length] as const);
   for (const match of line.matchAll(boundary)) {
     const end = match.index + match[0].length;
+    // A quotation is kept whole: "Welcome back! Your drafts are here." is one thing the user asked to keep.
+    if (quoted.some(([from, to]) => from < match.index && end < to)) continue;
+    // Nor does a stop that a lowercase word follows end a sentence: "…," she said "Stop." and left.
+    if (/^\s+\p{Ll}/u.test(line.slice(end)) && /["'\u201d\u2019\u00bb)]$/.test(match[0])) continue;
     const before = line.slice(start, match.index);
     // "e.g.", "Dr.", "U.S." and a lone initial end no sentence.
     if (match[0] === "." && /(?:^|[\s(])(?:\p{L}|e\.g|i\.e|etc|vs|cf|dr|mr|mrs|ms|st|no|nr|approx|ca|incl|fig|p|pp|vol|(?:\p{L}\.)+\p{L})$/iu.test(before)) continue;
@@ -167,6 +174,18 @@ function wordChunks(text: string): string[] {
   if (current) chunks.push(current);
   // A single word longer than a chunk (a pasted token) is kept whole: cutting it would change it.
   return chunks;
+}
+
+const STOP_WORDS = new Set(
+  `the and for with that this these those are was were is be been our your their its his her from into onto about not but also all any
+  has have had will would can could should must just then than them they you she him who what when where which there here some more
+  let lets me my mine myself please make sure sorry wait actually correction correct really`.split(/\s+/),
+);
+
+/** The words that say what a sentence is about: names, numbers and words of three letters or more, stop words aside. */
+export function contentWords(text: string): Set<string> {
+  const found = text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'’.-]*[\p{L}\p{N}]|\p{N}/gu) ?? [];
+  return new Set(found.filter((w) => (w.length >= 3 || /\p{N}/u.test(w)) && !STOP_WORDS.has(w)));
 }
 
 /** Whether a sentence states a decision (the digest keeps the assistant's too, below the user's words). */
