@@ -87,6 +87,7 @@ export class ConversationContextManager implements ContextManager {
       ledger: [],
       observations: [],
       maxTokens,
+      summaryFirst: view.summary !== null,
     });
     if (!assembled.ok) return assembled;
     // Before the first turn no system message exists yet: the agent of that turn brings it.

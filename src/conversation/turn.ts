@@ -154,6 +154,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       sections: extra.sections,
       maxTokens,
       nonce,
+      summaryFirst: view.summary !== null,
     });
   // A context whose injection the budget leaves out of view is out of the model's sight: inject it again in this
   // turn. That grows the new message and may push more history out, so repeat; each pass drops a ledger entry.

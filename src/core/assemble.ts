@@ -39,6 +39,8 @@ export interface TurnInput {
   appendixLimitChars?: number;
   /** The conversation's nonce, carried by the runtime's tags. */
   nonce?: string | null | undefined;
+  /** `history` opens with the summary of what came before: under a budget it is the last of the history to go. */
+  summaryFirst?: boolean | undefined;
 }
 
 type UserMessage = Extract<ChatMessage, { role: "user" }>;
@@ -104,7 +106,9 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     const current = g.start >= currentFrom || (continuation && i > lastUser);
     const priority = continuation && i === lastUser ? PRIORITY.identity : current ? PRIORITY.current : PRIORITY.history;
     const kind = priority === PRIORITY.history ? "history" : g.kind === "user" ? "user_message" : "tool_results";
-    items.push({ id: `history:${g.start}`, kind, priority, age: i, tokens: g.messages.reduce((sum, m) => sum + messageTokens(m), 0) });
+    // The summary stands for everything before it, in a fraction of the tokens: the oldest messages after it go first.
+    const age = input.summaryFirst && g.start === 0 && priority === PRIORITY.history ? groups.length : i;
+    items.push({ id: `history:${g.start}`, kind, priority, age, tokens: g.messages.reduce((sum, m) => sum + messageTokens(m), 0) });
   });
   changes.forEach((c, i) => {
     // Newer than any history group; removed markers are kept last: they are a few tokens and keep the ledger honest.
