@@ -29,6 +29,8 @@ export default defineConfig({
                 SUMMARY_MODEL_URL: "https://summariser.test/v1/chat/completions",
                 SUMMARY_MODEL: "fake-summariser",
                 SUMMARY_MODEL_KEY: "summariser-test-key",
+                // The workerd property tests draw from the same seed as fast-check's (PROPERTY_SEED).
+                PROPERTY_SEED: String(seed),
               },
               // The only outbound fetch in these tests: an OpenAI-compatible summariser that answers like a model would.
               outboundService: fakeSummariser,

@@ -191,7 +191,12 @@ export class ConversationContextManager implements ContextManager {
       if (!limits) return fail("invalid-request", "the conversation's compaction policy names no contextWindow; set one, or pass contextWindow");
       const view = history.view({ maxTokens: limits.usable, keepImages: policy.keepImages });
       const rendered = history.render(view, this.deps.now(), policy.keepImages);
-      return ok({ prepared: history.prepare(view, rendered, messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }), policy, { force: options.force ?? false }), policy });
+      // While the model is still answering the latest request (its last word is not a reply), the request and its tool
+      // work so far stay, as on a continuation: the continuation that follows must show what it answers.
+      const last = store.messages(store.lastSeq(), store.lastSeq())[0]?.message;
+      const answering = last !== undefined && !(last.role === "assistant" && !last.tool_calls?.length);
+      const protectFromSeq = answering ? store.lastUserSeq() || undefined : undefined;
+      return ok({ prepared: history.prepare(view, rendered, messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }), policy, { force: options.force ?? false, protectFromSeq }), policy });
     });
     if (!planned.ok) return planned;
     const { prepared, policy } = planned.value;

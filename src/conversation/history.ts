@@ -240,19 +240,24 @@ export class History {
   /**
    * Clears the model's view (the stored history stays): the next request reads
    * none of it, and every context is injected again. Calls still waiting for
-   * results stay in view, so their results never arrive without them.
+   * results stay in view with the user's message they answer and everything
+   * between (that request's tool work so far), so their results never arrive
+   * without them and the continuation still shows what it answers.
    */
   clear(at: string, keepImages: number): CompactionReport {
     const { store, compactions } = this.deps;
     const open = store.openCalls();
-    const throughSeq = open.seq ? open.seq - 1 : store.lastSeq();
+    // Only the latest calls can be open, so the last user message is the request they answer (none: a resumed history).
+    const request = open.seq ? store.lastUserSeq() : 0;
+    const throughSeq = open.seq ? (request > 0 && request < open.seq ? request : open.seq) - 1 : store.lastSeq();
     const before = this.storedViewTokens(keepImages);
-    const id = compactions.add("clear", { fromSeq: 1, throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after: 0 }, at);
+    const after = throughSeq < store.lastSeq() ? store.tokensAfter(throughSeq) - this.savedAfter(throughSeq, keepImages) : 0;
+    const id = compactions.add("clear", { fromSeq: 1, throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after }, at);
     const reinjected = store.forgetInjectedThrough(Number.MAX_SAFE_INTEGER);
     store.forgetPersonaThrough(throughSeq);
     store.addEvent(null, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: before }, at);
-    store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: 0, cleared: 0, hiddenThroughSeq: throughSeq, reinjected }, at);
-    return { id, reason: "clear", tokens: { before, after: 0, trigger: null, target: null }, cleared: [], summary: null, reinjected, reachesTarget: true };
+    store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, cleared: 0, hiddenThroughSeq: throughSeq, reinjected }, at);
+    return { id, reason: "clear", tokens: { before, after, trigger: null, target: null }, cleared: [], summary: null, reinjected, reachesTarget: true };
   }
 }
 

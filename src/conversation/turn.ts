@@ -1,5 +1,5 @@
 import type { Attachment, TurnBody } from "../api/schemas";
-import { assembleTurn, usageOf } from "../core/assemble";
+import { assembleTurn, renderNotShown, usageOf } from "../core/assemble";
 import { PRIORITY } from "../core/budget";
 import { auditRecords } from "../protect/audit";
 import { admitText } from "../protect/boundary";
@@ -10,7 +10,7 @@ import { renderIdentity, renderPersonaSwitch } from "../core/identity";
 import { reinjectionCosts } from "../core/reminder";
 import type { Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
-import type { AppendableMessage, ImagePart } from "../core/messages";
+import type { AppendableMessage, ChatMessage, ImagePart } from "../core/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { AppHub } from "../hub/app-hub";
@@ -154,6 +154,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
       sections: extra.sections,
       maxTokens,
       nonce,
+      answersRequest: continuation,
       summaryFirst: view.summary !== null,
     });
   // A context whose injection the budget leaves out of view is out of the model's sight: inject it again in this
@@ -229,6 +230,9 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     recordDecisions(store, deps.approvals, openCalls, decisions.decided, turnId, at);
     deps.approvals.expireAwaiting(openCalls, at);
     const shown = assembly.historyShown.map((index) => seqs[index]!);
+    // Results read as stand-ins are this turn's own mostly: their seqs are known once stored. A replay shows them so again.
+    const notShown = assembly.standIns.map((s) => ({ seq: seqs[s.index]!, toolCallId: s.toolCallId, tool: s.tool, tokens: s.tokens }));
+    if (notShown.length) result.envelope.tools = { ...result.envelope.tools!, notShown };
     if (assembly.userMessage) shown.push(store.appendMessage(turnId, assembly.userMessage, at));
     if (switching) store.setPersonaSeq(shown.at(-1)!);
     const lastSeq = shown.at(-1) ?? seqs.at(-1) ?? 0;
@@ -250,17 +254,27 @@ function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): Resul
   return parsed.success ? ok(parsed.data) : fail("invalid-request", `budget: ${parsed.error.issues[0]!.message}`, parsed.error.issues.map((i) => ({ path: `budget.${i.path.join(".")}`, message: i.message })));
 }
 
-/** The answer stored for `prior`: its result, and exactly what its model input held (summary and stubs as they were). */
+/**
+ * The answer stored for `prior`: its result, and exactly what its model input held (summary, stubs and stand-ins as
+ * they were). An empty stored view is a record written before views were stored (migration 0002's default), which
+ * read the whole history through its message, unless its usage says it read no stored message at all.
+ */
 function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   const stored = JSON.parse(prior.result) as StoredTurnResult;
-  const ranges = prior.historyView.length ? prior.historyView : [[1, prior.userSeq] as [number, number]];
+  const legacy = prior.historyView.length === 0 && stored.usage.history + stored.usage.message > 0;
+  const ranges = legacy ? [[1, prior.userSeq] as [number, number]] : prior.historyView;
   const overlay = deps.history.overlayAsOf(prior.compactionId);
   const read = ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1)));
   // The turn's own message kept all its images; the history before it kept `keepImages` of theirs.
   const own = stored.usage.message > 0 ? read.pop()! : null;
   const view = { ...overlay, summary: ranges[0]?.[0] === 0 ? overlay.summary : null, stored: read };
-  const { history } = deps.history.render(view, new Date(stored.envelope.createdAt), stored.envelope.history?.earlierImages);
-  return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...history, ...(own ? [own.message] : [])], replayed: true };
+  const { history, seqs } = deps.history.render(view, new Date(stored.envelope.createdAt), stored.envelope.history?.earlierImages);
+  const notShown = new Map((stored.envelope.tools?.notShown ?? []).map((n) => [n.seq, n]));
+  const shown = history.map((m, i): ChatMessage => {
+    const standIn = notShown.get(seqs[i]!);
+    return standIn && m.role === "tool" ? { role: "tool", tool_call_id: m.tool_call_id, content: renderNotShown(standIn.tool, standIn.tokens, deps.meta.nonce) } : m;
+  });
+  return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...shown, ...(own ? [own.message] : [])], replayed: true };
 }
 
 /** Ascending seqs as [from, to] runs. */

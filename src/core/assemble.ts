@@ -4,6 +4,7 @@ import { groupMessages } from "./groups";
 import { diffLedger, type LedgerChange, type LedgerEntry, type Observation } from "./ledger";
 import { LIMITS } from "./limits";
 import { imagesOf, textOf, type ChatMessage, type ImagePart } from "./messages";
+import { markerTitle } from "./neutralize";
 import { fail, ok, type Result } from "./problem";
 import { renderChange, renderReminder, withAppendix } from "./reminder";
 import { countTokens, MESSAGE_OVERHEAD_TOKENS } from "./tokens";
@@ -41,6 +42,11 @@ export interface TurnInput {
   nonce?: string | null | undefined;
   /** `history` opens with the summary of what came before: under a budget it is the last of the history to go. */
   summaryFirst?: boolean | undefined;
+  /**
+   * A continuation turn: the model is answering the last user message in `history`. It must be in view (refused
+   * otherwise), and a result of its tool work that does not fit is shown as a stand-in rather than dropping its call.
+   */
+  answersRequest?: boolean | undefined;
 }
 
 type UserMessage = Extract<ChatMessage, { role: "user" }>;
@@ -51,6 +57,8 @@ export interface TurnAssembly {
   messages: ChatMessage[];
   /** Indexes into the input history of the messages the model reads, in order (a budget may leave some out). */
   historyShown: number[];
+  /** Tool results (indexes into the input history, among `historyShown`) the model reads as a stand-in: they did not fit. */
+  standIns: { index: number; toolCallId: string; tool: string; tokens: number }[];
   ledger: { upserts: LedgerEntry[]; deletes: { kind: LedgerEntry["kind"]; key: string }[] };
   envelope: ContextEnvelope;
   usage: TurnUsage;
@@ -90,6 +98,14 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const system: ChatMessage = { role: "system", content: input.systemPrompt };
   const groups = groupMessages(input.history);
   const lastUser = groups.findLastIndex((g) => g.kind === "user");
+  const answering = continuation && input.answersRequest === true;
+  // No model input is without the user's words: a continuation whose request is out of view has nothing to answer.
+  if (answering && lastUser === -1) {
+    return fail(
+      "conflict",
+      "this continuation has no user message in view to answer (the history was cleared before these tool calls were made, or holds no user message): send the results with a new message",
+    );
+  }
   const userText = continuation ? null : input.userText!;
   const personaNote = continuation ? "" : (input.personaNote ?? "");
   const sections = input.sections ?? [];
@@ -101,14 +117,33 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     items.push({ id: "user_message", kind: "user_message", priority: PRIORITY.identity, age: 0, tokens });
   }
   const currentFrom = input.currentFrom ?? input.history.length;
+  // A result of the request's tool work that does not fit gives way to a stand-in, so its call and the request stay in view.
+  const standIns = new Map<number, { message: ChatMessage; toolCallId: string; tool: string; tokens: number }>();
   groups.forEach((g, i) => {
     // On a continuation the last user message is the current one, and the tool work after it is this turn's.
     const current = g.start >= currentFrom || (continuation && i > lastUser);
     const priority = continuation && i === lastUser ? PRIORITY.identity : current ? PRIORITY.current : PRIORITY.history;
     const kind = priority === PRIORITY.history ? "history" : g.kind === "user" ? "user_message" : "tool_results";
+    let tokens = g.messages.reduce((sum, m) => sum + messageTokens(m), 0);
+    if (answering && current && g.kind === "tool_calls") {
+      const calls = g.messages[0]!;
+      const names = new Map(calls.role === "assistant" ? (calls.tool_calls ?? []).map((c) => [c.id, c.function.name]) : []);
+      g.messages.forEach((m, k) => {
+        if (m.role !== "tool") return;
+        const full = messageTokens(m);
+        const tool = names.get(m.tool_call_id) ?? "a tool";
+        const message: ChatMessage = { role: "tool", tool_call_id: m.tool_call_id, content: renderNotShown(tool, full, input.nonce) };
+        const saved = full - messageTokens(message);
+        if (saved <= 0) return;
+        standIns.set(g.start + k, { message, toolCallId: m.tool_call_id, tool, tokens: full });
+        tokens -= saved;
+        // Older than every group of the class: results give way to stand-ins before any call is given up, oldest first.
+        items.push({ id: `tool_result:${g.start + k}`, kind: "tool_results", priority, age: i - groups.length + k / g.messages.length, tokens: saved });
+      });
+    }
     // The summary stands for everything before it, in a fraction of the tokens: the oldest messages after it go first.
     const age = input.summaryFirst && g.start === 0 && priority === PRIORITY.history ? groups.length : i;
-    items.push({ id: `history:${g.start}`, kind, priority, age, tokens: g.messages.reduce((sum, m) => sum + messageTokens(m), 0) });
+    items.push({ id: `history:${g.start}`, kind, priority, age, tokens });
   });
   changes.forEach((c, i) => {
     // Newer than any history group; removed markers are kept last: they are a few tokens and keep the ledger honest.
@@ -133,10 +168,12 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     const images = input.userImages ?? [];
     const userMessage: UserMessage | null = text === null ? null : { role: "user", content: images.length ? [{ type: "text", text }, ...images] : text };
     const shownGroups = groups.filter((g) => kept.has(`history:${g.start}`));
-    const history = shownGroups.flatMap((g) => g.messages);
     const historyShown = shownGroups.flatMap((g) => g.messages.map((_, k) => g.start + k));
+    const stoodIn = historyShown.filter((index) => standIns.has(index) && !kept.has(`tool_result:${index}`));
+    const standing = new Set(stoodIn);
+    const history = historyShown.map((index) => (standing.has(index) ? standIns.get(index)!.message : input.history[index]!));
     const messages = [system, ...history, ...(userMessage ? [userMessage] : [])];
-    return { userMessage, messages, shown, blocks, reminder, history, historyShown };
+    return { userMessage, messages, shown, blocks, reminder, history, historyShown, stoodIn };
   };
 
   let truncations: Truncation[] = [];
@@ -209,7 +246,19 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     ...blockTokens,
   ];
   const ledger = { upserts, deletes };
-  return ok({ userMessage: out.userMessage, messages: out.messages, historyShown: out.historyShown, ledger, envelope, usage, requestedTokens, missing });
+  const shownStandIns = out.stoodIn.map((index) => {
+    const { toolCallId, tool, tokens } = standIns.get(index)!;
+    return { index, toolCallId, tool, tokens };
+  });
+  return ok({ userMessage: out.userMessage, messages: out.messages, historyShown: out.historyShown, standIns: shownStandIns, ledger, envelope, usage, requestedTokens, missing });
+}
+
+/**
+ * What the model reads in place of a tool result that did not fit this turn's budget: the tool and the result's size.
+ * The result itself stays stored; a later turn with room reads it. Deterministic, so a replay renders it again.
+ */
+export function renderNotShown(tool: string, tokens: number, nonce?: string | null): string {
+  return `[tool result not shown: ${markerTitle(tool, 64, nonce)} returned ~${tokens} tokens, more than this turn's budget holds]`;
 }
 
 /** On a continuation nothing is pulled: every ledger entry counts as unchanged. */

@@ -71,6 +71,8 @@ export interface ContextEnvelope {
       redactions: { rule: string; offset: number; length: number; path?: string | undefined; hash: string }[];
       trimmed: { strategy: string; originalTokens: number; keptTokens: number } | null;
     }[];
+    /** Results of the request's tool work the model read as a stand-in this turn (they did not fit); stored whole. */
+    notShown?: { seq: number; toolCallId: string; tool: string; tokens: number }[];
   };
 }
 

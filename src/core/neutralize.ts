@@ -21,7 +21,7 @@ import { foldText } from "./folded-view";
 export const RUNTIME_TAGS = ["system_reminder", "context_fence", "memory_fence", "task_state", "persona_switch", "tool_output", "summary_fence"] as const;
 
 /** The words that open the runtime's notes, as the folded view spells them (lower case, no spaces or separators). */
-const NOTE_WORDS = ["(?:context|resource)(?:updated|removed)?:", "redacted:", "noresult:", "notrun:", "toolresult(?:summarised|cleared)", "imagenolongervisible", "written"];
+const NOTE_WORDS = ["(?:context|resource)(?:updated|removed)?:", "redacted:", "noresult:", "notrun:", "toolresult(?:summarised|cleared|notshown)", "imagenolongervisible", "written"];
 /** The runtime's tags as their words: `system_reminder` is `system` and `reminder`, which a reader joins across a `/` or `:` too. */
 const TAG_PARTS = RUNTIME_TAGS.map((t) => t.split("_"));
 /** Between a tag's words, in the folded view: at most two characters that are neither letters, digits nor brackets. */

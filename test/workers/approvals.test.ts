@@ -195,7 +195,9 @@ describe("approvals of tool calls", () => {
 
     const denied = await s.turn({ approvals: [{ toolCallId: "del", approved: false }] });
     expect(pairingProblems(denied.messages)).toEqual([]);
-    expect(denied.messages.slice(1).map((m) => (m.role === "tool" ? [m.tool_call_id, m.content] : m.role))).toEqual(["assistant", ["find", "2 drafts"], ["del", DENIED_RESULT]]);
+    expect(denied.messages.slice(1).map((m) => (m.role === "tool" ? [m.tool_call_id, m.content] : m.role))).toEqual(["user", "assistant", ["find", "2 drafts"], ["del", DENIED_RESULT]]);
+    // The clear kept the request the calls answer.
+    expect(textOf(denied.messages[1]!)).toMatch(/^Tidy up my drafts\./);
   });
 
   it("closes a call still waiting for approval when a new message comes, saying it was not run", async () => {
