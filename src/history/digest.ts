@@ -7,7 +7,8 @@
  * decisions, pasted data, plain sentences, requests, then sentences carrying
  * facts (names, then numbers, dates and paths, then quotes, decisions and
  * instructions), and corrections last, each with the sentences around it that
- * say what it corrects. A sentence the user repeated word for word goes
+ * say what it corrects; a sentence that says most of an earlier one's words
+ * again is an update, kept as a correction. A sentence the user repeated word for word goes
  * before all of these. "…" marks where a message lost a sentence, and the
  * loss notes count what went, by kind. An update merges the previous digest's
  * state instead of summarising a summary, so kept words stay verbatim however
@@ -16,7 +17,7 @@
 import { countTokens } from "../core/tokens";
 import { markerSpans, prefixWithin } from "../protect/token-cut";
 import type { Summariser, SummaryDraft, SummaryInputMessage, SummaryRequest } from "./summary";
-import { contentWords, isDecision, KEEP_RANK, mentionsIn, sentencesOf, UNIT_KINDS, userUnits, type UnitKind } from "./user-words";
+import { contentWords, distinctiveWords, isDecision, KEEP_RANK, mentionsIn, sentencesOf, UNIT_KINDS, userUnits, type UnitKind } from "./user-words";
 
 /** A unit of the user's words: sentence `i` of the `of` in message `seq`. */
 interface Unit {
@@ -195,7 +196,8 @@ function addUserUnits(message: SummaryInputMessage, words: readonly { text: stri
     const key = sameWords(w.text);
     const repeat = seen.has(key);
     seen.add(key);
-    units.push({ seq: message.seq, i, of: words.length, text: w.text, kind: w.kind, ...(repeat ? { repeat: true as const } : {}) });
+    const kind = !repeat && restates(w, units.slice(0, start)) ? "correction" : w.kind;
+    units.push({ seq: message.seq, i, of: words.length, text: w.text, kind, ...(repeat ? { repeat: true as const } : {}) });
   });
   const added = units.slice(start);
   added.forEach((unit, k) => {
@@ -206,6 +208,26 @@ function addUserUnits(message: SummaryInputMessage, words: readonly { text: stri
       // Small talk and repeats say nothing a correction could need.
       if (neighbour && !["correction", "filler"].includes(neighbour.kind) && !neighbour.repeat) neighbour.anchors = [...(neighbour.anchors ?? []), id];
     }
+  });
+}
+
+/**
+ * Whether a sentence says again most of what an earlier one said ("Stonechat
+ * runs on Vue." then "…: Stonechat runs on Postgres."): an update, so it is
+ * kept as a correction, and the old value goes before it, however it was put.
+ */
+function restates(unit: { text: string; kind: UnitKind }, earlier: readonly Unit[]): boolean {
+  if (unit.kind === "correction" || unit.kind === "filler" || unit.kind === "pasted") return false;
+  const said = contentWords(unit.text);
+  if (said.size < 2) return false;
+  const named = distinctiveWords(unit.text);
+  return earlier.some((u) => {
+    if (u.kind === "filler" || u.kind === "pasted" || u.repeat) return false;
+    const before = contentWords(u.text);
+    let shared = 0;
+    for (const w of before) if (said.has(w)) shared++;
+    // About the same thing (a name, a number or a path in both), in mostly the same words.
+    return shared >= 2 && shared * 2 >= before.size && [...distinctiveWords(u.text)].some((w) => named.has(w));
   });
 }
 
@@ -221,11 +243,10 @@ interface DropStep {
  */
 function dropOrder(kept: { units: Unit[]; assistant: Item[]; files: Item[] }): DropStep[] {
   const ranked: { rank: number; seq: number; i: number; step: DropStep }[] = [];
-  const ranks = restatedRanks(kept.units);
-  kept.units.forEach((unit, k) => {
-    if (unit.repeat) ranked.push({ rank: 0, seq: unit.seq, i: unit.i, step: { drop: (kept, note) => dropUnits(kept, [unit], note, "repeated") } });
-    else if (unit.kind !== "correction" && !unit.anchors?.length) ranked.push({ rank: ranks[k]!, seq: unit.seq, i: unit.i, step: { drop: (kept, note) => dropUnits(kept, [unit], note) } });
-  });
+  for (const unit of kept.units) {
+    if (unit.repeat) ranked.push({ rank: 0, seq: unit.seq, i: unit.i, step: { drop: (k, note) => dropUnits(k, [unit], note, "repeated") } });
+    else if (unit.kind !== "correction" && !unit.anchors?.length) ranked.push({ rank: KEEP_RANK[unit.kind], seq: unit.seq, i: unit.i, step: { drop: (k, note) => dropUnits(k, [unit], note) } });
+  }
   for (const kind of ["files", "assistant"] as const) {
     for (const item of kept[kind]) {
       ranked.push({
@@ -258,29 +279,6 @@ function dropOrder(kept: { units: Unit[]; assistant: Item[]; files: Item[] }): D
       }),
     ),
   ];
-}
-
-/**
- * Each unit's rank, lowered to that of a later unit that restates it (most of
- * its words again: "Stonechat runs on Vue." then "…: Stonechat runs on
- * Postgres."), so an old value goes before the sentence that replaced it even
- * when that sentence is not recognised as a correction.
- */
-function restatedRanks(units: readonly Unit[]): number[] {
-  const words = units.map((u) => contentWords(u.text));
-  const ranks = units.map((u) => (u.kind === "correction" ? KEEP_RANK.correction : KEEP_RANK[u.kind]));
-  for (let later = units.length - 1; later > 0; later--) {
-    const said = words[later]!;
-    if (said.size < 2) continue;
-    for (let earlier = 0; earlier < later; earlier++) {
-      if (units[earlier]!.seq === units[later]!.seq) break;
-      const before = words[earlier]!;
-      let shared = 0;
-      for (const w of before) if (said.has(w)) shared++;
-      if (shared >= 2 && shared * 2 >= before.size) ranks[earlier] = Math.min(ranks[earlier]!, ranks[later]!);
-    }
-  }
-  return ranks;
 }
 
 function dropUnits(kept: { units: Unit[] }, gone: readonly Unit[], note: Note, as?: LossKind): number {

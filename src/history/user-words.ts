@@ -21,7 +21,7 @@ export const KEEP_RANK: Record<UnitKind, number> = {
   number: 7,
   date: 7,
   path: 7,
-  name: 6,
+  name: 7,
   task: 5,
   other: 3,
   pasted: 2,
@@ -51,19 +51,23 @@ const CORRECTION = new RegExp(
     `${B}I (?:meant|mean|said|was wrong|got (?:that|it|this) wrong|made a mistake)${E}`,
     `${B}(?:that|this|it)${A}?s? (?:is |was )?(?:wrong|not right|incorrect|outdated|out of date|a mistake|an error|not correct)${E}`,
     `${B}(?:got|had) (?:that|it|this|those|these) (?:wrong|backwards|mixed up)${E}`,
-    `${B}(?:ignore|forget) (?:what I said|that|my (?:earlier|last|previous))`,
+    `${B}(?:ignore|forget|disregard)${E}`,
     `${B}(?:should|must) (?:be|read|say)${E}`,
-    `${B}make (?:that|it) ${E}`,
-    `${B}(?:change|changed|changing|switch|switched|move|moved|push|pushed|bump|bumped|shift|shifted|update|updated|raise|raised|lower|lowered|increase|increased|decrease|decreased|reduce|reduced|extend|extended|postpone|postponed|delay|delayed|reschedule|rescheduled|rename|renamed|relocate|relocated|cut|cuts) (?:\S+ ){0,4}?(?:to|from|into|back)${E}`,
+    `${B}make (?:that|it)${E}`,
+    `${B}(?:change of plans?|plans? changed?|new plan|heads up)${E}`,
+    // "at 15:30 not 10:00", "Not 22 people — 8 people"
+    String.raw`(?<![\p{L}\p{N}_])not \p{N}`,
+    String.raw`(?<![\p{L}\p{N}_])(?:chang|switch|mov|push|bump|shift|updat|rais|lower|increas|decreas|reduc|extend|postpon|delay|reschedul|renam|relocat|cut)(?:e|es|ed|ing|s)? (?:\S+ ){0,4}?(?:to|from|into|back)(?![\p{L}\p{N}_])`,
     // "No, …" and "No wait …" open a correction; "No rush" does not.
-    `^(?:no\\s*[,.!:;\u2014\u2013-]|no wait|nope|wait|sorry|hold on|erm|err|um)${E}`,
+    String.raw`^(?:(?:oh|hmm+|ah|uh|um|erm|well|ok|okay)[,!.]?\s+)?(?:no\s*[,.!:;\u2014\u2013-]|no wait|no no|nope|wait|sorry|hold on|erm|err|um|no(?=\s+(?:the|it|its|it's|that|we|i)\b))(?![\p{L}\p{N}_])`,
     `${B}not (?:\\S+ ){0,8}?but${E}`,
     // "Thursday, not Tuesday", "le 14, pas le 12", "3500, nicht 3000", "el martes, no el lunes"
     `[,;(\u2014\u2013-]\\s*(?:and |et |und |y |e )?(?:not|pas|nicht|no|non|n[aã]o)${E}`,
     String.raw`\u2192|->|=>`,
     // French, German, Spanish, Italian, Portuguese
     `${B}(?:en fait|plut[oô]t|je voulais dire|je me suis tromp[ée]e?|erreur|au lieu de|finalement|pas .{1,60} mais|oublie[sz]?)${E}`,
-    `${B}(?:eigentlich|korrektur|ich meinte|stattdessen|statt|falsch|vergiss|nicht .{1,60} sondern|doch nicht)${E}`,
+    `${B}(?:eigentlich|korrektur|ich meinte|stattdessen|statt|falsch|vergiss|nicht .{1,60} sondern|doch nicht|stimmt nicht|moment)${E}`,
+    `${B}(?:c${A}est faux|ce n${A}est pas|no es (?:correcto|as[ií])|eso no es|non [èe] (?:giusto|corretto))${E}`,
     `${B}(?:en realidad|correcci[oó]n|quise decir|me equivoqu[ée]|en vez de|mejor dicho|perd[oó]n|no .{1,60} sino|olvida)${E}`,
     `${B}(?:anzi|in realt[aà]|volevo dire|ho sbagliato|invece di|na verdade|quis dizer|errei|em vez de)${E}`,
     // Japanese, Chinese
@@ -89,6 +93,7 @@ const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,}"|\u201c[^\u201d\n]{2,}\u2
 const QUOTED = /"[^"\n]{2,}"|\u201c[^\u201d\n]{2,}\u201d|\u201e[^\u201c\u201d\n]{2,}[\u201c\u201d]|(?<![\p{L}\p{N}])\u2018[^\u2019\n]{2,}\u2019(?![\p{L}\p{N}])|\u00ab[^\u00bb\n]{2,}\u00bb|\u2039[^\u203a\n]{2,}\u203a|\u300c[^\u300d\n]+\u300d|\u300e[^\u300f\n]+\u300f|`[^`\n]+`/u;
 const MONTHS = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre`;
 const DAYS = `mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo`;
+const MONTH_NEXT = new RegExp(String.raw`^\s+(?:${MONTHS})(?![\p{L}\p{N}_])`, "iu");
 const DATE = words(`${MONTHS}|${DAYS}|today|tomorrow|yesterday|tonight|next (?:week|month|quarter|year)|end of (?:day|week|month|quarter|year)|eod|eow|eom|q[1-4]|h[12]|midnight|aujourd${A}hui|demain|morgen|heute|mañana|hoy`);
 const TASK = words(`please|pls|can you|could you|would you|will you|need(?:s)? to|have to|todo|to-do|remember to|don${A}?t forget|let me know|follow up|s${A}il (?:te|vous) pla[iî]t|bitte|por favor|per favore`);
 /** A question (any script's question mark) is a request the conversation may still owe an answer to. */
@@ -139,6 +144,8 @@ export function sentencesOf(line: string): string[] {
     if (/^\s+\p{Ll}/u.test(line.slice(end)) && /["'\u201d\u2019\u00bb)]$/.test(match[0])) continue;
     const before = line.slice(start, match.index);
     // "e.g.", "Dr.", "U.S." and a lone initial end no sentence.
+    // Nor does a German or Scandinavian ordinal date: "am 7. April".
+    if (match[0] === "." && /(?:^|\s)\d{1,2}$/.test(before) && MONTH_NEXT.test(line.slice(end))) continue;
     if (match[0] === "." && /(?:^|[\s(])(?:\p{L}|e\.g|i\.e|etc|vs|cf|dr|mr|mrs|ms|st|no|nr|approx|ca|incl|fig|p|pp|vol|(?:\p{L}\.)+\p{L})$/iu.test(before)) continue;
     out.push(line.slice(start, end).trim());
     start = end;
@@ -186,6 +193,12 @@ const STOP_WORDS = new Set(
 export function contentWords(text: string): Set<string> {
   const found = text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'’.-]*[\p{L}\p{N}]|\p{N}/gu) ?? [];
   return new Set(found.filter((w) => (w.length >= 3 || /\p{N}/u.test(w)) && !STOP_WORDS.has(w)));
+}
+
+/** The words that name what a sentence is about: capitalised past its first word, with a digit, a path, or in a script without capitals. */
+export function distinctiveWords(text: string): Set<string> {
+  const found = text.match(/[\p{L}\p{N}][\p{L}\p{N}'’./@-]*[\p{L}\p{N}]|\p{N}/gu) ?? [];
+  return new Set(found.filter((w, k) => (k > 0 && /^\p{Lu}/u.test(w)) || /[\p{N}/@]/u.test(w) || UNCASED_SCRIPT.test(w)).map((w) => w.toLowerCase()));
 }
 
 /** Whether a sentence states a decision (the digest keeps the assistant's too, below the user's words). */
