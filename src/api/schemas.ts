@@ -63,7 +63,7 @@ export const TurnBody = z
     agent: QualifiedName,
     /** The user's new message; leave it out to continue after tool results. */
     message: Text(LIMITS.messageChars, 1).optional(),
-    /** Images the user shares with the message, by https URL; older ones beyond the policy's `keepImages` become a placeholder. */
+    /** Images the user shares with the message, by https URL; they stay visible until a compaction hides them (all but the policy's `keepImages`). */
     images: z.array(ImagePart.shape.image_url).min(1).max(LIMITS.imagesPerMessage).optional(),
     attachments: z.array(Attachment).max(LIMITS.attachmentsPerConversation).optional(),
     toolResults: z.array(ToolResult).min(1).max(LIMITS.toolResultsPerTurn).optional(),

@@ -7,6 +7,8 @@ export interface CompactionRecord {
   summary: (SummaryOverlay & { state: unknown }) | null;
   tokensBefore: number;
   tokensAfter: number;
+  /** The image boundary once it ran: images of messages at or before this seq are placeholders (0: none). */
+  imagesHiddenThrough: number;
   createdAt: string;
 }
 
@@ -38,14 +40,24 @@ export class CompactionStore {
     return record?.summary ? { id: record.id, summary: record.summary } : null;
   }
 
+  /**
+   * The image boundary in effect as of compaction `asOf` (the latest by default): the images of messages at or before
+   * it are placeholders. Only a compaction moves it, and only forward.
+   */
+  imagesHiddenThrough(asOf = Number.MAX_SAFE_INTEGER): number {
+    return this.sql.exec<{ seq: number | null }>("SELECT MAX(images_hidden_through) AS seq FROM compactions WHERE id <= ?", asOf).one().seq ?? 0;
+  }
+
   list(): CompactionRecord[] {
     return this.sql.exec<Row>("SELECT * FROM compactions ORDER BY id").toArray().map(compactionRecord);
   }
 
-  add(reason: CompactionReason, summary: CompactionRecord["summary"], tokens: { before: number; after: number }, at: string): number {
+  /** Records a compaction; its image boundary is `imagesHiddenThrough`, or the one in effect when it hides no image (a boundary never moves back). */
+  add(reason: CompactionReason, summary: CompactionRecord["summary"], tokens: { before: number; after: number }, at: string, imagesHiddenThrough = 0): number {
+    const boundary = Math.max(imagesHiddenThrough, this.imagesHiddenThrough());
     return this.sql
       .exec<{ id: number }>(
-        "INSERT INTO compactions (reason, from_seq, through_seq, summary, summary_state, summariser, trust, loss, tokens_before, tokens_after, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO compactions (reason, from_seq, through_seq, summary, summary_state, summariser, trust, loss, tokens_before, tokens_after, created_at, images_hidden_through) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         reason,
         summary?.fromSeq ?? 1,
         summary?.throughSeq ?? null,
@@ -57,6 +69,7 @@ export class CompactionStore {
         tokens.before,
         tokens.after,
         at,
+        boundary,
       )
       .one().id;
   }
@@ -96,6 +109,7 @@ function compactionRecord(row: Row): CompactionRecord {
     summary,
     tokensBefore: row.tokens_before as number,
     tokensAfter: row.tokens_after as number,
+    imagesHiddenThrough: (row.images_hidden_through as number | undefined) ?? 0,
     createdAt: row.created_at as string,
   };
 }

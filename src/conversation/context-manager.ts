@@ -76,8 +76,8 @@ export class ConversationContextManager implements ContextManager {
     const readable = maxTokens === undefined ? checkWholeView(this.deps.store, history.coveredThrough()) : ok(true);
     if (!readable.ok) return readable;
     const system = this.deps.store.latestSystemPrompt();
-    const view = history.view({ maxTokens, keepImages: meta.compactionPolicy.keepImages });
-    const rendered = history.render(view, this.deps.now(), meta.compactionPolicy.keepImages);
+    const view = history.view({ maxTokens });
+    const rendered = history.render(view, this.deps.now());
     const assembled = assembleTurn({
       turnId: "request",
       conversationId: meta.conversationId,
@@ -156,7 +156,7 @@ export class ConversationContextManager implements ContextManager {
     const policy = meta.compactionPolicy;
     const limits = compactionLimits(policy);
     const system = store.latestSystemPrompt();
-    const tokens = (system === null ? 0 : messageTokens({ role: "system", content: system })) + history.storedViewTokens(policy.keepImages);
+    const tokens = (system === null ? 0 : messageTokens({ role: "system", content: system })) + history.storedViewTokens();
     const latest = compactions.list().at(-1);
     // A compaction that only cleared tool results leaves the earlier summary (or clear) in effect: report that.
     const inEffect = compactions.inEffect();
@@ -189,8 +189,8 @@ export class ConversationContextManager implements ContextManager {
       const policy = merged.data;
       const limits = compactionLimits(policy);
       if (!limits) return fail("invalid-request", "the conversation's compaction policy names no contextWindow; set one, or pass contextWindow");
-      const view = history.view({ maxTokens: limits.usable, keepImages: policy.keepImages });
-      const rendered = history.render(view, this.deps.now(), policy.keepImages);
+      const view = history.view({ maxTokens: limits.usable });
+      const rendered = history.render(view, this.deps.now());
       // While the model is still answering the latest request (its last word is not a reply), the request and its tool
       // work so far stay, as on a continuation: the continuation that follows must show what it answers.
       const last = store.messages(store.lastSeq(), store.lastSeq())[0]?.message;

@@ -10,7 +10,7 @@ import {
   renderHistory,
   renderStub,
   renderSummary,
-  oldImageSavings,
+  hiddenImageSavings,
   resultPointer,
   type HistoryOverlay,
   type RenderedHistory,
@@ -74,34 +74,40 @@ export class History {
 
   /**
    * Loads the summary, and only the stored messages after it that `maxTokens`
-   * could hold (whole groups) once rendered with `keepImages`, but always from
-   * `loadFrom` on when given; and never more than one request may read
-   * (LIMITS.historyReadBytes), `loadFrom` or not: older messages count as unread.
+   * could hold (whole groups) once rendered (stubs, and placeholders for the
+   * images the latest compaction hid), but always from `loadFrom` on when given;
+   * and never more than one request may read (LIMITS.historyReadBytes),
+   * `loadFrom` or not: older messages count as unread.
    */
-  view(options: { maxTokens?: number | undefined; keepImages: number; loadFrom?: number | undefined }): HistoryView {
+  view(options: { maxTokens?: number | undefined; loadFrom?: number | undefined }): HistoryView {
     const { store, compactions } = this.deps;
     const compactionId = compactions.latestId();
     const overlay = compactions.summary(compactionId);
     const after = overlay?.throughSeq ?? 0;
+    const imagesHiddenThrough = compactions.imagesHiddenThrough(compactionId);
     // Stubs and image placeholders make the view smaller than the stored messages: what they save can be loaded in addition.
-    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, options.keepImages));
+    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, imagesHiddenThrough));
     const fits = store.firstSeqWithinBytes(after, LIMITS.historyReadBytes);
     const readable = fits > after + 1 ? store.groupStartFrom(fits) : fits;
     const from = Math.max(after + 1, readable, Math.min(within, options.loadFrom ?? within));
     const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.tokensAfter(after) - store.tokensAfter(from - 1) : 0 };
     const summary = overlay?.text ? overlay : null;
-    return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), compactionId, coveredThrough: after, unread };
+    return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), imagesHiddenThrough, compactionId, coveredThrough: after, unread };
   }
 
-  /** The summary and stubs in effect as of compaction `asOf`, no messages loaded: what a replay renders its stored ranges with. */
+  /** The summary, stubs and image boundary in effect as of compaction `asOf`, no messages loaded: what a replay renders its stored ranges with. */
   overlayAsOf(asOf: number): Omit<HistoryOverlay, "stored"> {
     const { compactions } = this.deps;
     const overlay = compactions.summary(asOf);
-    return { summary: overlay?.text ? overlay : null, stubs: compactions.stubs(overlay?.throughSeq ?? 0, asOf) };
+    return { summary: overlay?.text ? overlay : null, stubs: compactions.stubs(overlay?.throughSeq ?? 0, asOf), imagesHiddenThrough: compactions.imagesHiddenThrough(asOf) };
   }
 
-  render(view: HistoryOverlay, now: Date, keepImages?: number): RenderedHistory {
-    return renderHistory(view, now, keepImages, this.deps.nonce);
+  /**
+   * The view as the model reads it, images hidden through the view's boundary; `legacyKeepImages` (a turn stored
+   * before boundaries existed recorded it) renders it as such a turn did: only the newest that many images shown.
+   */
+  render(view: HistoryOverlay, now: Date, legacyKeepImages?: number): RenderedHistory {
+    return renderHistory(view, now, legacyKeepImages, this.deps.nonce);
   }
 
   /** The last seq the model no longer reads as a message (covered by the summary or a clear); 0 when none. */
@@ -110,19 +116,21 @@ export class History {
   }
 
   /** Cheap: from the running totals, the tokens the stored part of the view takes. */
-  storedViewTokens(keepImages: number): number {
+  storedViewTokens(): number {
     const { store, compactions } = this.deps;
     const summary = compactions.summary();
     const after = summary?.throughSeq ?? 0;
-    return store.tokensAfter(after) - this.savedAfter(after, keepImages) + (summary?.text ? messageTokens(renderSummary(summary, this.deps.nonce)) : 0);
+    return store.tokensAfter(after) - this.savedAfter(after) + (summary?.text ? messageTokens(renderSummary(summary, this.deps.nonce)) : 0);
   }
 
   /**
    * What the view of the messages after `after` saves against their stored token counts: stubs in place of cleared
-   * results, and placeholders for the images beyond the newest `keepImages`.
+   * results, and placeholders for the images of the messages through the image boundary (the latest compaction's by
+   * default), read from the rows that carry images.
    */
-  private savedAfter(after: number, keepImages: number): number {
-    return this.deps.compactions.savedAfter(after) + oldImageSavings(this.deps.store.imagesAfter(after), keepImages);
+  private savedAfter(after: number, imagesHiddenThrough = this.deps.compactions.imagesHiddenThrough()): number {
+    const images = imagesHiddenThrough > after ? hiddenImageSavings(this.deps.store.imagesAfter(after, imagesHiddenThrough).flat()) : 0;
+    return this.deps.compactions.savedAfter(after) + images;
   }
 
   /**
@@ -156,7 +164,7 @@ export class History {
     // Messages the budget could not even load are the oldest group of all: a summary can still cover them.
     const firstLoaded = view.stored[0]?.seq;
     if (view.unread.messages > 0 && firstLoaded !== undefined) {
-      groups.unshift({ kind: "user", seqs: [firstLoaded - 1], tokens: [view.unread.tokens], toolResult: [false], pending: false });
+      groups.unshift({ kind: "user", seqs: [firstLoaded - 1], tokens: [view.unread.tokens], toolResult: [false], images: [0], imageSavings: [0], pending: false });
     }
     const plan = planCompaction({
       groups,
@@ -217,7 +225,7 @@ export class History {
         : null;
     // The plan counted the summary at an estimate; the report counts the one written.
     const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary, this.deps.nonce)) : plan.after;
-    const id = compactions.add(reason, summary, { before: plan.before, after }, at);
+    const id = compactions.add(reason, summary, { before: plan.before, after }, at, plan.hideImages?.throughSeq);
     for (const s of prepared.stubs) compactions.clearResult(s.seq, id, s.stub, s.saved);
     const reinjected = summary ? store.forgetInjectedThrough(summary.throughSeq) : [];
     if (summary) store.forgetPersonaThrough(summary.throughSeq);
@@ -225,6 +233,7 @@ export class History {
       id,
       reason,
       tokens: { before: plan.before, after, trigger: prepared.limits.trigger, target: prepared.limits.target },
+      images: plan.hideImages ? { hiddenThroughSeq: plan.hideImages.throughSeq, messages: plan.hideImages.messages, images: plan.hideImages.images, savedTokens: plan.hideImages.saved } : null,
       cleared: prepared.stubs.map((s) => ({ seq: s.seq, savedTokens: s.saved, pointer: resultPointer(this.deps.conversationId, s.seq) })),
       summary: summary && plan.summarise
         ? { coverage: { throughSeq: plan.summarise.throughSeq, groups: prepared.coveredGroups, tokens: plan.summarise.tokens, messages: prepared.coveredMessages }, summariser: summary.summariser, trust: summary.trust, loss: summary.loss }
@@ -233,7 +242,7 @@ export class History {
       reachesTarget: after <= prepared.limits.target,
     };
     store.addEvent(turnId, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: plan.before }, at);
-    store.addEvent(turnId, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
+    store.addEvent(turnId, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, imagesHidden: report.images?.images ?? 0, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
     return report;
   }
 
@@ -250,8 +259,8 @@ export class History {
     // Only the latest calls can be open, so the last user message is the request they answer (none: a resumed history).
     const request = open.seq ? store.lastUserSeq() : 0;
     const throughSeq = open.seq ? (request > 0 && request < open.seq ? request : open.seq) - 1 : store.lastSeq();
-    const before = this.storedViewTokens(keepImages);
-    const after = throughSeq < store.lastSeq() ? store.tokensAfter(throughSeq) - this.savedAfter(throughSeq, keepImages) : 0;
+    const before = this.storedViewTokens();
+    const after = throughSeq < store.lastSeq() ? store.tokensAfter(throughSeq) - this.savedAfter(throughSeq) : 0;
     const id = compactions.add("clear", { fromSeq: 1, throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after }, at);
     const reinjected = store.forgetInjectedThrough(Number.MAX_SAFE_INTEGER);
     store.forgetPersonaThrough(throughSeq);

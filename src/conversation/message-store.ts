@@ -103,10 +103,10 @@ export class MessageStore {
     return next ?? this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE role != 'tool'").one().seq ?? seq;
   }
 
-  /** The images of each message after `afterSeq` that carries any, oldest first; the messages' text is not read. */
-  imagesAfter(afterSeq: number): ImagePart[][] {
+  /** The images of each message after `afterSeq` (through `throughSeq`) that carries any, oldest first; the messages' text is not read. */
+  imagesAfter(afterSeq: number, throughSeq = Number.MAX_SAFE_INTEGER): ImagePart[][] {
     return this.sql
-      .exec<{ images: string }>("SELECT images FROM messages WHERE images IS NOT NULL AND seq > ? ORDER BY seq", afterSeq)
+      .exec<{ images: string }>("SELECT images FROM messages WHERE images IS NOT NULL AND seq > ? AND seq <= ? ORDER BY seq", afterSeq, throughSeq)
       .toArray()
       .map((r) => JSON.parse(r.images) as ImagePart[]);
   }

@@ -8,6 +8,7 @@ import approvals from "../../migrations/conversation/0007_approvals.sql";
 import imageIndex from "../../migrations/conversation/0008_image_index.sql";
 import nonce from "../../migrations/conversation/0009_nonce.sql";
 import runningBytes from "../../migrations/conversation/0010_running_bytes.sql";
+import imageBoundary from "../../migrations/conversation/0011_image_boundary.sql";
 import type { Migration } from "../storage/migrate";
 import { admitStoredResources } from "./admit-stored";
 import { backfillTokenCounts } from "./message-store";
@@ -23,4 +24,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 8, name: "0008_image_index", sql: imageIndex },
   { version: 9, name: "0009_nonce", sql: nonce, then: admitStoredResources },
   { version: 10, name: "0010_running_bytes", sql: runningBytes },
+  { version: 11, name: "0011_image_boundary", sql: imageBoundary },
 ];

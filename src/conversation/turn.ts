@@ -125,9 +125,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   const typed = body.message === undefined ? null : admitText(body.message, { nonce });
   const typedRedactions = typed ? await auditRecords(typed.hits, deps.auditKey) : [];
   const contextRedactions = await Promise.all(contextHits.map(async (hit) => ({ id: hit.id, ...(await auditRecords([hit], deps.auditKey))[0]! })));
+  // This message's images are always visible; earlier ones only until a compaction hides them (policy.keepImages).
   const images: ImagePart[] = (body.images ?? []).map((image_url) => ({ type: "image_url", image_url }));
-  // The newest images stay visible, this message's first; older ones become a placeholder in the model's view.
-  const keepImages = Math.max(0, policy.value.keepImages - images.length);
   // Any conversation can receive app context (attachments, pushed resources): that block never comes and goes. The
   // summaries block arrives with the first summary, on a compaction turn, whatever windows turns name.
   const systemFor = (view: HistoryView) =>
@@ -173,8 +172,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
 
   // A continuation's user message and the tool work after it are this turn's: they are read whatever the budget.
   const loadFrom = continuation ? store.lastUserSeq() : undefined;
-  let view = history.view({ maxTokens, keepImages, loadFrom });
-  let rendered = history.render(view, now, keepImages);
+  let view = history.view({ maxTokens, loadFrom });
+  let rendered = history.render(view, now);
   let assembled = assemble(view, rendered);
   let compaction: CompactionReport | undefined;
   // A summary that covers a context's injection shows the context again on this message (a continuation shows none).
@@ -186,8 +185,8 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     await history.keepClearedResults(planned);
     const draft = planned.request ? await summariseSafely(deps.summariser(policy.value), planned.request) : null;
     compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString(), turnId)) ?? undefined;
-    view = history.view({ maxTokens, keepImages, loadFrom });
-    rendered = history.render(view, now, keepImages);
+    view = history.view({ maxTokens, loadFrom });
+    rendered = history.render(view, now);
     assembled = assemble(view, rendered);
   }
   if (!assembled.ok) return assembled;
@@ -206,7 +205,7 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
     tools: { unanswered, results: admitted.value.reports },
     ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
     ...(contextRedactions.length ? { contexts: { redactions: contextRedactions } } : {}),
-    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, earlierImages: keepImages },
+    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, imagesHiddenThroughSeq: view.imagesHiddenThrough ?? 0 },
     ...(compaction ? { compaction } : {}),
   };
   const result: StoredTurnResult = {

@@ -56,8 +56,13 @@ export interface ContextEnvelope {
   message?: { redactions: { rule: string; offset: number; length: number; hash: string }[] };
   /** What redacting the apps' contexts and persona note this turn pulled did (`id`: the context, or `persona`); never the value. */
   contexts?: { redactions: { id: string; rule: string; offset: number; length: number; hash: string }[] };
-  /** The history the model reads: the summary in effect, where the loaded messages begin, how many results are stubs, how many images of earlier messages stay visible (the policy's keepImages less this message's). */
-  history?: { summaryThroughSeq: number | null; loadedFromSeq: number | null; stubs: number; earlierImages: number };
+  /**
+   * The history the model reads: the summary in effect, where the loaded messages begin, how many results are stubs,
+   * and the image boundary (the images of messages through that seq are placeholders; only a compaction moves it).
+   * Turns stored before boundaries existed have `earlierImages` instead: how many images of earlier messages stayed
+   * visible (the policy's keepImages less the message's own); their replays use it.
+   */
+  history?: { summaryThroughSeq: number | null; loadedFromSeq: number | null; stubs: number; imagesHiddenThroughSeq?: number; earlierImages?: number };
   /** The compaction this turn ran before it was assembled. */
   compaction?: CompactionEvidence;
   /** Tool calls this turn closed without a result, and what protecting each result it carried did. */
@@ -81,6 +86,12 @@ export interface CompactionEvidence {
   id: number;
   reason: "auto" | "manual" | "clear";
   tokens: { before: number; after: number; trigger: number | null; target: number | null };
+  /**
+   * The images it hid (all but the newest `keepImages` of the history): the messages through `hiddenThroughSeq` show
+   * placeholders from now on; `messages`, `images` and `savedTokens` count those out of a new summary. Null or absent
+   * when it hid none.
+   */
+  images?: { hiddenThroughSeq: number; messages: number; images: number; savedTokens: number } | null;
   /** Tool results the model now reads as stubs, and where their full text is. */
   cleared: { seq: number; savedTokens: number; pointer: string }[];
   summary: {

@@ -1,14 +1,16 @@
 /**
  * Deciding a compaction, purely. It works on whole turn groups: first it
- * clears old tool-result bodies (the newest few are kept), then, if that was
- * not enough, it covers the oldest groups with a summary, never touching the
- * protected tail or a group whose calls still wait for results. Nothing here
- * changes stored history: the plan says what the model's view becomes.
+ * hides the images beyond the newest few (a placeholder in their place), then
+ * it clears old tool-result bodies (the newest few are kept), then, if that
+ * was not enough, it covers the oldest groups with a summary, never touching
+ * the protected tail or a group whose calls still wait for results. Nothing
+ * here changes stored history: the plan says what the model's view becomes.
  */
 import { messageTokens } from "../core/assemble";
 import { groupMessages, type MessageGroup } from "../core/groups";
-import type { ChatMessage } from "../core/messages";
+import { imagesOf, type ChatMessage } from "../core/messages";
 import type { CompactionLimits, CompactionPolicy } from "./policy";
+import { withImagesHidden } from "./view";
 
 export interface ViewGroup {
   kind: MessageGroup["kind"];
@@ -18,6 +20,10 @@ export interface ViewGroup {
   tokens: readonly number[];
   /** Which messages are tool results. */
   toolResult: readonly boolean[];
+  /** Images each message shows now (hidden ones are placeholders already, and not counted). */
+  images: readonly number[];
+  /** What placeholders in place of each message's images would save, exactly (0 without images). */
+  imageSavings: readonly number[];
   /** A call still without its result: never cleared, never summarised. */
   pending: boolean;
 }
@@ -36,10 +42,10 @@ export interface PlanInput {
   /** What a stub would cost in place of the tool result at `seq`. */
   stubTokens(seq: number): number;
   limits: CompactionLimits;
-  policy: Pick<CompactionPolicy, "keepToolResults" | "tailGroups">;
+  policy: Pick<CompactionPolicy, "keepToolResults" | "tailGroups" | "keepImages">;
   /** Compact even below the trigger (an explicit request). */
   force?: boolean;
-  /** Groups from this seq on are never summarised: the request the model is still working on. */
+  /** Groups from this seq on are never summarised, nor their images hidden: the request the model is still working on. */
   protectFromSeq?: number | undefined;
   /**
    * What showing again the contexts whose message a summary through
@@ -53,6 +59,12 @@ export interface CompactionPlan {
   /** Tokens the model reads now, and after the plan (the summary counted at its budget). */
   before: number;
   after: number;
+  /**
+   * The images to hide: every shown image in the messages through `throughSeq` (the newest message they hide), all
+   * but those of the newest messages that show `keepImages` of them. `messages`, `images` and `saved` (exact) count
+   * those a new summary does not cover. Null when none is hidden.
+   */
+  hideImages: { throughSeq: number; messages: number; images: number; saved: number } | null;
   /** Tool results to replace by stubs, oldest first. */
   clear: { seq: number; saved: number }[];
   /** The groups a new summary covers (from the start of history), or null. */
@@ -71,6 +83,8 @@ export function viewGroups(messages: readonly ChatMessage[], seqs: readonly numb
       seqs: g.messages.map((_, k) => seqs[g.start + k]!),
       tokens: g.messages.map(messageTokens),
       toolResult: g.messages.map((m) => m.role === "tool"),
+      images: g.messages.map((m) => imagesOf(m).length),
+      imageSavings: g.messages.map((m) => (imagesOf(m).length ? messageTokens(m) - messageTokens(withImagesHidden(m)) : 0)),
       pending: g.kind === "tool_calls" && g.messages.length - 1 < calls,
     };
   });
@@ -94,6 +108,15 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
   const tokens = input.groups.map((g) => [...g.tokens]);
   const total = () => input.fixedTokens + sum(tokens.map(sum));
 
+  // Images first: each costs hundreds of tokens, a placeholder tells the model it was there, and hiding them all at
+  // once (not one a turn) changes the cached prefix at this compaction only.
+  const hidden = hideOldImages(input, tokens);
+  // The boundary is the newest message hidden; what a new summary covers is out of view anyway, so not counted.
+  const hideImages = (summaryThrough = 0): CompactionPlan["hideImages"] => {
+    const shown = hidden.filter((h) => h.seq > summaryThrough);
+    return hidden.length ? { throughSeq: hidden[0]!.seq, messages: shown.length, images: sum(shown.map((h) => h.images)), saved: sum(shown.map((h) => h.saved)) } : null;
+  };
+
   const clear: CompactionPlan["clear"] = [];
   const results = input.groups.flatMap((g, gi) => g.seqs.map((seq, mi) => ({ seq, gi, mi, tool: g.toolResult[mi]!, pending: g.pending }))).filter((r) => r.tool);
   const clearable = results.slice(0, Math.max(0, results.length - input.policy.keepToolResults));
@@ -105,7 +128,7 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
     tokens[r.gi]![r.mi]! -= saved;
     clear.push({ seq: r.seq, saved });
   }
-  if (total() <= target) return clear.length ? { before, after: total(), clear, summarise: null, reachesTarget: true } : null;
+  if (total() <= target) return clear.length || hidden.length ? { before, after: total(), hideImages: hideImages(), clear, summarise: null, reachesTarget: true } : null;
 
   // A summary must beat clearing alone, counting its fence, or it only costs a summariser call.
   const afterClearing = total();
@@ -120,13 +143,14 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
     if (after < afterClearing && (best === null || after < best.after)) best = { count, after, summary };
     if (after <= target) break;
   }
-  if (best === null) return clear.length ? { before, after: afterClearing, clear, summarise: null, reachesTarget: false } : null;
+  if (best === null) return clear.length || hidden.length ? { before, after: afterClearing, hideImages: hideImages(), clear, summarise: null, reachesTarget: false } : null;
 
   const coveredGroups = input.groups.slice(0, best.count);
   const throughSeq = coveredGroups.at(-1)!.seqs.at(-1)!;
   return {
     before,
     after: best.after,
+    hideImages: hideImages(throughSeq),
     // A result the summary covers is out of the view anyway: clearing it would only cost a write.
     clear: clear.filter((c) => c.seq > throughSeq),
     summarise: {
@@ -148,6 +172,31 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
  */
 export function estimateSummaryTokens(o: { overhead: number; currentText: number; covered: number; budget: number }): number {
   return o.overhead + Math.min(o.budget, o.currentText + Math.ceil(o.covered / 2));
+}
+
+/**
+ * The messages whose images the plan hides, newest first, lowering `tokens` by what each saves: every message with
+ * shown images older than the newest ones that show `keepImages` (a message's images go together), and none from
+ * `protectFromSeq` on.
+ */
+function hideOldImages(input: PlanInput, tokens: number[][]): { seq: number; images: number; saved: number }[] {
+  const hidden: { seq: number; images: number; saved: number }[] = [];
+  let kept = 0;
+  for (let gi = input.groups.length - 1; gi >= 0; gi--) {
+    const g = input.groups[gi]!;
+    for (let mi = g.seqs.length - 1; mi >= 0; mi--) {
+      const images = g.images[mi]!;
+      if (images === 0) continue;
+      const seq = g.seqs[mi]!;
+      if (kept < input.policy.keepImages || (input.protectFromSeq !== undefined && seq >= input.protectFromSeq)) {
+        kept += images;
+        continue;
+      }
+      tokens[gi]![mi]! -= g.imageSavings[mi]!;
+      hidden.push({ seq, images, saved: g.imageSavings[mi]! });
+    }
+  }
+  return hidden;
 }
 
 /** How many of the oldest groups may be summarised: all but the protected tail and anything from a pending or protected group on. */

@@ -21,7 +21,7 @@ export const CompactionPolicy = z
     tailTokens: z.number().int().min(0).max(1_000_000).default(20_000),
     /** The summary's own size, in tokens. */
     summaryTokens: z.number().int().min(64).max(32_000).default(2_000),
-    /** Images beyond the newest this many are replaced, in the model's view, by a note that they are no longer visible. */
+    /** What a compaction keeps of the history's images: it hides the rest, in the model's view, behind a note that they are no longer visible. */
     keepImages: z.number().int().min(0).max(100).default(3),
     /** `model` needs SUMMARY_MODEL_URL and SUMMARY_MODEL_KEY; it falls back to the digest when the endpoint fails. */
     summariser: z.enum(["digest", "model"]).default("digest"),

@@ -65,6 +65,11 @@ export interface HistoryOverlay {
   summary: SummaryOverlay | null;
   stored: readonly { seq: number; createdAt: string; message: ChatMessage }[];
   stubs: ReadonlyMap<number, string>;
+  /**
+   * The image boundary a compaction recorded: the images of messages at or before this seq are placeholders, those
+   * after it stay visible until the next compaction (0, or absent: every image is visible).
+   */
+  imagesHiddenThrough?: number;
 }
 
 /** The model's view as messages; `seqs[i]` is the stored seq of `history[i]`, 0 for the summary. */
@@ -73,12 +78,19 @@ export interface RenderedHistory {
   seqs: number[];
 }
 
-export function renderHistory(view: HistoryOverlay, now: Date, keepImages = Number.MAX_SAFE_INTEGER, nonce?: string | null): RenderedHistory {
+/**
+ * The view as the model reads it. Images are placeholders in the messages at or before the view's image boundary;
+ * `legacyKeepImages` renders a turn stored before boundaries existed as it was: only its newest that many images
+ * stayed visible.
+ */
+export function renderHistory(view: HistoryOverlay, now: Date, legacyKeepImages?: number, nonce?: string | null): RenderedHistory {
+  const through = legacyKeepImages === undefined ? (view.imagesHiddenThrough ?? 0) : 0;
   const shown = view.stored.map((m) => {
     const stub = view.stubs.get(m.seq);
     return stub === undefined || m.message.role !== "tool" ? m : { ...m, message: { ...m.message, content: stub } };
   });
-  const history = withoutOldImages(withAges(shown, now), keepImages);
+  const aged = withAges(shown, now);
+  const history = legacyKeepImages === undefined ? aged.map((m, i) => (shown[i]!.seq <= through ? withImagesHidden(m) : m)) : withoutOldImages(aged, legacyKeepImages);
   const seqs = shown.map((m) => m.seq);
   return view.summary ? { history: [renderSummary(view.summary, nonce), ...history], seqs: [0, ...seqs] } : { history, seqs };
 }
@@ -89,15 +101,23 @@ export const IMAGE_GONE = "[image no longer visible: it was shared earlier in th
 const IMAGE_GONE_TOKENS = countTokens(`\n${IMAGE_GONE}`);
 
 /**
- * The tokens `withoutOldImages` saves, from the images alone (`images`: each message's, oldest first), so a request
- * can tell how much history fits without reading the messages' text.
+ * What placeholders in place of `images` save, from the images alone, so a request can tell how much history fits
+ * without reading the messages' text (within a token a placeholder: text ending in whitespace may merge with it).
  */
-export function oldImageSavings(images: readonly (readonly ImagePart[])[], keep: number): number {
-  const older = images.flat().reverse().slice(keep);
-  return older.reduce((saved, image) => saved + imageTokens(image) - IMAGE_GONE_TOKENS, 0);
+export function hiddenImageSavings(images: readonly ImagePart[]): number {
+  return images.reduce((saved, image) => saved + imageTokens(image) - IMAGE_GONE_TOKENS, 0);
 }
 
-/** Only the newest `keep` images stay; each older one becomes a note in its place, so the model knows it existed. */
+/** A user message with each image replaced by a note in its place, so the model knows it existed; any other message as it is. */
+export function withImagesHidden<M extends ChatMessage>(message: M): M {
+  if (message.role !== "user" || typeof message.content === "string" || !message.content.some((p) => p.type === "image_url")) return message;
+  return { ...message, content: message.content.map((p): TextPart | ImagePart => (p.type === "image_url" ? { type: "text", text: IMAGE_GONE } : p)) };
+}
+
+/**
+ * The rule before image boundaries, kept to replay turns stored under it: only the newest `keep` images stay, each
+ * older one becomes the note. It rewrote a message a turn, so it is never used for a new turn.
+ */
 export function withoutOldImages(history: readonly ChatMessage[], keep: number): ChatMessage[] {
   let seen = 0;
   const out = [...history];

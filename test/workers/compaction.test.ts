@@ -8,6 +8,7 @@ import { backfillTokenCounts } from "../../src/conversation/message-store";
 import { conversationStub } from "../../src/env";
 import type { CompactionStatus, RequestMessages } from "../../src/history/contract";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
+import { IMAGE_GONE } from "../../src/history/view";
 import { expectProblem, freshIdentity, Frontend, reminderOf, withoutNonce } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 
@@ -381,39 +382,55 @@ describe("images", () => {
   const urlsIn = (messages: readonly ChatMessage[]) =>
     messages.flatMap((m) => (m.role === "user" && typeof m.content !== "string" ? m.content.flatMap((p) => (p.type === "image_url" ? [p.image_url.url] : [])) : []));
 
-  it("keeps the newest images visible and replaces older ones with a note, in the view only, and replays it", async () => {
+  it("hides images only when a compaction is recorded, all but the newest keepImages, in the view only, and replays each turn as it was", async () => {
     const s = await setup({ keepImages: 2 });
     const first = await s.frontend.turn(s.conversation, { agent: s.agent, message: "look at these", images: [image(1), image(2)] });
     expect(urlsIn(first.messages)).toEqual([image(1).url, image(2).url]);
     expect(first.usage.message).toBeGreaterThan(170);
-    const second = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and this one", images: [image(3)], turnId: "third-image" });
-    expect(urlsIn(second.messages)).toEqual([image(2).url, image(3).url]);
-    const gone = second.messages.find((m) => m.role === "user" && typeof m.content !== "string" && m.content.some((p) => p.type === "text" && p.text.startsWith("[image no longer visible")));
-    expect(gone).toBeDefined();
+    const second = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and these", images: [image(3), image(4)], turnId: "second" });
+    const third = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and this one", images: [image(5)] });
+    // No compaction yet: every image stays in view, turn after turn (the prefix never changes under the cache).
+    expect(urlsIn(third.messages)).toEqual([1, 2, 3, 4, 5].map((n) => image(n).url));
+    expect(third.envelope.history!.imagesHiddenThroughSeq).toBe(0);
+    // A compaction hides every image but those of the newest messages that show two: the first message's two go.
+    const { compaction } = await s.frontend.json<{ compaction: TurnResult["envelope"]["compaction"] }>("POST", `${s.path}/compact`, { force: true, contextWindow: 100_000 });
+    expect(compaction!.images).toEqual({ hiddenThroughSeq: 1, messages: 1, images: 2, savedTokens: expect.any(Number) });
+    const fourth = await s.frontend.turn(s.conversation, { agent: s.agent, message: "more", images: [image(6)] });
+    expect(urlsIn(fourth.messages)).toEqual([3, 4, 5, 6].map((n) => image(n).url));
+    expect(fourth.envelope.history!.imagesHiddenThroughSeq).toBe(1);
+    const gone = fourth.messages[1]!;
+    expect(gone).toEqual({ role: "user", content: [{ type: "text", text: expect.stringMatching(/^look at these/) }, { type: "text", text: IMAGE_GONE }, { type: "text", text: IMAGE_GONE }] });
     const stored = (await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`)).messages;
-    expect(urlsIn(stored.map((m) => m.message))).toEqual([image(1).url, image(2).url, image(3).url]);
-    await s.frontend.turn(s.conversation, { agent: s.agent, message: "more", images: [image(4), image(5)] });
-    const replayed = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and this one", images: [image(3)], turnId: "third-image" });
+    expect(urlsIn(stored.map((m) => m.message))).toEqual([1, 2, 3, 4, 5, 6].map((n) => image(n).url));
+    // A turn from before the compaction replays with the images it showed.
+    const replayed = await s.frontend.turn(s.conversation, { agent: s.agent, message: "and these", images: [image(3), image(4)], turnId: "second" });
     expect(replayed.replayed).toBe(true);
     expect(replayed.messages).toEqual(second.messages);
   });
 
-  it("counts the images the model no longer sees at their placeholder's cost, to load history and to decide on compacting", async () => {
+  it("counts the images a compaction hid at their placeholder's cost, to load history and to decide on compacting", async () => {
     const s = await setup({ ...POLICY, keepImages: 1 });
+    const turns: TurnResult[] = [];
     for (let i = 0; i < 4; i++) {
-      await s.frontend.turn(s.conversation, { agent: s.agent, message: `photo ${i}`, images: [{ url: `https://images.example.com/${i}.png` }, { url: `https://images.example.com/${i}b.png` }] });
+      turns.push(await s.frontend.turn(s.conversation, { agent: s.agent, message: `photo ${i}`, images: [{ url: `https://images.example.com/${i}.png` }, { url: `https://images.example.com/${i}b.png` }] }));
       await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: `A photo of item ${i}.` }] });
     }
+    // Two images of 765 tokens a turn pass the trigger (3,046) on the third turn: it hides the first message's.
+    const compacting = turns.filter((t) => t.envelope.compaction);
+    expect(compacting.length).toBeGreaterThan(0);
+    for (const t of compacting) expect(t.envelope.compaction!.images).toBeTruthy();
     const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
     const view = await s.frontend.json<RequestMessages>("GET", `${s.path}/context`);
-    expect(urlsIn(view.messages)).toEqual(["https://images.example.com/3b.png"]);
-    // Seven of eight images are placeholders. Counted at 765 tokens each they would pass the window: the requests
-    // would load only the newest messages, and a turn would compact what the model could still read whole.
+    const boundary = turns.at(-1)!.envelope.history!.imagesHiddenThroughSeq!;
+    expect(boundary).toBeGreaterThan(0);
+    // Counted at 765 tokens each the hidden images would pass the window: the requests would load only the newest
+    // messages, and should-compact would say yes to what the model can read whole.
     expect(view.messages.length).toBe(9);
     expect(view.truncated.messages).toBe(0);
-    expect(status.latest).toBeNull();
     expect(status.tokens).toBe(view.tokens);
-    expect(status.shouldCompact).toBe(false);
+    expect(view.tokens).toBeLessThan(4 * 2 * 765);
+    // The two newest messages show two images each: past the trigger again, so the next turn compacts (hides some).
+    expect(status.shouldCompact).toBe(status.tokens > status.limits!.trigger);
   });
 
   it("takes images by https URL only, with a message, a few at a time", async () => {
