@@ -100,9 +100,11 @@ export function shouldCompact(input: Pick<PlanInput, "groups" | "fixedTokens" | 
   return viewTokens(input) > input.limits.trigger;
 }
 
+/** Below the trigger, a compaction hides old images only once at least this many (and `keepImages`) would go. */
+export const IMAGE_BATCH = 3;
+
 export function planCompaction(input: PlanInput): CompactionPlan | null {
   const before = viewTokens(input);
-  if (!input.force && before <= input.limits.trigger) return null;
   const { target } = input.limits;
   // Tokens per message as the plan goes; clearing lowers them.
   const tokens = input.groups.map((g) => [...g.tokens]);
@@ -116,6 +118,12 @@ export function planCompaction(input: PlanInput): CompactionPlan | null {
     const shown = hidden.filter((h) => h.seq > summaryThrough);
     return hidden.length ? { throughSeq: hidden[0]!.seq, messages: shown.length, images: sum(shown.map((h) => h.images)), saved: sum(shown.map((h) => h.saved)) } : null;
   };
+  if (!input.force && before <= input.limits.trigger) {
+    // Below the trigger only images go, in a batch: once there are as many to hide as a compaction keeps (and at least
+    // IMAGE_BATCH), so the prompt changes once every few images, near its end, and images never pile up unread.
+    const batch = sum(hidden.map((h) => h.images)) >= Math.max(input.policy.keepImages, IMAGE_BATCH);
+    return batch ? { before, after: total(), hideImages: hideImages(), clear: [], summarise: null, reachesTarget: total() <= target } : null;
+  }
 
   const clear: CompactionPlan["clear"] = [];
   const results = input.groups.flatMap((g, gi) => g.seqs.map((seq, mi) => ({ seq, gi, mi, tool: g.toolResult[mi]!, pending: g.pending }))).filter((r) => r.tool);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { messageTokens, usageOf } from "../../src/core/assemble";
 import { pairingProblems } from "../../src/core/groups";
 import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../../src/core/messages";
-import { estimateSummaryTokens, planCompaction, shouldCompact, viewGroups, viewTokens, type CompactionPlan, type ViewGroup } from "../../src/history/plan";
+import { estimateSummaryTokens, IMAGE_BATCH, planCompaction, shouldCompact, viewGroups, viewTokens, type CompactionPlan, type ViewGroup } from "../../src/history/plan";
 import { CompactionPolicy, compactionLimits, type CompactionLimits } from "../../src/history/policy";
 import { renderHistory, renderStub, renderSummary, resultPointer, withImagesHidden, type SummaryOverlay } from "../../src/history/view";
 import { seededRandom } from "../fixtures/seeded-random";
@@ -361,7 +361,7 @@ function clearableResults(p: Prepared, policy: CompactionPolicy): number[] {
 
 describe("planCompaction (property)", () => {
   it("keeps the view well-formed, the pending group and the protected tail intact, and stored history untouched", () => {
-    const seen = { plans: 0, hidImages: 0, hidImagesOnly: 0, hidBeforeSummary: 0, cleared: 0, summarised: 0, summarisedReaching: 0, summarisedWithPrevious: 0, pendingPlans: 0, forcedBelowTrigger: 0, missedTarget: 0 };
+    const seen = { plans: 0, imageBatches: 0, hidImages: 0, hidImagesOnly: 0, hidBeforeSummary: 0, cleared: 0, summarised: 0, summarisedReaching: 0, summarisedWithPrevious: 0, pendingPlans: 0, forcedBelowTrigger: 0, missedTarget: 0 };
     fc.assert(
       fc.property(scenario, (s) => {
         const p = prepare(s);
@@ -378,9 +378,15 @@ describe("planCompaction (property)", () => {
         expect(built.stored).toEqual(snapshot);
         expect(p.messages).toEqual(viewSnapshot);
 
-        // 5. No plan when it is not needed (and not forced).
+        // 5. No plan when it is not needed (and not forced), but a batch of old images: below the trigger a plan only
+        // hides images, and only once at least keepImages (and IMAGE_BATCH) of them would go.
         if (!s.force && before <= limits.trigger) {
-          expect(result).toBeNull();
+          const batch = [...hiddenByPlan(p, s.policy)].reduce((n, seq) => n + imagesOf(p.messages[p.seqs.indexOf(seq)]!).length, 0);
+          if (batch < Math.max(s.policy.keepImages, IMAGE_BATCH)) expect(result).toBeNull();
+          else {
+            expect(result).toMatchObject({ clear: [], summarise: null, hideImages: { images: batch } });
+            seen.imageBatches++;
+          }
           return;
         }
         if (result === null) return;
@@ -537,6 +543,7 @@ describe("planCompaction (property)", () => {
     expect(seen.summarisedWithPrevious).toBeGreaterThan(100);
     expect(seen.pendingPlans).toBeGreaterThan(200);
     expect(seen.forcedBelowTrigger).toBeGreaterThan(10);
+    expect(seen.imageBatches).toBeGreaterThan(5);
   }, 150_000);
 
   // A summary counted at its text alone, against the view before clearing, used to be planned when it saved
@@ -564,8 +571,9 @@ describe("planCompaction (property)", () => {
         const p = prepare(s);
         const should = shouldCompact({ groups: p.groups, fixedTokens: p.fixedTokens, limits: p.limits });
         const result = plan(p, { ...s, force: false });
-        if (!should) expect(result).toBeNull();
-        if (result) expect(should).toBe(true);
+        // Below the trigger only a batch of old images is hidden: nothing is cleared or summarised.
+        if (!should && result) expect(result).toMatchObject({ clear: [], summarise: null, hideImages: { throughSeq: expect.any(Number) } });
+        if (result && (result.clear.length || result.summarise)) expect(should).toBe(true);
       }),
       { numRuns: 300 },
     );
