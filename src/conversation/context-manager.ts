@@ -148,7 +148,7 @@ export class ConversationContextManager implements ContextManager {
 
   clear(): Result<CompactionReport> {
     const { store, history } = this.deps;
-    return ok(store.transaction(() => history.clear(this.deps.now().toISOString(), this.deps.meta.compactionPolicy.keepImages)));
+    return ok(store.transaction(() => history.clear(this.deps.now().toISOString())));
   }
 
   shouldCompact(): Result<CompactionStatus> {

@@ -253,7 +253,7 @@ export class History {
    * between (that request's tool work so far), so their results never arrive
    * without them and the continuation still shows what it answers.
    */
-  clear(at: string, keepImages: number): CompactionReport {
+  clear(at: string): CompactionReport {
     const { store, compactions } = this.deps;
     const open = store.openCalls();
     // Only the latest calls can be open, so the last user message is the request they answer (none: a resumed history).

@@ -264,7 +264,8 @@ function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   const ranges = legacy ? [[1, prior.userSeq] as [number, number]] : prior.historyView;
   const overlay = deps.history.overlayAsOf(prior.compactionId);
   const read = ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1)));
-  // The turn's own message kept all its images; the history before it kept `keepImages` of theirs.
+  // The turn's own message kept all its images; the history before it shows those after the image boundary of the
+  // compaction the turn was built on (a turn stored before boundaries: its `earlierImages`).
   const own = stored.usage.message > 0 ? read.pop()! : null;
   const view = { ...overlay, summary: ranges[0]?.[0] === 0 ? overlay.summary : null, stored: read };
   const { history, seqs } = deps.history.render(view, new Date(stored.envelope.createdAt), stored.envelope.history?.earlierImages);
