@@ -393,15 +393,17 @@ function readState(value: unknown): DigestState | null {
     return [{ seq: u.seq, i: u.i, of: Math.max(u.of, u.i + 1), text: u.text, kind: u.kind as UnitKind, ...(anchors.length ? { anchors } : {}), ...(u.repeat === true ? { repeat: true as const } : {}) }];
   });
   units.sort((a, b) => a.seq - b.seq || a.i - b.i);
+  return withSharedFields(value, { units, assistant: readItems(value.assistant), files: readItems(value.files), dropped: readDropped(value.dropped, LOSS_KINDS) });
+}
+
+/** A state from the fields every version keeps alike (coverage, the carried summary, the unkept counts) and the rest. */
+function withSharedFields(value: Record<string, unknown>, parts: Pick<DigestState, "units" | "assistant" | "files" | "dropped">): DigestState {
   return {
     version: 2,
     from: isSeq(value.from) ? value.from : null,
     to: isSeq(value.to) ? value.to : null,
     earlier: typeof value.earlier === "string" ? value.earlier : "",
-    units,
-    assistant: readItems(value.assistant),
-    files: readItems(value.files),
-    dropped: readDropped(value.dropped, LOSS_KINDS),
+    ...parts,
     unkept: readUnkept(value.unkept),
   };
 }
@@ -430,17 +432,7 @@ function readLegacyState(value: Record<string, unknown>): DigestState | null {
   const legacy = readDropped(value.dropped, ["corrections", "quotes", "decisions", "tasks", "files", "timeline"]);
   const dropped: Partial<Record<LossKind, Dropped>> = {};
   for (const [section, d] of Object.entries(legacy)) dropped[(kinds[section] ?? "other") as LossKind] = d;
-  return {
-    version: 2,
-    from: isSeq(value.from) ? value.from : null,
-    to: isSeq(value.to) ? value.to : null,
-    earlier: typeof value.earlier === "string" ? value.earlier : "",
-    units,
-    assistant,
-    files,
-    dropped,
-    unkept: readUnkept(value.unkept),
-  };
+  return withSharedFields(value, { units, assistant, files, dropped });
 }
 
 function roleOf(items: unknown, text: string): unknown {
