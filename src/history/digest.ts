@@ -115,13 +115,14 @@ export function digest(request: SummaryRequest): SummaryDraft {
   const files = new Map((prior?.files ?? []).map((item) => [item.text, { ...item }]));
   const unkept = { ...(prior?.unkept ?? { assistant: 0, tool: 0, tokens: 0 }) };
   const seen = new Set(units.map((u) => sameWords(u.text)));
+  const said = new SaidBefore(units);
   for (const message of messages) {
     collectMentions(message, files);
-    if (message.role === "user") addUserUnits(message, userUnits(message.content), units, seen);
+    if (message.role === "user") addUserUnits(message, userUnits(message.content), units, seen, said);
     else if (message.role === "tool" && message.denied) {
       // The user's decision, not tool output: the model must not try the call again as if it had never been refused.
       const reason = message.denied.reason === null ? "" : `: ${oneLine(message.denied.reason)}`;
-      addUserUnits(message, [{ text: `denied running ${oneLine(message.toolName ?? "a tool")}${reason}`, kind: "decision" }], units, seen);
+      addUserUnits(message, [{ text: `denied running ${oneLine(message.toolName ?? "a tool")}${reason}`, kind: "decision" }], units, seen, said);
     } else if (message.role === "assistant") {
       for (const sentence of sentencesOf(oneLine(message.content))) {
         if (!isDecision(sentence)) continue;
@@ -189,17 +190,18 @@ type Note = (kind: LossKind, seqs: readonly number[]) => void;
  * and the one after: they stay as long as it does. A sentence the user already
  * said is marked as a repeat.
  */
-function addUserUnits(message: SummaryInputMessage, words: readonly { text: string; kind: UnitKind }[], units: Unit[], seen: Set<string>): void {
+function addUserUnits(message: SummaryInputMessage, words: readonly { text: string; kind: UnitKind }[], units: Unit[], seen: Set<string>, said: SaidBefore): void {
   const start = units.length;
   const previousLast = units.at(-1);
   words.forEach((w, i) => {
     const key = sameWords(w.text);
     const repeat = seen.has(key);
     seen.add(key);
-    const kind = !repeat && restates(w, units.slice(0, start)) ? "correction" : w.kind;
+    const kind = !repeat && said.restates(w) ? "correction" : w.kind;
     units.push({ seq: message.seq, i, of: words.length, text: w.text, kind, ...(repeat ? { repeat: true as const } : {}) });
   });
   const added = units.slice(start);
+  for (const unit of added) said.add(unit);
   added.forEach((unit, k) => {
     if (unit.kind !== "correction" || unit.repeat) return;
     const id = `${unit.seq}.${unit.i}`;
@@ -212,23 +214,43 @@ function addUserUnits(message: SummaryInputMessage, words: readonly { text: stri
 }
 
 /**
- * Whether a sentence says again most of what an earlier one said ("Stonechat
- * runs on Vue." then "…: Stonechat runs on Postgres."): an update, so it is
- * kept as a correction, and the old value goes before it, however it was put.
+ * What the user said in earlier messages, indexed by the names, numbers and
+ * paths in it, to tell whether a sentence says most of an earlier one again
+ * ("Stonechat runs on Vue." then "…: Stonechat runs on Postgres."): an update,
+ * so it is kept as a correction, and the old value goes before it, however it
+ * was put. Only sentences sharing such a word are compared.
  */
-function restates(unit: { text: string; kind: UnitKind }, earlier: readonly Unit[]): boolean {
-  if (unit.kind === "correction" || unit.kind === "filler" || unit.kind === "pasted") return false;
-  const said = contentWords(unit.text);
-  if (said.size < 2) return false;
-  const named = distinctiveWords(unit.text);
-  return earlier.some((u) => {
-    if (u.kind === "filler" || u.kind === "pasted" || u.repeat) return false;
-    const before = contentWords(u.text);
-    let shared = 0;
-    for (const w of before) if (said.has(w)) shared++;
-    // About the same thing (a name, a number or a path in both), in mostly the same words.
-    return shared >= 2 && shared * 2 >= before.size && [...distinctiveWords(u.text)].some((w) => named.has(w));
-  });
+class SaidBefore {
+  private readonly byWord = new Map<string, { content: Set<string>; distinctive: Set<string> }[]>();
+
+  constructor(units: readonly Unit[]) {
+    for (const unit of units) this.add(unit);
+  }
+
+  add(unit: Unit): void {
+    if (unit.kind === "filler" || unit.kind === "pasted" || unit.repeat) return;
+    const entry = { content: contentWords(unit.text), distinctive: distinctiveWords(unit.text) };
+    for (const word of entry.distinctive) {
+      const known = this.byWord.get(word);
+      if (known) known.push(entry);
+      else this.byWord.set(word, [entry]);
+    }
+  }
+
+  restates(unit: { text: string; kind: UnitKind }): boolean {
+    if (unit.kind === "correction" || unit.kind === "filler" || unit.kind === "pasted") return false;
+    const said = contentWords(unit.text);
+    if (said.size < 2) return false;
+    for (const word of distinctiveWords(unit.text)) {
+      for (const before of this.byWord.get(word) ?? []) {
+        let shared = 0;
+        for (const w of before.content) if (said.has(w)) shared++;
+        // About the same thing (a name, a number or a path in both), in mostly the same words.
+        if (shared >= 2 && shared * 2 >= before.content.size) return true;
+      }
+    }
+    return false;
+  }
 }
 
 interface DropStep {
