@@ -11,8 +11,9 @@
  * digits in threes, punctuation runs, line breaks) and charges each piece what
  * byte-pair merging typically leaves of it.
  */
+/** o200k's pieces but the first kind (long key-like runs with a digit), which `countByPattern` finds by scanning. */
 const PIECE =
-  /((?=[A-Za-z+/=_-]*\d)[A-Za-z0-9+/=_-]{24,})|([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)|([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[a-z]{1,2})?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*)|(\p{N}{1,3})|( ?[^\s\p{L}\p{N}]+)|(\s*[\r\n]+|\s+)/gu;
+  /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)|([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[a-z]{1,2})?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*)|(\p{N}{1,3})|( ?[^\s\p{L}\p{N}]+)|(\s*[\r\n]+|\s+)/gu;
 const CJK = /^[^\p{L}\p{N}]?[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const LATIN_WORD = /^[^\p{L}]?[\p{Script=Latin}]/u;
 const CYRILLIC_OR_GREEK = /^[^\p{L}]?[\p{Script=Cyrillic}\p{Script=Greek}]/u;
@@ -26,19 +27,45 @@ export function countTokens(text: string): number {
 /** Any text, piece by piece as the pattern finds them; also the reference the ASCII scanner is tested against. */
 export function countByPattern(text: string): number {
   let tokens = 0;
-  PIECE.lastIndex = 0;
-  for (let m = PIECE.exec(text); m !== null; m = PIECE.exec(text)) {
+  let i = 0;
+  // As in `countAscii`: a position inside a key run already scanned cannot start a qualifying one (a lookahead in the
+  // pattern rescanned the run from every piece in it, quadratic on "a/b/a/b/…").
+  let scanned = 0;
+  while (i < text.length) {
+    if (i >= scanned && isKeyChar(text.charCodeAt(i))) {
+      let j = i;
+      let digit = false;
+      for (; j < text.length && isKeyChar(text.charCodeAt(j)); j++) if (text.charCodeAt(j) >= 0x30 && text.charCodeAt(j) <= 0x39) digit = true;
+      if (digit && j - i >= 24) {
+        tokens += Math.ceil((j - i) * 0.7);
+        i = j;
+        continue;
+      }
+      scanned = j;
+    }
+    PIECE.lastIndex = i;
+    const m = PIECE.exec(text);
+    if (m === null) break;
+    if (m.index > i) {
+      // Characters no piece covers count nothing, as they did when the pattern skipped them; look again from the next piece.
+      i = m.index;
+      continue;
+    }
+    i = m.index + Math.max(1, m[0].length);
     const piece = m[0];
-    if (m[1] !== undefined) tokens += Math.ceil(piece.length * 0.7);
-    else if (m[2] !== undefined) tokens += Math.ceil(piece.length * 0.75);
-    else if (m[3] !== undefined) tokens += wordTokens(piece);
-    else if (m[5] !== undefined) tokens += symbolTokens(piece);
+    if (m[1] !== undefined) tokens += Math.ceil(piece.length * 0.75);
+    else if (m[2] !== undefined) tokens += wordTokens(piece);
+    else if (m[4] !== undefined) tokens += symbolTokens(piece);
     else tokens += 1; // a number of up to three digits, or a run of whitespace
   }
   return tokens;
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
+
+function isKeyChar(code: number): boolean {
+  return code < 128 && (CLASSES[code]! & KEY_CHAR) !== 0;
+}
 const UPPER = 1;
 const LOWER = 2;
 const DIGIT = 4;
@@ -66,9 +93,12 @@ function countAscii(text: string): number {
   const at = (i: number) => (i < n ? CLASSES[text.charCodeAt(i)]! : 0);
   let tokens = 0;
   let i = 0;
+  // Where the last key-character run scanned (and not taken) ends: a position inside it starts a shorter run with no
+  // more digits, so it cannot qualify either. Scanning it again from every word in it was quadratic ("a/b/a/b/…").
+  let scanned = 0;
   while (i < n) {
     const c = at(i);
-    if (c & KEY_CHAR) {
+    if (c & KEY_CHAR && i >= scanned) {
       let j = i;
       let digit = false;
       for (; at(j) & KEY_CHAR; j++) if (at(j) & DIGIT) digit = true;
@@ -77,6 +107,7 @@ function countAscii(text: string): number {
         i = j;
         continue;
       }
+      scanned = j;
     }
     // A word: one leading non-letter (not a line break), then capitals and lower case, or capitals alone.
     const k = c & (SPACE | SYMBOL) && !(c & NEWLINE) ? i + 1 : i;

@@ -87,13 +87,13 @@ const DECISION = new RegExp(
 
 const INSTRUCTION = words(`always|never|don${A}?t|do not|doesn${A}?t|does not|stop|avoid|must|must not|mustn${A}?t|should|shouldn${A}?t|only|make sure|be sure|ensure|under no circumstances|nie|niemals|immer|jamais|toujours|nunca|siempre|no (?:uses|env[ií]es|hagas)`);
 const VERBATIM = words(`verbatim|word for word|word-for-word|exact wording|exactly as|as written|literally|quote|quoted|mot pour mot|w[öo]rtlich|textualmente|al pie de la letra|alla lettera`);
-/** Every quoted span of a line, single quotes included when they open after a space or a colon. */
-const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,}"|\u201c[^\u201d\n]{2,}\u201d|\u201e[^\u201c\u201d\n]{2,}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,}\u00bb|\u300c[^\u300d\n]+\u300d|\u300e[^\u300f\n]+\u300f|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,}['\u2019](?![\p{L}\p{N}])`, "gu");
+/** Every quoted span of a line, single quotes included when they open after a space or a colon; 500 characters at most, so an opener never closed costs a bounded look ahead. */
+const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,500}\u00bb|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,500}['\u2019](?![\p{L}\p{N}])`, "gu");
 /** Quoted spans: "…", “…”, „…“, ‘…’ (not an apostrophe), «…», ‹…›, 「…」, 『…』 and `code`. */
-const QUOTED = /"[^"\n]{2,}"|\u201c[^\u201d\n]{2,}\u201d|\u201e[^\u201c\u201d\n]{2,}[\u201c\u201d]|(?<![\p{L}\p{N}])\u2018[^\u2019\n]{2,}\u2019(?![\p{L}\p{N}])|\u00ab[^\u00bb\n]{2,}\u00bb|\u2039[^\u203a\n]{2,}\u203a|\u300c[^\u300d\n]+\u300d|\u300e[^\u300f\n]+\u300f|`[^`\n]+`/u;
+const QUOTED = /"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|(?<![\p{L}\p{N}])\u2018[^\u2019\n]{2,500}\u2019(?![\p{L}\p{N}])|\u00ab[^\u00bb\n]{2,500}\u00bb|\u2039[^\u203a\n]{2,500}\u203a|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|`[^`\n]{1,500}`/u;
 const MONTHS = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre`;
 const DAYS = `mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo`;
-const MONTH_NEXT = new RegExp(String.raw`^\s+(?:${MONTHS})(?![\p{L}\p{N}_])`, "iu");
+const MONTH_NEXT = new RegExp(String.raw`\s+(?:${MONTHS})(?![\p{L}\p{N}_])`, "iuy");
 const DATE = words(`${MONTHS}|${DAYS}|today|tomorrow|yesterday|tonight|next (?:week|month|quarter|year)|end of (?:day|week|month|quarter|year)|eod|eow|eom|q[1-4]|h[12]|midnight|aujourd${A}hui|demain|morgen|heute|mañana|hoy`);
 const TASK = words(`please|pls|can you|could you|would you|will you|need(?:s)? to|have to|todo|to-do|remember to|don${A}?t forget|let me know|follow up|s${A}il (?:te|vous) pla[iî]t|bitte|por favor|per favore`);
 /** A question (any script's question mark) is a request the conversation may still owe an answer to. */
@@ -107,7 +107,8 @@ const COMMON_START = words(`i|i${A}m|i${A}ll|i${A}ve|i${A}d|the|a|an|and|but|so|
 const UNCASED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Thai}\p{Script=Devanagari}]/u;
 const DIGIT = /\p{Nd}/u;
 const CURRENCY = /\p{Sc}/u;
-const EMAIL = /[\w.+-]+@[\w-]+\.[\w.-]+/;
+/** Starts only where a run of address characters starts: a 100 KB run without an "@" is one attempt, not one a character. */
+const EMAIL = /(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+/;
 const IMAGE_NOTE = /^\[\d+ images?\]$/;
 
 /** The user's message as units, in order. Fenced blocks are pasted data, a line each. */
@@ -134,25 +135,38 @@ export function userUnits(message: string): WordUnit[] {
 export function sentencesOf(line: string): string[] {
   const out: string[] = [];
   let start = 0;
-  const boundary = /[.!?\u2026]+["'\u201d\u2019\u00bb)\]]*(?=\s+\S)|[\u3002\uff01\uff1f]+[\u300d\u300f\uff09]*/gu;
+  // Spans and what follows a stop are read in place (sticky, bounded tails): a long line costs linear time.
   const quoted = [...line.matchAll(QUOTED_SPANS)].map((q) => [q.index, q.index + q[0].length] as const);
-  for (const match of line.matchAll(boundary)) {
+  let q = 0;
+  const follows = (re: RegExp, at: number) => {
+    re.lastIndex = at;
+    return re.test(line);
+  };
+  for (const match of line.matchAll(STOPS)) {
     const end = match.index + match[0].length;
+    const fullWidth = /^[\u3002\uff01\uff1f]/u.test(match[0]);
+    if (!fullWidth && !follows(TEXT_NEXT, end)) continue;
     // A quotation is kept whole: "Welcome back! Your drafts are here." is one thing the user asked to keep.
-    if (quoted.some(([from, to]) => from < match.index && end < to)) continue;
+    while (q < quoted.length && quoted[q]![1] <= end) q++;
+    if (q < quoted.length && quoted[q]![0] < match.index) continue;
     // Nor does a stop that a lowercase word follows end a sentence: "…," she said "Stop." and left.
-    if (/^\s+\p{Ll}/u.test(line.slice(end)) && /["'\u201d\u2019\u00bb)]$/.test(match[0])) continue;
-    const before = line.slice(start, match.index);
-    // "e.g.", "Dr.", "U.S." and a lone initial end no sentence.
+    if (follows(LOWER_NEXT, end) && /["'\u201d\u2019\u00bb)]$/.test(match[0])) continue;
+    const tail = line.slice(Math.max(start, match.index - 24), match.index);
     // Nor does a German or Scandinavian ordinal date: "am 7. April".
-    if (match[0] === "." && /(?:^|\s)\d{1,2}$/.test(before) && MONTH_NEXT.test(line.slice(end))) continue;
-    if (match[0] === "." && /(?:^|[\s(])(?:\p{L}|e\.g|i\.e|etc|vs|cf|dr|mr|mrs|ms|st|no|nr|approx|ca|incl|fig|p|pp|vol|(?:\p{L}\.)+\p{L})$/iu.test(before)) continue;
+    if (match[0] === "." && /(?:^|\s)\d{1,2}$/.test(tail) && follows(MONTH_NEXT, end)) continue;
+    // "e.g.", "Dr.", "U.S." and a lone initial end no sentence.
+    if (match[0] === "." && ABBREVIATION_END.test(tail)) continue;
     out.push(line.slice(start, end).trim());
     start = end;
   }
   out.push(line.slice(start).trim());
   return out.filter((s) => s !== "");
 }
+
+const STOPS = /[.!?\u2026]+["'\u201d\u2019\u00bb)\]]*|[\u3002\uff01\uff1f]+[\u300d\u300f\uff09]*/gu;
+const TEXT_NEXT = /\s+\S/y;
+const LOWER_NEXT = /\s+\p{Ll}/uy;
+const ABBREVIATION_END = /(?:^|[\s(])(?:\p{L}|e\.g|i\.e|etc|vs|cf|dr|mr|mrs|ms|st|no|nr|approx|ca|incl|fig|p|pp|vol|(?:\p{L}\.)+\p{L})$/iu;
 
 /** A long sentence as clauses (at , ; : and dashes), a very long clause at word boundaries. */
 function clauses(sentence: string): string[] {
@@ -241,7 +255,7 @@ export function mentionsIn(text: string): string[] {
 }
 
 function hasPath(text: string): boolean {
-  return EMAIL.test(text) || mentionsIn(text).length > 0;
+  return (text.includes("@") && EMAIL.test(text)) || mentionsIn(text).length > 0;
 }
 
 /** Candidate mentions: runs between whitespace, quotes, brackets and list punctuation. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { digest, digestSummariser } from "../../src/history/digest";
 import { userUnits } from "../../src/history/user-words";
+import { ADVERSARIAL_INPUTS } from "../fixtures/adversarial-text";
 import type { SummaryInputMessage, SummaryRequest } from "../../src/history/summary";
 import { countTokens } from "../../src/core/tokens";
 import { seededRandom } from "../fixtures/seeded-random";
@@ -273,5 +274,17 @@ describe("digest summariser", () => {
     const draft = digest(request(messages, 400, { text: "Older notes.", summariser: "digest", state: odd }));
     expect(draft.text.split("\n")[0]).toBe("Summary of messages #1–#10 (digest: the user's words verbatim, oldest first).");
     expect(draft.text).not.toContain("Fine.");
+  });
+});
+
+describe("the digest on adversarial text", () => {
+  // Each of these used to take seconds to minutes (quadratic scans); `npx tsx bench/digest-adversarial.ts` times them.
+  const cases = ADVERSARIAL_INPUTS;
+  it("splits and summarises 100 KB runs of dots, unclosed quotes, abbreviations, paths and one long word within budget", () => {
+    for (const [name, text] of Object.entries(cases)) {
+      const draft = digest(request([{ seq: 1, role: "user", content: text, createdAt: at }], 2_000));
+      expect(countTokens(draft.text), name).toBeLessThanOrEqual(2_000);
+      expect(draft.text.length, name).toBeGreaterThan(0);
+    }
   });
 });
