@@ -125,7 +125,8 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     const priority = continuation && i === lastUser ? PRIORITY.identity : current ? PRIORITY.current : PRIORITY.history;
     const kind = priority === PRIORITY.history ? "history" : g.kind === "user" ? "user_message" : "tool_results";
     let tokens = g.messages.reduce((sum, m) => sum + messageTokens(m), 0);
-    if (answering && current && g.kind === "tool_calls") {
+    // Only a budget can leave a result out: without one, no stand-in is drawn.
+    if (answering && current && g.kind === "tool_calls" && input.maxTokens !== undefined) {
       const calls = g.messages[0]!;
       const names = new Map(calls.role === "assistant" ? (calls.tool_calls ?? []).map((c) => [c.id, c.function.name]) : []);
       g.messages.forEach((m, k) => {

@@ -87,10 +87,11 @@ const DECISION = new RegExp(
 
 const INSTRUCTION = words(`always|never|don${A}?t|do not|doesn${A}?t|does not|stop|avoid|must|must not|mustn${A}?t|should|shouldn${A}?t|only|make sure|be sure|ensure|under no circumstances|nie|niemals|immer|jamais|toujours|nunca|siempre|no (?:uses|env[ií]es|hagas)`);
 const VERBATIM = words(`verbatim|word for word|word-for-word|exact wording|exactly as|as written|literally|quote|quoted|mot pour mot|w[öo]rtlich|textualmente|al pie de la letra|alla lettera`);
-/** Every quoted span of a line, single quotes included when they open after a space or a colon; 500 characters at most, so an opener never closed costs a bounded look ahead. */
-const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,500}\u00bb|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,500}['\u2019](?![\p{L}\p{N}])`, "gu");
-/** Quoted spans: "…", “…”, „…“, ‘…’ (not an apostrophe), «…», ‹…›, 「…」, 『…』 and `code`. */
-const QUOTED = /"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|(?<![\p{L}\p{N}])\u2018[^\u2019\n]{2,500}\u2019(?![\p{L}\p{N}])|\u00ab[^\u00bb\n]{2,500}\u00bb|\u2039[^\u203a\n]{2,500}\u203a|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|`[^`\n]{1,500}`/u;
+/**
+ * Quoted spans: "…", “…”, „…“, «…», ‹…›, 「…」, 『…』, `code`, and '…' or ‘…’ opening after a space or a colon (not an
+ * apostrophe); 500 characters at most, so an opener never closed costs a bounded look ahead.
+ */
+const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,500}\u00bb|\u2039[^\u203a\n]{2,500}\u203a|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|\x60[^\x60\n]{1,500}\x60|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,500}['\u2019](?![\p{L}\p{N}])`, "gu");
 const MONTHS = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre`;
 const DAYS = `mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo`;
 const MONTH_NEXT = new RegExp(String.raw`\s+(?:${MONTHS})(?![\p{L}\p{N}_])`, "iuy");
@@ -225,7 +226,7 @@ export function kindOf(text: string): UnitKind {
   if (looksPasted(text)) return "pasted";
   if (CORRECTION.test(text)) return "correction";
   if (DECISION.test(text)) return "decision";
-  if (VERBATIM.test(text) || QUOTED.test(text)) return "quote";
+  if (VERBATIM.test(text) || hasQuote(text)) return "quote";
   if (INSTRUCTION.test(text)) return "instruction";
   if (DIGIT.test(text) || CURRENCY.test(text)) return "number";
   if (DATE.test(text)) return "date";
@@ -233,6 +234,11 @@ export function kindOf(text: string): UnitKind {
   if (hasName(text)) return "name";
   if (TASK.test(text) || QUESTION.test(text)) return "task";
   return isSmallTalk(text) ? "filler" : "other";
+}
+
+function hasQuote(text: string): boolean {
+  QUOTED_SPANS.lastIndex = 0;
+  return QUOTED_SPANS.test(text);
 }
 
 /** Data rather than prose: a long run mostly of symbols and digits (a log line, JSON, a table row). */
