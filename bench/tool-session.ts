@@ -6,7 +6,7 @@
  * the runtime redacts and trims a 1 MB tool output inside workerd.
  */
 import { usageOf } from "../src/core/assemble";
-import type { ChatMessage } from "../src/core/messages";
+import type { ChatMessage } from "../src/protocol/messages";
 import { countTokens } from "../src/core/tokens";
 import type { ContextClient } from "../src/sdk";
 import { ContextApp } from "../src/sdk";

@@ -4,7 +4,7 @@ import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";
 import { readJson, readParams } from "./read-input";
-import { ApprovalDecisionBody, ApprovalRequestBody, ToolCallId } from "./schemas";
+import { ApprovalDecisionBody, ApprovalRequestBody, ToolCallId } from "../protocol/http";
 
 const DecisionParams = z.object({ id: z.string(), toolCallId: ToolCallId });
 

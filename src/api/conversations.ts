@@ -1,11 +1,11 @@
 import { Hono } from "hono";
-import { QualifiedName } from "../core/names";
+import { QualifiedName } from "../protocol/names";
 import { conversationStub } from "../env";
 import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";
 import { readJson, readQuery } from "./read-input";
-import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, MessagesQuery, TurnBody } from "./schemas";
+import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, MessagesQuery, TurnBody } from "../protocol/http";
 
 /** `/v1/conversations/…`: every route resolves the conversation through the caller's own tenant. */
 export const conversations = new Hono<ApiEnv>();

@@ -1,6 +1,6 @@
 import { sign, verify } from "hono/jwt";
 import { z } from "zod";
-import { Name } from "../core/names";
+import { Name } from "../protocol/names";
 
 /**
  * Credentials are HS256-signed tokens (hono's JWT helpers) carrying the tenant,

@@ -6,7 +6,7 @@ import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";
 import { readJson, readQuery } from "./read-input";
-import { CompactBody, RequestMessagesQuery, SetMessagesBody } from "./schemas";
+import { CompactBody, RequestMessagesQuery, SetMessagesBody } from "../protocol/http";
 
 /** `/v1/conversations/:id/…` for history: the context-manager contract over HTTP (docs/history.md). */
 export const history = new Hono<ApiEnv>();

@@ -4,8 +4,8 @@
  * answers the call with a result the runtime writes; a call still waiting
  * when a new message comes is closed saying it was never run.
  */
-import type { ApprovalDecision, ApprovalDecisionBody, TurnBody } from "../api/schemas";
-import type { AppendableMessage } from "../core/messages";
+import type { ApprovalDecision, ApprovalDecisionBody, TurnBody } from "../protocol/http";
+import type { AppendableMessage } from "../protocol/messages";
 import { neutralize } from "../core/neutralize";
 import { fail, ok, type Result } from "../core/problem";
 import type { ApprovalInfo } from "../protocol/frontend";

@@ -1,5 +1,5 @@
 import { LIMITS } from "../core/limits";
-import { imagesOf, textOf, type ChatMessage } from "../core/messages";
+import { imagesOf, textOf, type ChatMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
 import type { MessageStore } from "./message-store";
 

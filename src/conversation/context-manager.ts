@@ -1,6 +1,6 @@
 import { assembleTurn, messageTokens, usageOf } from "../core/assemble";
 import { pairingProblems } from "../core/groups";
-import { withText, type AppendableMessage, type ChatMessage } from "../core/messages";
+import { withText, type AppendableMessage, type ChatMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
 import type { CompactionStatus, ContextManager, RequestMessages } from "../history/contract";
 import { compactionLimits, withModelWindow, type CompactionPolicy } from "../history/policy";

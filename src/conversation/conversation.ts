@@ -1,10 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
-import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, SetMessagesBody, TurnBody } from "../api/schemas";
+import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, SetMessagesBody, TurnBody } from "../protocol/http";
 import { contextKey } from "../core/attachments";
 import { acknowledgedApps, mergeAttachments } from "../core/attachments";
-import type { ContextList } from "../core/context-data";
+import type { ContextList } from "../protocol/context-data";
 import { LIMITS } from "../core/limits";
-import type { AppendableMessage } from "../core/messages";
+import type { AppendableMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import { hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from "../env";

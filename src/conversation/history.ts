@@ -17,7 +17,7 @@ import {
   type SummaryOverlay,
 } from "../history/view";
 import { groupMessages } from "../core/groups";
-import { imagesOf, textOf, type ChatMessage } from "../core/messages";
+import { imagesOf, textOf, type ChatMessage } from "../protocol/messages";
 import { withoutAppendix } from "../core/reminder";
 import type { StoredMessage } from "../protocol/frontend";
 import { redact } from "../protect/redact";

@@ -1,5 +1,5 @@
 import { messageTokens, withKnownTokens } from "../core/assemble";
-import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../core/messages";
+import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../protocol/messages";
 import type { StoredMessage } from "../protocol/frontend";
 
 /** The open tool calls (id → tool name, in the order they were made) and the seq of the message that made them (0 when none is open). */

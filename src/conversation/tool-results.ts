@@ -1,4 +1,4 @@
-import type { AppendableMessage } from "../core/messages";
+import type { AppendableMessage } from "../protocol/messages";
 import { neutralize } from "../core/neutralize";
 import { admitJsonText, admitText } from "../protect/boundary";
 import type { SecretHit } from "../protect/redact";

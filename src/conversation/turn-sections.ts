@@ -1,4 +1,4 @@
-import type { TurnBody } from "../api/schemas";
+import type { TurnBody } from "../protocol/http";
 import { taskStateLine, wrapTaskState } from "../artifacts/task-state";
 import type { AppendixSection } from "../core/assemble";
 import type { OmissionReason } from "../core/evidence";

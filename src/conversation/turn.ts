@@ -1,4 +1,4 @@
-import type { Attachment, TurnBody } from "../api/schemas";
+import type { Attachment, TurnBody } from "../protocol/http";
 import { assembleTurn, renderNotShown, usageOf } from "../core/assemble";
 import { PRIORITY } from "../core/budget";
 import { auditRecords } from "../protect/audit";
@@ -10,7 +10,7 @@ import { renderIdentity, renderPersonaSwitch } from "../core/identity";
 import { reinjectionCosts } from "../core/reminder";
 import type { Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
-import type { AppendableMessage, ChatMessage, ImagePart } from "../core/messages";
+import type { AppendableMessage, ChatMessage, ImagePart } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { AppHub } from "../hub/app-hub";

@@ -1,4 +1,4 @@
-import { withText, type ChatMessage } from "./messages";
+import { withText, type ChatMessage } from "../protocol/messages";
 
 /**
  * How long ago older messages were written, as the model reads them. Ages are

@@ -3,7 +3,7 @@ import type { ContextEnvelope, MissingContext, SurfaceItem, TurnUsage } from "./
 import { groupMessages } from "./groups";
 import { diffLedger, type LedgerChange, type LedgerEntry, type Observation } from "./ledger";
 import { LIMITS } from "./limits";
-import { imagesOf, textOf, type ChatMessage, type ImagePart } from "./messages";
+import { imagesOf, textOf, type ChatMessage, type ImagePart } from "../protocol/messages";
 import { markerTitle } from "./neutralize";
 import { fail, ok, type Result } from "./problem";
 import { renderChange, renderReminder, withAppendix } from "./reminder";

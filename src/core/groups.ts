@@ -1,4 +1,4 @@
-import type { ChatMessage } from "./messages";
+import type { ChatMessage } from "../protocol/messages";
 
 /**
  * History as whole groups: a user message; an assistant reply; or an

@@ -6,7 +6,7 @@
  * never the stored messages.
  */
 import type { CompactionEvidence } from "../core/evidence";
-import type { AppendableMessage, ChatMessage } from "../core/messages";
+import type { AppendableMessage, ChatMessage } from "../protocol/messages";
 import type { Result } from "../core/problem";
 import type { CompactionLimits, CompactionPolicy } from "./policy";
 import type { SummaryTrust } from "./view";

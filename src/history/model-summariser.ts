@@ -5,7 +5,7 @@
  * of the wrong shape) throws a plain Error that names the status and never the key.
  */
 import { z } from "zod";
-import { wellFormed } from "../core/text";
+import { wellFormed } from "../protocol/text";
 import { countTokens } from "../core/tokens";
 import { redact } from "../protect/redact";
 import { markerSpans, prefixWithin } from "../protect/token-cut";

@@ -8,7 +8,7 @@
  */
 import { messageTokens } from "../core/assemble";
 import { groupMessages, type MessageGroup } from "../core/groups";
-import { imagesOf, type ChatMessage } from "../core/messages";
+import { imagesOf, type ChatMessage } from "../protocol/messages";
 import type { CompactionLimits, CompactionPolicy } from "./policy";
 import { withImagesHidden } from "./view";
 

@@ -1,9 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { mergeAttachments, type ContextRequest } from "../core/attachments";
-import { ContextData, ContextList } from "../core/context-data";
+import { ContextData, ContextList } from "../protocol/context-data";
 import type { MissingReason, Observation } from "../core/ledger";
 import { LIMITS } from "../core/limits";
-import { splitQualified } from "../core/names";
+import { splitQualified } from "../protocol/names";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import { providerDeadlineMs, type Env, type Owner } from "../env";

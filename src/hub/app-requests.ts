@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { conversationStub, type Env } from "../env";
-import { qualify } from "../core/names";
+import { qualify } from "../protocol/names";
 import { ErrorCode, issuesOf } from "../protocol/jsonrpc";
 import {
   AgentDefinition,

@@ -1,7 +1,7 @@
 import type { Owner } from "../env";
 import { LIMITS } from "../core/limits";
 import { fail, ok, type Result } from "../core/problem";
-import { qualify, splitQualified } from "../core/names";
+import { qualify, splitQualified } from "../protocol/names";
 import type { z } from "zod";
 import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
 import type { AgentDefinition, InitializeParams, ProviderMethod } from "../protocol/methods";

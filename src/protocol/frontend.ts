@@ -1,9 +1,9 @@
 /**
  * Response shapes of the frontend API, shared by the Worker and `ContextClient`.
- * Request shapes are the zod schemas in `src/api/schemas.ts`.
+ * Request shapes are the zod schemas in `src/protocol/http.ts`.
  */
 import type { ContextEnvelope, MissingContext, TurnUsage } from "../core/evidence";
-import type { ChatMessage } from "../core/messages";
+import type { ChatMessage } from "./messages";
 import type { TrimPolicy } from "../protect/trim-policy";
 
 export interface AgentInfo {

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { ContextData, ContextList } from "../core/context-data";
+import { ContextData, ContextList } from "./context-data";
 import { LIMITS } from "../core/limits";
-import { Name, QualifiedName } from "../core/names";
-import { Text } from "../core/text";
+import { Name, QualifiedName } from "./names";
+import { Text } from "./text";
 import { TrimPolicy } from "../protect/trim-policy";
 
 /**

@@ -10,11 +10,11 @@ import type {
   MessagesQuery,
   SetMessagesBody,
   TurnBody,
-} from "../api/schemas";
+} from "../protocol/http";
 import type { CompactionEvidence } from "../core/evidence";
 import type { CompactionStatus, RequestMessages } from "../history/contract";
 import type { CompactionPolicyInput } from "../history/policy";
-import type { ContextList } from "../core/context-data";
+import type { ContextList } from "../protocol/context-data";
 import type {
   AgentInfo,
   ApprovalInfo,

@@ -7,6 +7,6 @@ export { ContextClient, ContextRuntimeError } from "./context-client";
 export type { ContextClientOptions } from "./context-client";
 export type { SocketLike, WebSocketCtor } from "./websocket";
 export { ErrorCode } from "../protocol/jsonrpc";
-export type { ContextData, ContextList, ContextListItem } from "../core/context-data";
+export type { ContextData, ContextList, ContextListItem } from "../protocol/context-data";
 export type { AgentDefinition, ResourcePushParams, ResourcePushResult, ResourcesRemovedParams } from "../protocol/methods";
 export type * from "../protocol/frontend";

@@ -4,7 +4,7 @@
  * and answers validated, and the declaration `initialize` sends.
  */
 import { z } from "zod";
-import { ContextList, type ContextData } from "../core/context-data";
+import { ContextList, type ContextData } from "../protocol/context-data";
 import { ErrorCode, issuesOf, rpcError, rpcResult, type JsonRpcId } from "../protocol/jsonrpc";
 import {
   ContextsCurrentParams,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
-import { textOf } from "../../src/core/messages";
+import { textOf } from "../../src/protocol/messages";
 import { ContextRuntimeError } from "../../src/sdk";
 import { freshIdentity, frontend, startApp } from "./support";
 

@@ -4,7 +4,7 @@ import { assembleTurn, messageTokens, usageOf, type AppendixSection } from "../.
 import { fitBudget, type BudgetItem } from "../../src/core/budget";
 import { groupMessages } from "../../src/core/groups";
 import type { Observation } from "../../src/core/ledger";
-import type { ChatMessage } from "../../src/core/messages";
+import type { ChatMessage } from "../../src/protocol/messages";
 import { neutralize } from "../../src/core/neutralize";
 
 const words = fc.array(fc.constantFrom("alpha", "beta", "ledger", "context", "runtime", "42", "{\"k\":1}", "日本", "\n"), { minLength: 1, maxLength: 60 }).map((w) => w.join(" "));

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { assembleTurn, messageTokens, renderNotShown, usageOf } from "../../src/core/assemble";
 import { pairingProblems } from "../../src/core/groups";
-import { textOf, type ChatMessage } from "../../src/core/messages";
+import { textOf, type ChatMessage } from "../../src/protocol/messages";
 
 /** A continuation's model input: no new message; the model answers the last user message in `history`. */
 const continuation = (history: readonly ChatMessage[], maxTokens?: number) =>

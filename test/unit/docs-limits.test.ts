@@ -7,9 +7,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_LIMITS } from "../../src/artifacts/limits";
-import { ContextList } from "../../src/core/context-data";
+import { ContextList } from "../../src/protocol/context-data";
 import { LIMITS } from "../../src/core/limits";
-import { ImagePart } from "../../src/core/messages";
+import { ImagePart } from "../../src/protocol/messages";
 import { PROBLEMS } from "../../src/core/problem";
 import { providerDeadlineMs, type Env } from "../../src/env";
 import { MEMORY_LIMITS } from "../../src/memory/limits";

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { messageTokens, usageOf } from "../../src/core/assemble";
 import { pairingProblems } from "../../src/core/groups";
-import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../../src/core/messages";
+import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../../src/protocol/messages";
 import { estimateSummaryTokens, IMAGE_BATCH, planCompaction, shouldCompact, viewGroups, viewTokens, type CompactionPlan, type ViewGroup } from "../../src/history/plan";
 import { CompactionPolicy, compactionLimits, type CompactionLimits } from "../../src/history/policy";
 import { renderHistory, renderStub, renderSummary, resultPointer, withImagesHidden, type SummaryOverlay } from "../../src/history/view";

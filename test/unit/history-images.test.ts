@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { messageTokens } from "../../src/core/assemble";
-import { imagesOf, type ChatMessage, type ImagePart } from "../../src/core/messages";
+import { imagesOf, type ChatMessage, type ImagePart } from "../../src/protocol/messages";
 import { viewGroups } from "../../src/history/plan";
 import { hiddenImageSavings, IMAGE_GONE, renderHistory, withImagesHidden, withoutOldImages } from "../../src/history/view";
 

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { textOf } from "../../src/core/messages";
+import { textOf } from "../../src/protocol/messages";
 import { describe, expect, it } from "vitest";
 import { assembleTurn } from "../../src/core/assemble";
 import { mergeAttachments, acknowledgedApps } from "../../src/core/attachments";

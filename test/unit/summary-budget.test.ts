@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { assembleTurn, usageOf } from "../../src/core/assemble";
-import type { ChatMessage } from "../../src/core/messages";
+import type { ChatMessage } from "../../src/protocol/messages";
 
 const summary: ChatMessage = { role: "user", content: "<summary_fence covers=\"messages #1–#40\">The user said, verbatim: - [#3] The Heron launch is on Thursday, not Tuesday.</summary_fence>" };
 const filler = (n: number): ChatMessage[] => [

@@ -3,7 +3,7 @@ import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { APPROVAL_EXPIRED_RESULT, DENIED_RESULT } from "../../src/conversation/approvals";
 import { pairingProblems } from "../../src/core/groups";
-import { textOf } from "../../src/core/messages";
+import { textOf } from "../../src/protocol/messages";
 import { conversationStub } from "../../src/env";
 import type { RequestMessages } from "../../src/history/contract";
 import type { ApprovalInfo, ContextEvent, StoredMessage } from "../../src/protocol/frontend";

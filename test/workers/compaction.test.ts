@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
-import { textOf, type ChatMessage } from "../../src/core/messages";
+import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import { CompactionStore } from "../../src/conversation/compaction-store";
 import { backfillTokenCounts } from "../../src/conversation/message-store";
 import { conversationStub } from "../../src/env";

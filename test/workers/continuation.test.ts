@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
-import { textOf, type ChatMessage } from "../../src/core/messages";
+import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import { conversationStub } from "../../src/env";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
 import { expectProblem, freshIdentity, Frontend } from "./support/runtime";

@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { textOf } from "../../src/core/messages";
+import { textOf } from "../../src/protocol/messages";
 import type { CompactionStatus } from "../../src/history/contract";
 import type { TurnResult } from "../../src/protocol/frontend";
 import { FACT_KINDS, SURVIVAL, WINDOWS, judge, mergeVerdicts, session, type Verdict, type Window } from "../fixtures/fact-corpus";

@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { conversationStub } from "../../src/env";
 import { messageTokens } from "../../src/core/assemble";
-import { imagesOf, textOf, type ChatMessage } from "../../src/core/messages";
+import { imagesOf, textOf, type ChatMessage } from "../../src/protocol/messages";
 import { IMAGE_GONE, withoutOldImages } from "../../src/history/view";
 import type { CompactionStatus } from "../../src/history/contract";
 import type { TurnResult } from "../../src/protocol/frontend";

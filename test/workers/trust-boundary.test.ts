@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { CONVERSATION_MIGRATIONS } from "../../src/conversation/migrations";
 import { conversationStub } from "../../src/env";
 import { migrate } from "../../src/storage/migrate";
-import type { ChatMessage } from "../../src/core/messages";
+import type { ChatMessage } from "../../src/protocol/messages";
 import { forgeryVariants, nonceVariants, structuresIn } from "../fixtures/forgery";
 import { redact } from "../../src/protect/redact";
 import { SECRET_SAMPLES } from "../fixtures/secret-corpus";

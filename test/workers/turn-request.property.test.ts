@@ -16,7 +16,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
-import { textOf, type ChatMessage } from "../../src/core/messages";
+import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
 import { seededRandom } from "../fixtures/seeded-random";
 import { freshIdentity, Frontend } from "./support/runtime";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "./limits";
+import { LIMITS } from "../core/limits";
 import { Text } from "./text";
 
 /** OpenAI chat-format messages: what the model reads and what frontends append. */

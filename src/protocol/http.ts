@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { LIMITS } from "../core/limits";
 import { ArtifactRef, TaskId } from "../artifacts/task-state";
-import { AppendableMessage, AssistantMessage, ImagePart, TextPart, ToolMessage, UserMessage } from "../core/messages";
-import { Text } from "../core/text";
-import { QualifiedName } from "../core/names";
+import { AppendableMessage, AssistantMessage, ImagePart, TextPart, ToolMessage, UserMessage } from "./messages";
+import { Text } from "./text";
+import { QualifiedName } from "./names";
 import { CompactionPolicy } from "../history/policy";
 
 /** Bodies and query strings of the frontend API (DESIGN §4). */
