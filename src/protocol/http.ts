@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LIMITS } from "../core/limits";
 import { ArtifactRef, TaskId } from "../artifacts/task-state";
-import { AppendableMessage, AssistantMessage, ImagePart, TextPart, ToolMessage, UserMessage } from "./messages";
+import { AppendableMessage, ImagePart, ModelAssistantMessage, ModelToolMessage, TextPart, ToolMessage, UserMessage } from "./messages";
 import { Text } from "./text";
 import { QualifiedName } from "./names";
 import { CompactionPolicy } from "../history/policy";
@@ -25,8 +25,8 @@ export const CreateConversationBody = z
 
 export const TurnId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "1-128 letters, digits, '_', '.', ':' or '-'");
 
-/** A result for a tool call the model made; it is redacted and trimmed before it is stored. */
-export const ToolResult = ToolMessage.omit({ role: true }).strict();
+/** A result for a tool call the model made (text or text parts; other keys, `role` among them, are stripped); it is redacted and trimmed before it is stored. */
+export const ToolResult = ModelToolMessage.omit({ role: true });
 
 export const TurnBudget = z
   .object({
@@ -100,8 +100,8 @@ export type AppendMessagesBody = z.infer<typeof AppendMessagesBody>;
 /** Messages to resume from: the whole history of a conversation kept elsewhere, into one that has none. */
 const ResumedMessage = z.discriminatedUnion("role", [
   UserMessage.extend({ content: z.union([Text(LIMITS.messageChars, 1), z.array(z.union([TextPart.extend({ text: Text(LIMITS.messageChars) }), ImagePart])).min(1).max(LIMITS.imagesPerMessage + 1)]) }).strict(),
-  AssistantMessage.strict(),
-  ToolMessage.strict(),
+  ModelAssistantMessage,
+  ModelToolMessage,
 ]);
 export const SetMessagesBody = z.object({ messages: z.array(ResumedMessage).min(1).max(LIMITS.messagesPerResume) }).strict();
 export type SetMessagesBody = z.infer<typeof SetMessagesBody>;

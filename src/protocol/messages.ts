@@ -48,8 +48,50 @@ export const ToolMessage = z.object({
 export const ChatMessage = z.discriminatedUnion("role", [SystemMessage, UserMessage, AssistantMessage, ToolMessage]);
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
+/**
+ * Messages that come straight from a model SDK (the official `openai` client's
+ * `choices[0].message`, a tool result the app built) are taken as they are
+ * handed over: keys the runtime does not store (`annotations`, `audio`,
+ * `function_call`, `name`, …) are stripped, never stored, and each parses to
+ * the stored shape above. Our own bodies stay strict.
+ */
+// A custom (free-form) tool call is in the SDK's types, so a message passes the type check as it is; the runtime only
+// runs and pairs function calls, so it is refused with a clear reason rather than a missing `function`.
+const CustomToolCall = z.object({ type: z.literal("custom") }).transform((_, ctx): never => {
+  ctx.addIssue({ code: "custom", message: "only function tool calls (type 'function') are supported", path: ["type"] });
+  return z.NEVER;
+});
+const ModelToolCall = z.discriminatedUnion("type", [ToolCall, CustomToolCall]);
+
+/** The model's reply as an SDK returns it. When it refused (`content` null, `refusal` set), the refusal is what it said: it is stored as the content. `tool_calls` null or `[]` means no calls. */
+export const ModelAssistantMessage = z
+  .object({
+    role: z.literal("assistant"),
+    content: text.nullish(),
+    refusal: text.nullish(),
+    tool_calls: z.array(ModelToolCall).max(LIMITS.toolsPerAgent).nullish(),
+  })
+  .transform(({ content, refusal, tool_calls }) => ({
+    role: "assistant" as const,
+    content: content ?? refusal ?? null,
+    ...(tool_calls?.length ? { tool_calls } : {}),
+  }));
+
+/** A tool result's content: text, or text content parts (stored joined by newlines, as `textOf` reads them). */
+export const ToolResultContent = z
+  .union([z.string(), z.array(z.object({ type: z.literal("text"), text: z.string() }))])
+  .transform((c) => (typeof c === "string" ? c : c.map((p) => p.text).join("\n")))
+  .pipe(Text(LIMITS.toolResultChars));
+
+/** A tool result as a frontend or SDK builds it: text or text parts; `name` and other keys are stripped. */
+export const ModelToolMessage = z.object({
+  role: z.literal("tool"),
+  tool_call_id: ToolMessage.shape.tool_call_id,
+  content: ToolResultContent,
+});
+
 /** What a frontend may append after the model answered: its reply and tool results. */
-export const AppendableMessage = z.discriminatedUnion("role", [AssistantMessage.strict(), ToolMessage.strict()]);
+export const AppendableMessage = z.discriminatedUnion("role", [ModelAssistantMessage, ModelToolMessage]);
 export type AppendableMessage = z.infer<typeof AppendableMessage>;
 
 /** A message's text: its content, or its text parts joined; images are not text. */
