@@ -22,7 +22,7 @@ import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ConversationStore, type ConversationMeta } from "./store";
 import type { ToolResultReport } from "./tool-results";
-import { checkAttachable, takeTurn } from "./turn";
+import { checkAttachable, takeTurn } from "./turn/index";
 import { ConversationContextManager } from "./context-manager";
 import type { CompactionStatus, RequestMessages } from "../history/contract";
 import { turnSections } from "./turn-sections";
@@ -80,16 +80,13 @@ export class Conversation extends DurableObject<Env> {
   }
 
   info(owner: Owner): Result<ConversationInfo> {
-    const meta = this.owned(owner);
-    return meta.ok ? ok(this.describe(meta.value)) : meta;
+    return this.read(owner, (meta) => ok(this.describe(meta)));
   }
 
-  async turn(owner: Owner, body: TurnBody): Promise<Result<TurnResult>> {
-    return this.queue.run(async () => {
-      const owned = this.owned(owner);
-      if (!owned.ok) return owned;
-      const nonce = owned.value.nonce ?? this.store.giveNonce(newNonce());
-      const meta = { ...owned.value, nonce };
+  turn(owner: Owner, body: TurnBody): Promise<Result<TurnResult>> {
+    return this.serve(owner, "queued", async (owned) => {
+      const nonce = owned.nonce ?? this.store.giveNonce(newNonce());
+      const meta = { ...owned, nonce };
       const deps = {
         store: this.store,
         hub: this.hub(owner),
@@ -128,8 +125,8 @@ export class Conversation extends DurableObject<Env> {
     return manager.ok ? manager.value.setMessages(messages) : manager;
   }
 
-  async clearHistory(owner: Owner): Promise<Result<{ compaction: CompactionReport }>> {
-    return this.queue.run(async () => {
+  clearHistory(owner: Owner): Promise<Result<{ compaction: CompactionReport }>> {
+    return this.serve(owner, "live", () => {
       const manager = this.manager(owner, { live: true });
       if (!manager.ok) return manager;
       const compaction = manager.value.clear();
@@ -149,10 +146,8 @@ export class Conversation extends DurableObject<Env> {
     return compaction.ok ? ok({ compaction: compaction.value }) : compaction;
   }
 
-  async setCompactionPolicy(owner: Owner, policy: CompactionPolicy): Promise<Result<CompactionStatus>> {
-    return this.queue.run(async () => {
-      const meta = this.live(owner);
-      if (!meta.ok) return meta;
+  setCompactionPolicy(owner: Owner, policy: CompactionPolicy): Promise<Result<CompactionStatus>> {
+    return this.serve(owner, "live", () => {
       this.store.setCompactionPolicy(policy);
       return this.compactionStatus(owner);
     });
@@ -180,22 +175,15 @@ export class Conversation extends DurableObject<Env> {
 
   /** The approvals of the calls still open: what a frontend that reconnects must ask the user again. */
   listApprovals(owner: Owner): Result<{ approvals: ApprovalInfo[] }> {
-    const meta = this.owned(owner);
-    return meta.ok ? ok({ approvals: this.approvals.ofOpenCalls(this.store.openCalls()) }) : meta;
+    return this.read(owner, () => ok({ approvals: this.approvals.ofOpenCalls(this.store.openCalls()) }));
   }
 
-  async requestApproval(owner: Owner, toolCallId: string): Promise<Result<{ approval: ApprovalInfo; created: boolean }>> {
-    return this.queue.run(async () => {
-      const meta = this.live(owner);
-      return meta.ok ? requestApproval(this.approvalDeps(owner, meta.value), toolCallId) : meta;
-    });
+  requestApproval(owner: Owner, toolCallId: string): Promise<Result<{ approval: ApprovalInfo; created: boolean }>> {
+    return this.serve(owner, "live", (meta) => requestApproval(this.approvalDeps(owner, meta), toolCallId));
   }
 
-  async decideApproval(owner: Owner, toolCallId: string, decision: ApprovalDecisionBody): Promise<Result<{ approval: ApprovalInfo; seq: number | null }>> {
-    return this.queue.run(async () => {
-      const meta = this.live(owner);
-      return meta.ok ? decideApproval(this.approvalDeps(owner, meta.value), toolCallId, decision) : meta;
-    });
+  decideApproval(owner: Owner, toolCallId: string, decision: ApprovalDecisionBody): Promise<Result<{ approval: ApprovalInfo; seq: number | null }>> {
+    return this.serve(owner, "live", (meta) => decideApproval(this.approvalDeps(owner, meta), toolCallId, decision));
   }
 
   private approvalDeps(owner: Owner, meta: ConversationMeta): ApprovalDeps {
@@ -203,15 +191,12 @@ export class Conversation extends DurableObject<Env> {
   }
 
   attachments(owner: Owner): Result<{ attachments: AttachmentInfo[] }> {
-    const meta = this.owned(owner);
-    return meta.ok ? ok({ attachments: this.store.attachments() }) : meta;
+    return this.read(owner, () => ok({ attachments: this.store.attachments() }));
   }
 
   /** A picked item is fetched once here so the user learns at once if it does not exist. */
-  async attach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
-    return this.queue.run(async () => {
-      const meta = this.live(owner);
-      if (!meta.ok) return meta;
+  attach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
+    return this.serve(owner, "live", async () => {
       if (this.store.attachments().length >= LIMITS.attachmentsPerConversation) {
         return fail("limit-exceeded", `a conversation may have at most ${LIMITS.attachmentsPerConversation} attachments`);
       }
@@ -230,10 +215,8 @@ export class Conversation extends DurableObject<Env> {
     });
   }
 
-  async detach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
-    return this.queue.run(async () => {
-      const meta = this.live(owner);
-      if (!meta.ok) return meta;
+  detach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
+    return this.serve(owner, "live", () => {
       const key = contextKey(attachment.context, attachment.itemId);
       if (!this.store.detach(key)) return fail("not-found", `'${key}' is not attached`);
       this.store.addEvent(null, "attachment.removed", key, {}, new Date().toISOString());
@@ -242,22 +225,19 @@ export class Conversation extends DurableObject<Env> {
   }
 
   resources(owner: Owner): Result<{ resources: ResourceInfo[] }> {
-    const meta = this.owned(owner);
-    return meta.ok ? ok({ resources: this.store.resources().map(({ content: _content, ...info }) => info) }) : meta;
+    return this.read(owner, () => ok({ resources: this.store.resources().map(({ content: _content, ...info }) => info) }));
   }
 
   /** Pushed by an app through the hub; only apps this conversation acknowledges may push. */
-  async pushResource(owner: Owner, app: string, resource: PushedResource): Promise<Result<ResourceInfo>> {
-    return this.queue.run(async () => {
-      const meta = this.live(owner);
-      if (!meta.ok) return meta;
+  pushResource(owner: Owner, app: string, resource: PushedResource): Promise<Result<ResourceInfo>> {
+    return this.serve(owner, "live", async (meta) => {
       const allowed = acknowledgedApps(
-        mergeAttachments(meta.value.agentContexts, this.store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId }))),
+        mergeAttachments(meta.agentContexts, this.store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId }))),
       );
       if (!allowed.has(app)) {
         return fail(
           "forbidden",
-          `app '${app}' may not push into this conversation: its agent (${meta.value.agent ?? "none yet"}) does not name '${app}' in attachedContexts and the user has not attached any of its contexts`,
+          `app '${app}' may not push into this conversation: its agent (${meta.agent ?? "none yet"}) does not name '${app}' in attachedContexts and the user has not attached any of its contexts`,
         );
       }
       const replacing = this.store.resource(resource.fullId) !== null;
@@ -268,7 +248,7 @@ export class Conversation extends DurableObject<Env> {
       // The app's text passes the trust boundary before it is stored, titles included (they show in listings).
       const hits: SecretHit[] = [];
       const admit = (text: string) => {
-        const admitted = admitText(text, { nonce: meta.value.nonce });
+        const admitted = admitText(text, { nonce: meta.nonce });
         hits.push(...admitted.hits);
         return admitted.text;
       };
@@ -284,37 +264,32 @@ export class Conversation extends DurableObject<Env> {
     });
   }
 
-  async removeResource(owner: Owner, fullId: string, options: { notifyApp: boolean }): Promise<Result<{ removed: string }>> {
-    return this.queue.run(async () => {
-      const meta = this.owned(owner);
-      if (!meta.ok) return meta;
+  removeResource(owner: Owner, fullId: string, options: { notifyApp: boolean }): Promise<Result<{ removed: string }>> {
+    return this.serve(owner, "queued", (meta) => {
       if (!this.store.deleteResource(fullId)) return fail("not-found", `no resource '${fullId}' in this conversation`);
       this.store.addEvent(null, "resource.removed", fullId, { by: options.notifyApp ? "user" : "app" }, new Date().toISOString());
-      if (options.notifyApp) this.hub(owner).notifyResourceRemoved(meta.value.conversationId, fullId);
+      if (options.notifyApp) this.hub(owner).notifyResourceRemoved(meta.conversationId, fullId);
       return ok({ removed: fullId });
     });
   }
 
   async browse(owner: Owner, ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {
     const meta = this.owned(owner);
-    if (!meta.ok) return meta;
-    return this.hub(owner).listItems(ref, params);
+    return meta.ok ? this.hub(owner).listItems(ref, params) : meta;
   }
 
   events(owner: Owner, query: EventsQuery): Result<{ events: ContextEvent[]; nextAfter: number }> {
-    const meta = this.owned(owner);
-    if (!meta.ok) return meta;
-    const after = query.after ?? 0;
-    const events = this.store.events(after, query.limit ?? 100);
-    return ok({ events, nextAfter: events.at(-1)?.seq ?? after });
+    return this.read(owner, () => {
+      const after = query.after ?? 0;
+      const events = this.store.events(after, query.limit ?? 100);
+      return ok({ events, nextAfter: events.at(-1)?.seq ?? after });
+    });
   }
 
   /** Ends the session: resources are cleared and each app told; further turns are refused. */
-  async end(owner: Owner): Promise<Result<ConversationInfo & { resourcesRemoved: number }>> {
-    return this.queue.run(async () => {
-      const meta = this.owned(owner);
-      if (!meta.ok) return meta;
-      if (meta.value.endedAt) return ok({ ...this.describe(meta.value), resourcesRemoved: 0 });
+  end(owner: Owner): Promise<Result<ConversationInfo & { resourcesRemoved: number }>> {
+    return this.serve(owner, "queued", async (meta) => {
+      if (meta.endedAt) return ok({ ...this.describe(meta), resourcesRemoved: 0 });
       const resources = this.store.resources();
       const at = new Date().toISOString();
       this.store.transaction(() => {
@@ -326,8 +301,8 @@ export class Conversation extends DurableObject<Env> {
       });
       const hub = this.hub(owner);
       await Promise.all([
-        hub.conversationEnded(meta.value.conversationId),
-        ...resources.map((r) => hub.notifyResourceRemoved(meta.value.conversationId, r.fullId)),
+        hub.conversationEnded(meta.conversationId),
+        ...resources.map((r) => hub.notifyResourceRemoved(meta.conversationId, r.fullId)),
       ]);
       return ok({ ...this.describe(this.store.meta()!), resourcesRemoved: resources.length });
     });
@@ -351,6 +326,24 @@ export class Conversation extends DurableObject<Env> {
   private hub(owner: Owner): DurableObjectStub<AppHub> {
     this.hubFor ??= hubStub(this.env, owner);
     return this.hubFor;
+  }
+
+  /**
+   * The one way in for a change: through the serial queue, so turns and changes never interleave (a Durable Object's
+   * input gate opens while it awaits the hub), and only for the conversation's owner; "live" changes also need it not
+   * ended. The checks run once the queue reaches the task: an earlier change may have ended the conversation.
+   */
+  private serve<T>(owner: Owner, access: "queued" | "live", task: (meta: ConversationMeta) => Promise<Result<T>> | Result<T>): Promise<Result<T>> {
+    return this.queue.run(async () => {
+      const meta = access === "live" ? this.live(owner) : this.owned(owner);
+      return meta.ok ? task(meta.value) : meta;
+    });
+  }
+
+  /** A read: the owner's, never queued (a read sees committed state; SQLite calls are synchronous). */
+  private read<T>(owner: Owner, task: (meta: ConversationMeta) => Result<T>): Result<T> {
+    const meta = this.owned(owner);
+    return meta.ok ? task(meta.value) : meta;
   }
 
   /** Another user's conversation (or none) looks the same from outside: not found. */

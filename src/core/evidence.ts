@@ -79,6 +79,15 @@ export interface ContextEnvelope {
     /** Results of the request's tool work the model read as a stand-in this turn (they did not fit); stored whole. */
     notShown?: { seq: number; toolCallId: string; tool: string; tokens: number }[];
   };
+  /** The turn's pipeline, stage by stage, in order (load, pull, admit, recall, identify, tools, reminders, compact, assemble, commit). */
+  stages?: StageRecord[];
+}
+
+/** What one stage of the turn's pipeline decided, in a few figures or names, and how long it took (the Worker's clock). */
+export interface StageRecord {
+  stage: string;
+  ms: number;
+  decided: Record<string, number | string | boolean | readonly string[]>;
 }
 
 /** One compaction, in the draft standard's terms: what it covered and what it knowingly lost. */

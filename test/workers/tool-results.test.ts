@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { UNANSWERED_RESULT } from "../../src/conversation/turn";
+import { UNANSWERED_RESULT } from "../../src/conversation/turn/index";
 import type { ContextEvent, StoredMessage } from "../../src/protocol/frontend";
 import { assertNoSecrets } from "../../src/protect/assert-no-secrets";
 import { freshIdentity, Frontend } from "./support/runtime";

@@ -1,0 +1,114 @@
+import { assembleTurn, type TurnAssembly } from "../../core/assemble";
+import { systemMessage } from "../../core/capabilities";
+import type { ContextEnvelope } from "../../core/evidence";
+import { PRIORITY } from "../../core/budget";
+import { ok, type Result } from "../../core/problem";
+import { auditRecords } from "../../protect/audit";
+import type { ImagePart } from "../../protocol/messages";
+import type { RenderedHistory } from "../../history/view";
+import type { HistoryView } from "../history";
+import type { InjectedEntry } from "../store";
+import { checkTurnFits } from "../capacity";
+import type { Admitted } from "./admit";
+import type { Compacted } from "./compact";
+import type { StoredTurnResult } from "./deps";
+import type { Identified } from "./identify";
+import type { Loaded } from "./load";
+import type { Offered } from "./offer-tools";
+import type { Pulled } from "./pull";
+import type { Recalled } from "./recall";
+import type { Reminded } from "./remind";
+import type { Staged } from "./stage";
+
+/** What assembling reads: everything the stages before compaction added. */
+export type AssemblyDraft = Loaded & Pulled & Admitted & Recalled & Identified & Offered & Reminded;
+
+/**
+ * The model input for one view of the history. A context whose injection the budget leaves out of view is out of the
+ * model's sight: it is injected again in this turn. That grows the new message and may push more history out, so
+ * repeat; each pass drops a ledger entry.
+ */
+export function assembleView(d: AssemblyDraft, view: HistoryView, rendered: RenderedHistory): Result<TurnAssembly> {
+  let ledger = d.deps.store.ledger();
+  for (;;) {
+    const assembled = assembleOnce(d, view, rendered, ledger);
+    if (!assembled.ok) return assembled;
+    const shown = new Set(assembled.value.historyShown.map((index) => rendered.seqs[index]));
+    const inView = ledger.filter((entry) => shown.has(entry.messageSeq));
+    if (inView.length === ledger.length) return assembled;
+    ledger = inView;
+  }
+}
+
+function assembleOnce(d: AssemblyDraft, view: HistoryView, rendered: RenderedHistory, ledger: readonly InjectedEntry[]): Result<TurnAssembly> {
+  // This message's images are always visible; earlier ones only until a compaction hides them (policy.keepImages).
+  const images: ImagePart[] = (d.body.images ?? []).map((image_url) => ({ type: "image_url", image_url }));
+  // Any conversation can receive app context (attachments, pushed resources): that block never comes and goes. The
+  // summaries block arrives with the first summary, on a compaction turn, whatever windows turns name.
+  const systemPrompt = systemMessage(d.identity, { tools: d.hasTools, contexts: true, memory: d.agent.memory, summaries: view.summary !== null });
+  const notes = d.reminders.map((r) => r.text).join("\n\n");
+  return assembleTurn({
+    turnId: d.turnId,
+    conversationId: d.deps.meta.conversationId,
+    now: d.now,
+    systemPrompt,
+    personaNote: notes || undefined,
+    history: [...rendered.history, ...d.fresh],
+    userText: d.typed?.text,
+    userImages: images,
+    currentFrom: rendered.history.length,
+    ledger,
+    observations: d.observations,
+    sections: d.extra.sections,
+    maxTokens: d.maxTokens,
+    nonce: d.nonce,
+    answersRequest: d.continuation,
+    summaryFirst: view.summary !== null,
+  });
+}
+
+export interface Assembled {
+  assembly: TurnAssembly;
+  result: StoredTurnResult;
+}
+
+/**
+ * The final model input and its evidence. Refused before anything is stored: an answer too large to return, or a
+ * conversation with no room for this turn.
+ */
+export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Staged<Assembled>>> {
+  if (!d.assembled.ok) return d.assembled;
+  const assembly = d.assembled.value;
+  const { deps, view, extra } = d;
+  const fits = checkTurnFits(deps.store, [...d.fresh, ...(assembly.userMessage ? [assembly.userMessage] : [])], assembly.messages);
+  if (!fits.ok) return fits;
+  const memoryMissing = extra.memoryError ? [{ id: "memory", reason: "error" as const, detail: extra.memoryError, severity: "warning" as const }] : [];
+  // History the budget could never hold was not even loaded; the evidence still says it was given up.
+  const unread = view.unread.messages ? [{ id: `history:before:${view.stored[0]?.seq ?? 0}`, kind: "history" as const, priority: PRIORITY.history, tokens: view.unread.tokens }] : [];
+  const hits = [...d.contextHits, ...d.personaHits.map((hit) => ({ ...hit, id: "persona" }))];
+  const contextRedactions = await Promise.all(hits.map(async (hit) => ({ id: hit.id, ...(await auditRecords([hit], deps.auditKey))[0]! })));
+  const typedRedactions = d.typed?.redactions ?? [];
+  const envelope: ContextEnvelope = {
+    ...assembly.envelope,
+    budget: { ...assembly.envelope.budget, truncations: [...unread, ...assembly.envelope.budget.truncations] },
+    missing: [...assembly.envelope.missing, ...memoryMissing],
+    selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
+    tools: { unanswered: d.unanswered, results: d.admitted.reports },
+    ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
+    ...(contextRedactions.length ? { contexts: { redactions: contextRedactions } } : {}),
+    history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, imagesHiddenThroughSeq: view.imagesHiddenThrough ?? 0 },
+    ...(d.compaction ? { compaction: d.compaction } : {}),
+  };
+  const result: StoredTurnResult = {
+    turnId: d.turnId,
+    conversationId: deps.meta.conversationId,
+    agent: { id: d.agent.id, name: d.agent.name, tools: d.agent.tools },
+    usage: assembly.usage,
+    missing: [...assembly.missing, ...memoryMissing],
+    envelope,
+  };
+  return ok({
+    out: { assembly, result },
+    decided: { tokens: assembly.usage.total, messages: assembly.messages.length, truncations: envelope.budget.truncations.length, standIns: assembly.standIns.length },
+  });
+}

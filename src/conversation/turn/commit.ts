@@ -1,0 +1,81 @@
+import { contextKey } from "../../core/attachments";
+import { ok, type Result } from "../../core/problem";
+import { recordDecisions } from "../approvals";
+import type { ConversationStore } from "../store";
+import { storeAdmitted } from "../tool-results";
+import type { Assembled } from "./assemble";
+import type { AssemblyDraft } from "./assemble";
+import type { Compacted } from "./compact";
+import type { StoredTurnResult } from "./deps";
+import type { StageRecord, Staged } from "./stage";
+
+export interface Committed {
+  /** The seqs of the messages the model read, this turn's own included, as stored. */
+  shown: number[];
+}
+
+/**
+ * Everything the turn changes, in one transaction: the agent and identity, attachments, the results and stand-ins, the
+ * decisions, the user's message, the ledger, the turn record (for replays) and its events. `trace` is the pipeline so
+ * far: the stored evidence carries it, this stage included.
+ */
+export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly StageRecord[]): Result<Staged<Committed>> {
+  const { deps, agent, assembly, result, rendered, view } = d;
+  const { store, meta } = deps;
+  const at = d.now.toISOString();
+  let shown: number[] = [];
+  store.transaction(() => {
+    if (meta.agent !== agent.id || JSON.stringify([meta.agentContexts, meta.resultPolicies]) !== JSON.stringify([agent.attachedContexts, agent.resultPolicies])) {
+      store.setAgent(agent.id, agent.attachedContexts, agent.resultPolicies);
+    }
+    if (meta.identity === null || d.switching) store.setIdentity(d.identity, agent.id);
+    for (const a of d.added) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
+    const seqs = [...rendered.seqs];
+    storeAdmitted(store, d.turnId, { ...d.admitted, messages: d.fresh }, at, seqs);
+    recordDecisions(store, deps.approvals, d.openCalls, d.decisions.decided, d.turnId, at);
+    deps.approvals.expireAwaiting(d.openCalls, at);
+    shown = assembly.historyShown.map((index) => seqs[index]!);
+    // Results read as stand-ins are this turn's own mostly: their seqs are known once stored. A replay shows them so again.
+    const notShown = assembly.standIns.map((s) => ({ seq: seqs[s.index]!, toolCallId: s.toolCallId, tool: s.tool, tokens: s.tokens }));
+    if (notShown.length) result.envelope.tools = { ...result.envelope.tools!, notShown };
+    if (assembly.userMessage) shown.push(store.appendMessage(d.turnId, assembly.userMessage, at));
+    if (d.switching) store.setPersonaSeq(shown.at(-1)!);
+    const lastSeq = shown.at(-1) ?? seqs.at(-1) ?? 0;
+    // A budget that left out the message carrying a context's injection took the context out of view with it.
+    store.forgetInjectedOutside(new Set(shown));
+    for (const entry of assembly.ledger.upserts) store.recordInjection(entry, d.turnId, lastSeq, at);
+    for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
+    result.envelope.stages = [...trace, { stage: "commit", ms: 0, decided: { stored: d.fresh.length + (assembly.userMessage ? 1 : 0), ledger: assembly.ledger.upserts.length + assembly.ledger.deletes.length } }];
+    store.saveTurn({ turnId: d.turnId, requestDigest: d.requestDigest, systemPrompt: assembly.messages[0]!.content as string, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
+    if (d.typed?.redactions.length) store.addEvent(d.turnId, "message.redacted", null, { redactions: d.typed.redactions }, at);
+    if (result.envelope.contexts) store.addEvent(d.turnId, "context.redacted", null, { redactions: result.envelope.contexts.redactions }, at);
+    recordTurnEvents(store, result, assembly.messages.length, at);
+  });
+  return ok({ out: { shown }, decided: {} });
+}
+
+/** Ascending seqs as [from, to] runs. */
+function seqRanges(seqs: readonly number[]): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const seq of seqs) {
+    const last = ranges.at(-1);
+    if (last && seq === last[1] + 1) last[1] = seq;
+    else ranges.push([seq, seq]);
+  }
+  return ranges;
+}
+
+function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, messageCount: number, at: string): void {
+  const { envelope } = result;
+  for (const i of envelope.injection) {
+    const type = i.marker === "removed" ? "context.removed" : "context.injection.applied";
+    store.addEvent(result.turnId, type, i.id, { kind: i.kind, marker: i.marker }, at);
+  }
+  for (const m of result.missing) store.addEvent(result.turnId, "context.missing", m.id, { reason: m.reason, detail: m.detail }, at);
+  for (const c of envelope.tools?.unanswered ?? []) store.addEvent(result.turnId, "tool.call.unanswered", c.id, { tool: c.name, ...(c.awaitingApproval ? { awaitingApproval: true } : {}) }, at);
+  for (const t of envelope.budget.truncations) store.addEvent(result.turnId, "context.truncated", t.id, { kind: t.kind, priority: t.priority, tokens: t.tokens }, at);
+  store.addEvent(result.turnId, "turn.assembled", result.agent.id, { usage: result.usage }, at);
+  // The contract's name for what a request now includes: message and token counts, and the contexts injected.
+  const sources = envelope.injection.filter((i) => i.marker !== "removed").map((i) => i.id);
+  store.addEvent(result.turnId, "context:include", null, { messageCount, tokens: result.usage.total, sources }, at);
+}

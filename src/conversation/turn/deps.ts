@@ -1,0 +1,27 @@
+import type { AppHub } from "../../hub/app-hub";
+import type { CompactionPolicy } from "../../history/policy";
+import type { Summariser } from "../../history/summary";
+import type { TurnResult } from "../../protocol/frontend";
+import type { ApprovalStore } from "../approval-store";
+import type { History } from "../history";
+import type { ConversationMeta, ConversationStore } from "../store";
+import type { TurnSections } from "../turn-sections";
+
+/** What a turn reaches outside itself: the conversation's storage, the hub, the clock and the readers of KV and R2. */
+export interface TurnDeps {
+  store: ConversationStore;
+  hub: DurableObjectStub<AppHub>;
+  meta: ConversationMeta;
+  auditKey: CryptoKey;
+  now: () => Date;
+  history: History;
+  approvals: ApprovalStore;
+  summariser: (policy: CompactionPolicy) => Summariser;
+  /** Contexts past the trust boundary, by key, at the version last pulled (kept by the Conversation object while it lives). */
+  admittedContexts: Map<string, { version: string; title: string; content: string }>;
+  /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
+  sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
+}
+
+/** A turn's result as stored: the model input is rebuilt from the history on a replay. */
+export type StoredTurnResult = Omit<TurnResult, "messages" | "replayed">;

@@ -1,0 +1,51 @@
+import { ok, type Result } from "../../core/problem";
+import type { TurnResult } from "../../protocol/frontend";
+import type { TurnBody } from "../../protocol/http";
+import { admit } from "./admit";
+import { assemble } from "./assemble";
+import { commit } from "./commit";
+import { compact } from "./compact";
+import type { TurnDeps } from "./deps";
+import { identify } from "./identify";
+import { load } from "./load";
+import { offerTools } from "./offer-tools";
+import { pull } from "./pull";
+import { recall } from "./recall";
+import { remind } from "./remind";
+import { StageTrace } from "./stage";
+
+export type { TurnDeps } from "./deps";
+export { UNANSWERED_RESULT } from "./admit";
+export { checkAttachable } from "./pull";
+
+/**
+ * One turn, as a pipeline of named stages over one draft: load (replay, policy, approvals) → pull (agent, contexts)
+ * → admit (message, tool results, decisions) → recall (memory, task state) → identify (identity, persona) → tools →
+ * reminders → compact → assemble → commit (one transaction). Each stage adds its part and says what it decided; a
+ * refusal before commit stores nothing.
+ */
+export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<TurnResult>> {
+  const trace = new StageTrace();
+  const loaded = await trace.run("load", {}, () => load(deps, body));
+  if (!loaded.ok) return loaded;
+  if (loaded.value.replayed) return ok(loaded.value.replayed);
+  const pulled = await trace.run("pull", loaded.value, pull);
+  if (!pulled.ok) return pulled;
+  const admitted = await trace.run("admit", pulled.value, admit);
+  if (!admitted.ok) return admitted;
+  const recalled = await trace.run("recall", admitted.value, recall);
+  if (!recalled.ok) return recalled;
+  const identified = await trace.run("identify", recalled.value, identify);
+  if (!identified.ok) return identified;
+  const offered = await trace.run("tools", identified.value, offerTools);
+  if (!offered.ok) return offered;
+  const reminded = await trace.run("reminders", offered.value, remind);
+  if (!reminded.ok) return reminded;
+  const compacted = await trace.run("compact", reminded.value, compact);
+  if (!compacted.ok) return compacted;
+  const assembled = await trace.run("assemble", compacted.value, assemble);
+  if (!assembled.ok) return assembled;
+  const committed = commit(assembled.value, trace.records);
+  if (!committed.ok) return committed;
+  return ok({ ...assembled.value.result, messages: assembled.value.assembly.messages, replayed: false });
+}

@@ -1,0 +1,70 @@
+import { fail, ok, type Result } from "../../core/problem";
+import { sha256Hex } from "../../core/version";
+import { compactionLimits, withModelWindow, type CompactionPolicy } from "../../history/policy";
+import type { TurnResult } from "../../protocol/frontend";
+import type { TurnBody } from "../../protocol/http";
+import type { TurnDeps } from "./deps";
+import { replay } from "./replay";
+import type { Staged } from "./stage";
+import type { OpenCalls } from "../message-store";
+import { turnApprovals, type CheckedDecisions } from "../approvals";
+
+export interface Loaded {
+  deps: TurnDeps;
+  body: TurnBody;
+  turnId: string;
+  requestDigest: string;
+  /** The turn carries no message: the model goes on answering the last one, after tool results or decisions. */
+  continuation: boolean;
+  policy: CompactionPolicy;
+  nonce: string | null;
+  /** The model input's bound in tokens: the window bounds every turn, and a budget may be tighter, never larger. */
+  maxTokens: number | undefined;
+  /** The turn's one clock reading: identity, evidence and stored rows all carry it. */
+  now: Date;
+  /** The stored answer of this turnId, when the same request was answered before: the turn ends here with it. */
+  replayed: TurnResult | null;
+  /** The calls still waiting for a result, the user's decisions on them (checked), and those still awaiting one. */
+  openCalls: OpenCalls;
+  decisions: CheckedDecisions;
+  awaitingApproval: Set<string>;
+}
+
+/**
+ * The turn's identity and rules: a turnId already answered is replayed (the same request) or refused (another one);
+ * an ended conversation takes no turn; the compaction policy gets the window this turn's model has; the approvals it
+ * carries must decide open calls. All of it is checked before any app is asked anything.
+ */
+export async function load(deps: TurnDeps, body: TurnBody): Promise<Result<Staged<Loaded>>> {
+  const { turnId: givenId, ...request } = body;
+  const turnId = givenId ?? crypto.randomUUID();
+  const requestDigest = await sha256Hex(JSON.stringify(request));
+  const prior = deps.store.turn(turnId);
+  const continuation = body.message === undefined;
+  const nonce = deps.meta.nonce;
+  if (prior) {
+    if (prior.requestDigest !== requestDigest) return fail("conflict", `turnId '${turnId}' was already used for a different request`);
+    const replayed = replay(deps, prior);
+    const none = { openCalls: { seq: 0, calls: new Map() }, decisions: { decided: [], denials: [] }, awaitingApproval: new Set<string>() };
+    return ok({ out: { deps, body, turnId, requestDigest, continuation, policy: deps.meta.compactionPolicy, maxTokens: undefined, nonce, now: deps.now(), replayed, ...none }, decided: { replayed: true } });
+  }
+  if (deps.meta.endedAt) return fail("conflict", "this conversation has ended");
+  const policy = turnPolicy(deps.meta.compactionPolicy, body.budget);
+  if (!policy.ok) return policy;
+  const usable = compactionLimits(policy.value)?.usable;
+  const maxTokens = usable === undefined ? body.budget?.maxTokens : Math.min(body.budget?.maxTokens ?? usable, usable);
+  const openCalls = deps.store.openCalls();
+  const approvals = turnApprovals(openCalls, deps.approvals, body, nonce);
+  if (!approvals.ok) return approvals;
+  const { checked: decisions, awaiting: awaitingApproval } = approvals.value;
+  return ok({
+    out: { deps, body, turnId, requestDigest, continuation, policy: policy.value, maxTokens, nonce, now: deps.now(), replayed: null, openCalls, decisions, awaitingApproval },
+    decided: { continuation, maxTokens: maxTokens ?? 0, openCalls: openCalls.calls.size, decisions: decisions.decided.length },
+  });
+}
+
+/** The conversation's compaction policy, with the window this turn's model has when the turn names one; checked as a whole again. */
+function turnPolicy(policy: CompactionPolicy, budget: TurnBody["budget"]): Result<CompactionPolicy> {
+  const parsed = withModelWindow(policy, budget ?? {});
+  return parsed.success ? ok(parsed.data) : fail("invalid-request", `budget: ${parsed.error.issues[0]!.message}`, parsed.error.issues.map((i) => ({ path: `budget.${i.path.join(".")}`, message: i.message })));
+}

@@ -1,0 +1,81 @@
+import { contextKey } from "../../core/attachments";
+import type { Observation } from "../../core/ledger";
+import { LIMITS } from "../../core/limits";
+import { fail, ok, type Result } from "../../core/problem";
+import type { AppHub } from "../../hub/app-hub";
+import { admitText } from "../../protect/boundary";
+import type { SecretHit } from "../../protect/redact";
+import type { AgentInfo } from "../../protocol/frontend";
+import type { Attachment } from "../../protocol/http";
+import type { TurnDeps } from "./deps";
+import type { Loaded } from "./load";
+import type { Staged } from "./stage";
+
+export interface Pulled {
+  agent: AgentInfo;
+  /** Attachments this turn's body adds to the conversation. */
+  added: { ref: string; itemId?: string }[];
+  /** Attached contexts past the trust boundary, then session resources, in the order the appendix shows them. */
+  observations: Observation[];
+  /** Secrets redacted from what the apps sent (contexts now, the persona note later), by where they were. */
+  contextHits: (SecretHit & { id: string })[];
+}
+
+/**
+ * The agent, and every context it and the user attached, pulled from the apps in parallel under the deadline (a
+ * continuation pulls nothing: contexts ride with user messages). What comes back passes the trust boundary.
+ */
+export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
+  const { deps, body, continuation, nonce } = d;
+  const added = body.attachments?.length ? await newAttachments(deps, body.attachments) : ok([]);
+  if (!added.ok) return added;
+  const runtime = [...deps.store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId })), ...added.value];
+  const prepared = await deps.hub.prepareTurn(deps.meta.conversationId, body.agent, continuation ? null : runtime);
+  if (!prepared) return fail("not-found", `no agent '${body.agent}' is registered; an app creates it with agents/create`);
+  const contextHits: Pulled["contextHits"] = [];
+  const admit = (id: string, text: string) => {
+    const admitted = admitText(text, { nonce });
+    for (const hit of admitted.hits) contextHits.push({ ...hit, id });
+    return admitted.text;
+  };
+  // A context pulled again at the version already admitted is not admitted again: large contexts rarely change.
+  let reused = 0;
+  const pulled = prepared.pulled.map((o) => {
+    if (o.status !== "present") return o;
+    const known = deps.admittedContexts.get(o.key);
+    if (known?.version === o.version) reused++;
+    const admitted = known?.version === o.version ? known : { version: o.version, title: admit(o.key, o.title), content: admit(o.key, o.content) };
+    deps.admittedContexts.set(o.key, admitted);
+    return { ...o, title: admitted.title, content: admitted.content };
+  });
+  const resources: Observation[] = deps.store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
+  const count = (status: Observation["status"]) => pulled.filter((o) => o.status === status).length;
+  return ok({
+    out: { agent: prepared.agent, added: added.value, observations: [...pulled, ...resources], contextHits },
+    decided: { agent: prepared.agent.id, pulled: pulled.length, present: count("present"), empty: count("empty"), missing: count("missing"), reused, resources: resources.length, attached: added.value.length },
+  });
+}
+
+/** Attachments riding in the turn body: checked against the registry, never fetched twice. */
+async function newAttachments(deps: TurnDeps, attachments: readonly Attachment[]): Promise<Result<{ ref: string; itemId?: string }[]>> {
+  const existing = new Set(deps.store.attachments().map((a) => a.key));
+  const fresh = attachments.filter((a) => !existing.has(contextKey(a.context, a.itemId)));
+  if (existing.size + fresh.length > LIMITS.attachmentsPerConversation) {
+    return fail("limit-exceeded", `a conversation may have at most ${LIMITS.attachmentsPerConversation} attachments`);
+  }
+  for (const a of fresh) {
+    const checked = await checkAttachable(deps.hub, a);
+    if (!checked.ok) return checked;
+  }
+  return ok(fresh.map((a) => (a.itemId === undefined ? { ref: a.context } : { ref: a.context, itemId: a.itemId })));
+}
+
+export async function checkAttachable(hub: DurableObjectStub<AppHub>, a: Attachment): Promise<Result<true>> {
+  const provider = await hub.provider(a.context);
+  if (!provider) return fail("not-found", `no app has registered provider '${a.context}'`);
+  const method = a.itemId === undefined ? "current" : "get";
+  if (!provider.methods.includes(method)) {
+    return fail("invalid-request", `'${a.context}' cannot be attached ${a.itemId === undefined ? "without" : "with"} an itemId: it does not implement '${method}'`);
+  }
+  return ok(true);
+}
