@@ -26,6 +26,7 @@ export default defineConfig({
               bindings: {
                 AUTH_SECRET: "workerd-test-secret",
                 PROVIDER_DEADLINE_MS: "300",
+                TOOL_DEADLINE_MS: "300",
                 SUMMARY_MODEL_URL: "https://summariser.test/v1/chat/completions",
                 SUMMARY_MODEL: "fake-summariser",
                 SUMMARY_MODEL_KEY: "summariser-test-key",

@@ -9,6 +9,8 @@ export interface Env {
   /** Signs and verifies API keys and app tokens (HS256). */
   AUTH_SECRET: string;
   PROVIDER_DEADLINE_MS?: string;
+  /** Deadline for each tool call an app answers (`tools/call`), in ms (default 30000). */
+  TOOL_DEADLINE_MS?: string;
   /** How fast recalled memories fade with age: their weight halves every this many hours (default 720, 30 days). */
   MEMORY_HALF_LIFE_HOURS?: string;
   /** An OpenAI-compatible chat-completions URL for the optional model summariser, its model, and (a secret) its key. */
@@ -41,6 +43,11 @@ export function memoryHalfLifeHours(env: Env): number | undefined {
 export function providerDeadlineMs(env: Env): number {
   const parsed = Number(env.PROVIDER_DEADLINE_MS);
   return Number.isFinite(parsed) && parsed > 0 ? parsed : 2000;
+}
+
+export function toolDeadlineMs(env: Env): number {
+  const parsed = Number(env.TOOL_DEADLINE_MS);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : 30_000;
 }
 
 /** The model summariser's endpoint, when the deployment configured all of it. */

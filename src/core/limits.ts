@@ -36,6 +36,21 @@ export const LIMITS = {
   providersPerApp: 64,
   agentsPerApp: 64,
   toolsPerAgent: 128,
+  /** A tool's description, which the model reads to decide whether to call it. */
+  toolDescriptionChars: 2_048,
+  /** A tool's `inputSchema` as JSON. Every declaration of an app rides in its one `initialize` frame (frameChars). */
+  toolSchemaChars: 16_384,
+  /** Skills one app declares (an agent names at most as many skill patterns). */
+  skillsPerApp: 64,
+  /** A skill's description: the one line the model's skills menu shows. */
+  skillDescriptionChars: 1_024,
+  /**
+   * A skill's manual (markdown), and each of its references. Manuals ride in the `initialize` frame, so all of an
+   * app's skills together must fit in frameChars; the runtime keeps them in R2, not in the hub's SQLite.
+   */
+  skillManualChars: 65_536,
+  /** References (extra documents a model may read) one skill carries. */
+  skillReferencesPerSkill: 8,
   messagesPerAppend: 64,
   /** Images one user message may carry (by URL). */
   imagesPerMessage: 8,

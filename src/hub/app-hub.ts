@@ -6,15 +6,18 @@ import { LIMITS } from "../core/limits";
 import { splitQualified } from "../protocol/names";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
-import { providerDeadlineMs, type Env, type Owner } from "../env";
+import { providerDeadlineMs, toolDeadlineMs, type Env, type Owner } from "../env";
 import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
 import { ErrorCode, issuesOf, readFrame, rpcError, rpcNotification, rpcRequest, rpcResult, type FrameIssue, type JsonRpcResponse } from "../protocol/jsonrpc";
-import { APP_SUBPROTOCOL, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
+import { APP_SUBPROTOCOL, ToolsCallResult, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
+import type { SkillContent, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "../protocol/tools";
+import { validateArguments } from "../tools/validate";
 import { migrate } from "../storage/migrate";
 import { handleAppRequest, type RpcOutcome } from "./app-requests";
 import { HUB_MIGRATIONS } from "./migrations";
 import { AppCallError, PendingCalls } from "./pending-calls";
-import { Registry, type ProviderRecord } from "./registry";
+import { Registry, type ProviderRecord, type ToolRecord } from "./registry";
+import { readStoredSkill } from "./skill-store";
 import { saveSession, sessionOf, type SocketSession } from "./socket-session";
 
 /** A context pulled for a turn, as the conversation will diff it. */
@@ -193,6 +196,76 @@ export class AppHub extends DurableObject<Env> {
     return this.registry.identity();
   }
 
+  // ── Tools and skills, for the Conversation objects ───────────────────────
+
+  /** An agent's tools and skills as registered now; null for an unknown agent. */
+  toolbox(agentId: string): Toolbox | null {
+    const agent = this.registry.agent(agentId);
+    if (!agent) return null;
+    const online = new Map<string, boolean>();
+    const isOnline = (app: string) => {
+      if (!online.has(app)) online.set(app, this.socketFor(app) !== null);
+      return online.get(app)!;
+    };
+    const spec = ({ app, ...tool }: ToolRecord): ToolSpec => ({ ...tool, online: isOnline(app) });
+    const tools = new Map(this.registry.tools().map((t) => [t.name, t]));
+    const unknown: string[] = [];
+    const bound: ToolSpec[] = [];
+    for (const name of agent.tools) {
+      const tool = tools.get(name);
+      if (tool) bound.push(spec(tool));
+      else unknown.push(name);
+    }
+    const boundNames = new Set(agent.tools);
+    const catalog = [...tools.values()]
+      .filter((t) => !boundNames.has(t.name) && agent.catalog.some((p) => matches(p, t.name)))
+      .sort((a, b) => compare(a.name, b.name))
+      .map(spec);
+    const allSkills = this.registry.skills();
+    const skillNames = new Set(allSkills.map((s) => s.name));
+    for (const name of agent.catalog) if (!name.endsWith(":*") && !tools.has(name)) unknown.push(name);
+    for (const name of agent.skills) if (!name.endsWith(":*") && !skillNames.has(name)) unknown.push(name);
+    const skills = allSkills
+      .filter((s) => agent.skills.some((p) => matches(p, s.name)))
+      .map(({ name, description }) => ({ name, description }))
+      .sort((a, b) => compare(a.name, b.name));
+    return { agent, bound, catalog, skills, unknown };
+  }
+
+  /**
+   * Runs one tool for a model's call: arguments checked against the tool's schema first (nothing reaches
+   * the app when they fail), then `tools/call` to the app under TOOL_DEADLINE_MS. Every failure is a value.
+   */
+  async callTool(name: string, args: unknown, meta: { conversationId: string; toolCallId: string }): Promise<ToolRun> {
+    const started = Date.now();
+    const failed = (reason: ToolFailureReason, detail: string): ToolRun => ({ ok: false, reason, detail, ms: Date.now() - started });
+    const tool = name.includes(":") ? this.registry.tool(name) : null;
+    if (!tool) return failed("unknown_tool", `no app has registered tool '${name}'`);
+    const input = args ?? {};
+    const checked = validateArguments(tool.inputSchema, input);
+    if (!checked.ok) return failed("invalid_arguments", checked.errors.join("\n"));
+    const params = { name: splitQualified(name).name, arguments: input, conversationId: meta.conversationId, toolCallId: meta.toolCallId };
+    const answer = await this.callApp(tool.app, "tools/call", params, toolDeadlineMs(this.env));
+    if (!answer.ok) return failed(answer.reason === "timeout" || answer.reason === "offline" || answer.reason === "error" ? answer.reason : "invalid", answer.detail);
+    const result = ToolsCallResult.safeParse(answer.value);
+    if (!result.success) {
+      const detail = issuesOf(result.error).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
+      return failed("invalid", `'${name}' answered with an invalid CallToolResult: ${detail}`);
+    }
+    const text = result.data.content.flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : [])).join("\n");
+    return { ok: true, text, isError: result.data.isError === true, ms: Date.now() - started };
+  }
+
+  /** A skill's manual and references, from R2. */
+  async readSkill(name: string): Promise<Result<SkillContent>> {
+    const skill = name.includes(":") ? this.registry.skill(name) : null;
+    const owner = this.registry.identity();
+    if (!skill || !owner) return fail("not-found", `no app has registered skill '${name}'`);
+    const stored = await readStoredSkill(this.env.ARTIFACTS, owner, skill.app, splitQualified(name).name);
+    if (!stored) return fail("not-found", `the manual of skill '${name}' is missing; the app registers it again when it reconnects`);
+    return ok({ name: skill.name, description: skill.description, ...stored });
+  }
+
   // ── Calls to apps ─────────────────────────────────────────────────────────
 
   private async pullOne(conversationId: string, request: ContextRequest): Promise<PulledContext> {
@@ -218,20 +291,25 @@ export class AppHub extends DurableObject<Env> {
     params: (providerId: string) => unknown,
   ): Promise<ProviderAnswer> {
     const provider = this.registry.provider(ref);
-    const failure = (reason: MissingReason, detail: string) => ({ ok: false as const, reason, detail });
-    if (!provider) return failure("unknown_provider", `no app has registered provider '${ref}'`);
-    if (!provider.methods.includes(method)) return failure("unsupported", `'${ref}' does not implement '${method}'`);
-    const ws = this.socketFor(provider.app);
+    if (!provider) return { ok: false, reason: "unknown_provider", detail: `no app has registered provider '${ref}'` };
+    if (!provider.methods.includes(method)) return { ok: false, reason: "unsupported", detail: `'${ref}' does not implement '${method}'` };
+    const answer = await this.callApp(provider.app, `contexts/${method}`, params(splitQualified(ref).name), providerDeadlineMs(this.env));
+    return answer.ok ? { ...answer, provider } : answer;
+  }
+
+  /** One request to an app's current socket under a deadline: an answer, or why there is none (never a hang). */
+  private async callApp(app: string, method: string, params: unknown, deadlineMs: number): Promise<AppAnswer> {
+    const ws = this.socketFor(app);
     const session = ws && sessionOf(ws);
-    if (!ws || !session) return failure("offline", `app '${provider.app}' is not connected`);
-    const { id, answer } = this.pending.start(session.sessionId, providerDeadlineMs(this.env));
+    if (!ws || !session) return { ok: false, reason: "offline", detail: `app '${app}' is not connected` };
+    const { id, answer } = this.pending.start(session.sessionId, deadlineMs);
     try {
-      ws.send(rpcRequest(id, `contexts/${method}`, params(splitQualified(ref).name)));
-      return { ok: true, value: await answer, provider };
+      ws.send(rpcRequest(id, method, params));
+      return { ok: true, value: await answer };
     } catch (error) {
-      if (error instanceof AppCallError) return failure(error.reason, error.message);
+      if (error instanceof AppCallError) return { ok: false, reason: error.reason, detail: error.message };
       this.pending.failSession(session.sessionId, new AppCallError("offline", "socket failed"));
-      return failure("offline", `app '${provider.app}' could not be reached`);
+      return { ok: false, reason: "offline", detail: `app '${app}' could not be reached` };
     }
   }
 
@@ -250,9 +328,8 @@ export class AppHub extends DurableObject<Env> {
   }
 }
 
-type ProviderAnswer =
-  | { ok: true; value: unknown; provider: ProviderRecord }
-  | { ok: false; reason: MissingReason; detail: string };
+type AppAnswer = { ok: true; value: unknown } | { ok: false; reason: MissingReason; detail: string };
+type ProviderAnswer = (Extract<AppAnswer, { ok: true }> & { provider: ProviderRecord }) | Extract<AppAnswer, { ok: false }>;
 
 function unanswered(answer: Extract<ProviderAnswer, { ok: false }>): Result<never> {
   const type = answer.reason === "unknown_provider" ? "not-found" : answer.reason === "unsupported" ? "invalid-request" : "provider-unavailable";
@@ -266,4 +343,13 @@ function outcomeOf(frame: JsonRpcResponse): { result: unknown } | { failure: App
 function malformedAnswer(issues: FrameIssue[]): AppCallError {
   const detail = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
   return new AppCallError("invalid", `malformed JSON-RPC answer: ${detail}`);
+}
+
+/** `app:*` matches all of an app's; anything else matches itself. */
+function matches(pattern: string, name: string): boolean {
+  return pattern.endsWith(":*") ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { conversationStub, type Env } from "../env";
-import { qualify } from "../protocol/names";
+import { qualify, splitQualified } from "../protocol/names";
 import { ErrorCode, issuesOf } from "../protocol/jsonrpc";
 import {
   AgentDefinition,
@@ -11,6 +11,7 @@ import {
   ResourceRemoveParams,
 } from "../protocol/methods";
 import type { Registry } from "./registry";
+import { deleteSkills, writeSkills } from "./skill-store";
 import { problemToRpc, type RpcFailure } from "./rpc-errors";
 import { saveSession, type SocketSession } from "./socket-session";
 
@@ -28,11 +29,19 @@ type Handler = (ctx: AppRequestContext, params: unknown) => Promise<RpcOutcome> 
 /** The methods an app may call, each validating its params before touching state. */
 const HANDLERS: Record<string, Handler> = {
   initialize: (ctx, raw) =>
-    withParams(InitializeParams, raw, (params) => {
-      if (params.app.name !== ctx.session.app) {
-        return failure(ErrorCode.Forbidden, `this token is for app '${ctx.session.app}', not '${params.app.name}'`);
+    withParams(InitializeParams, raw, async (params) => {
+      const app = params.app.name;
+      if (app !== ctx.session.app) {
+        return failure(ErrorCode.Forbidden, `this token is for app '${ctx.session.app}', not '${app}'`);
       }
-      ctx.registry.replaceApp(params, ctx.session.sessionId);
+      const owner = ctx.registry.identity();
+      if (!owner) return failure(ErrorCode.InternalError, "the hub does not know its owner yet; reconnect");
+      // Manuals go to R2 first (only the changed ones), so a registered skill always has its manual there.
+      const before = ctx.registry.skills(app);
+      const digests = await writeSkills(ctx.env.ARTIFACTS, owner, app, params.skills, new Map(before.map((s) => [splitQualified(s.name).name, s.sha256])));
+      ctx.registry.replaceApp(params, ctx.session.sessionId, digests);
+      const declared = new Set(params.skills.map((s) => s.name));
+      await deleteSkills(ctx.env.ARTIFACTS, owner, app, before.map((s) => splitQualified(s.name).name).filter((name) => !declared.has(name)));
       saveSession(ctx.ws, { ...ctx.session, initializedAt: Date.now() });
       return { result: { protocolVersion: PROTOCOL_VERSION, sessionId: ctx.session.sessionId } };
     }),

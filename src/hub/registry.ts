@@ -4,11 +4,33 @@ import { fail, ok, type Result } from "../core/problem";
 import { qualify, splitQualified } from "../protocol/names";
 import type { z } from "zod";
 import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
-import type { AgentDefinition, InitializeParams, ProviderMethod } from "../protocol/methods";
+import type { AgentDefinition, InitializeParams, ProviderMethod, ToolAnnotations } from "../protocol/methods";
+import type { JsonObject, SkillSpec, ToolSpec } from "../protocol/tools";
 
 type ParsedInit = z.output<typeof InitializeParams>;
 type ParsedAgent = z.output<typeof AgentDefinition>;
 export type ProviderRecord = Omit<ProviderInfo, "online">;
+export type ToolRecord = Omit<ToolSpec, "online"> & { app: string };
+export type SkillRecord = SkillSpec & { app: string; references: { name: string; chars: number }[]; manualChars: number; sha256: string };
+/** What `replaceApp` stores of each skill beside its declaration: the digest of what went to R2. */
+export type SkillDigests = ReadonlyMap<string, string>;
+
+interface ToolRow extends Record<string, SqlStorageValue> {
+  app: string;
+  name: string;
+  description: string;
+  input_schema: string;
+  annotations: string | null;
+}
+
+interface SkillRow extends Record<string, SqlStorageValue> {
+  app: string;
+  name: string;
+  description: string;
+  references_meta: string;
+  manual_chars: number;
+  sha256: string;
+}
 
 interface ProviderRow extends Record<string, SqlStorageValue> {
   app: string;
@@ -28,6 +50,9 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   attached_contexts: string;
   memory: number;
   result_policies: string;
+  catalog: string;
+  skills: string;
+  browse_contexts: number;
   updated_at: string;
 }
 
@@ -48,12 +73,17 @@ export class Registry {
     this.sql.exec("INSERT OR IGNORE INTO hub_identity (id, tenant, user) VALUES (1, ?, ?)", owner.tenant, owner.user);
   }
 
-  /** A (re)initialising app replaces everything it registered before: providers and agents alike, atomically. */
-  replaceApp(init: ParsedInit, sessionId: string): void {
-    const { app, contexts, agents } = init;
+  /**
+   * A (re)initialising app replaces everything it registered before: providers, tools, skills and agents
+   * alike, atomically. `digests` gives each declared skill's sha256 (its content is already in R2).
+   */
+  replaceApp(init: ParsedInit, sessionId: string, digests: SkillDigests = new Map()): void {
+    const { app, contexts, agents, tools, skills } = init;
     this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM providers WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM agents WHERE app = ?", app.name);
+      this.sql.exec("DELETE FROM tools WHERE app = ?", app.name);
+      this.sql.exec("DELETE FROM skills WHERE app = ?", app.name);
       this.sql.exec(
         "INSERT OR REPLACE INTO apps (name, version, display_name, session_id, initialized_at) VALUES (?, ?, ?, ?, ?)",
         app.name,
@@ -72,8 +102,50 @@ export class Registry {
           JSON.stringify([...new Set(p.methods)]),
         );
       }
+      for (const tool of tools) {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO tools (app, name, description, input_schema, annotations) VALUES (?, ?, ?, ?, ?)",
+          app.name,
+          tool.name,
+          tool.description,
+          JSON.stringify(tool.inputSchema),
+          tool.annotations ? JSON.stringify(tool.annotations) : null,
+        );
+      }
+      for (const skill of skills) {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO skills (app, name, description, references_meta, manual_chars, sha256) VALUES (?, ?, ?, ?, ?, ?)",
+          app.name,
+          skill.name,
+          skill.description,
+          JSON.stringify(skill.references.map((r) => ({ name: r.name, chars: r.content.length }))),
+          skill.manual.length,
+          digests.get(skill.name) ?? "",
+        );
+      }
       for (const agent of agents) this.writeAgent(app.name, agent);
     });
+  }
+
+  tool(qualified: string): ToolRecord | null {
+    const { app, name } = splitQualified(qualified);
+    const row = this.sql.exec<ToolRow>("SELECT * FROM tools WHERE app = ? AND name = ?", app, name).toArray()[0];
+    return row ? toolRecord(row) : null;
+  }
+
+  tools(): ToolRecord[] {
+    return this.sql.exec<ToolRow>("SELECT * FROM tools ORDER BY app, name").toArray().map(toolRecord);
+  }
+
+  skill(qualified: string): SkillRecord | null {
+    const { app, name } = splitQualified(qualified);
+    const row = this.sql.exec<SkillRow>("SELECT * FROM skills WHERE app = ? AND name = ?", app, name).toArray()[0];
+    return row ? skillRecord(row) : null;
+  }
+
+  skills(app?: string): SkillRecord[] {
+    const rows = app === undefined ? this.sql.exec<SkillRow>("SELECT * FROM skills ORDER BY app, name") : this.sql.exec<SkillRow>("SELECT * FROM skills WHERE app = ? ORDER BY name", app);
+    return rows.toArray().map(skillRecord);
   }
 
   provider(ref: string): ProviderRecord | null {
@@ -97,17 +169,20 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
       def.description ?? null,
       def.systemPrompt,
-      JSON.stringify(def.tools),
+      JSON.stringify(qualifyAll(app, def.tools)),
       JSON.stringify([...new Set(def.attachedContexts)]),
       def.memory ? 1 : 0,
       JSON.stringify(def.resultPolicies),
+      JSON.stringify(qualifyAll(app, def.catalog)),
+      JSON.stringify(qualifyAll(app, def.skills)),
+      def.browseContexts ? 1 : 0,
       new Date().toISOString(),
     );
   }
@@ -155,7 +230,11 @@ function agentInfo(row: AgentRow): AgentInfo {
     app: row.app,
     name: row.name,
     systemPrompt: row.system_prompt,
-    tools: JSON.parse(row.tools) as string[],
+    // Rows from before tools were qualified hold bare names: the agent's own app's.
+    tools: qualifyAll(row.app, JSON.parse(row.tools) as string[]),
+    catalog: JSON.parse(row.catalog) as string[],
+    skills: JSON.parse(row.skills) as string[],
+    browseContexts: row.browse_contexts === 1,
     attachedContexts: JSON.parse(row.attached_contexts) as string[],
     memory: row.memory === 1,
     resultPolicies: JSON.parse(row.result_policies) as AgentInfo["resultPolicies"],
@@ -163,4 +242,31 @@ function agentInfo(row: AgentRow): AgentInfo {
   };
   if (row.description !== null) info.description = row.description;
   return info;
+}
+
+/** Bare names are the agent's own app's; duplicates collapse, first place kept. */
+function qualifyAll(app: string, names: readonly string[]): string[] {
+  return [...new Set(names.map((n) => (n.includes(":") ? n : qualify(app, n))))];
+}
+
+function toolRecord(row: ToolRow): ToolRecord {
+  const record: ToolRecord = {
+    name: qualify(row.app, row.name),
+    app: row.app,
+    description: row.description,
+    inputSchema: JSON.parse(row.input_schema) as JsonObject,
+  };
+  if (row.annotations !== null) record.annotations = JSON.parse(row.annotations) as ToolAnnotations;
+  return record;
+}
+
+function skillRecord(row: SkillRow): SkillRecord {
+  return {
+    name: qualify(row.app, row.name),
+    app: row.app,
+    description: row.description,
+    references: JSON.parse(row.references_meta) as SkillRecord["references"],
+    manualChars: row.manual_chars,
+    sha256: row.sha256,
+  };
 }

@@ -12,12 +12,21 @@ export interface AgentInfo {
   name: string;
   description?: string;
   systemPrompt: string;
+  /** Tools bound to the prompt, qualified (`app:tool`), in the agent's order. */
   tools: string[];
+  /** Patterns (`app:*`, `app:tool`) of tools the model can search for but that stay out of the prompt. */
+  catalog: string[];
+  /** Skill patterns (`app:skill`, `app:*`) for the model's skills menu. */
+  skills: string[];
+  /** Whether the model may browse the user's contexts (list_contexts / read_context). */
+  browseContexts: boolean;
   attachedContexts: string[];
   memory: boolean;
   resultPolicies: Record<string, TrimPolicy>;
   updatedAt: string;
 }
+
+export type { JsonObject, SkillContent, SkillSpec, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "./tools";
 
 export interface ProviderInfo {
   id: string;

@@ -4,6 +4,7 @@ import { LIMITS } from "../core/limits";
 import { Name, QualifiedName } from "./names";
 import { Text } from "./text";
 import { TrimPolicy } from "../protect/trim-policy";
+import { checkSchema } from "../tools/validate";
 
 /**
  * The app protocol's methods: each method's params and result, as zod schemas
@@ -27,22 +28,76 @@ export const ProviderDeclaration = z.object({
 });
 export type ProviderDeclaration = z.infer<typeof ProviderDeclaration>;
 
-export const ToolDeclaration = z.object({
-  name: Name,
-  description: z.string().max(LIMITS.summaryChars).default(""),
+/** MCP's tool annotations: hints about a tool's behaviour, for frontends and approval policies; never trusted as guarantees. */
+export const ToolAnnotations = z.object({
+  title: z.string().max(LIMITS.titleChars).optional(),
+  readOnlyHint: z.boolean().optional(),
+  destructiveHint: z.boolean().optional(),
+  idempotentHint: z.boolean().optional(),
+  openWorldHint: z.boolean().optional(),
 });
+export type ToolAnnotations = z.infer<typeof ToolAnnotations>;
+
+/** A tool an app serves: the model calls it by its qualified name `app:name`; the runtime sends the app `tools/call`. */
+export const ToolDeclaration = z
+  .object({
+    name: Name,
+    description: z.string().max(LIMITS.toolDescriptionChars).default(""),
+    /** A JSON Schema object (`type: "object"`) for the arguments; checked here, so a broken one fails at `initialize`. */
+    inputSchema: z.record(z.string(), z.unknown()).default(() => ({ type: "object", properties: {} })),
+    annotations: ToolAnnotations.optional(),
+  })
+  .superRefine((tool, ctx) => {
+    const checked = checkSchema(tool.inputSchema);
+    if (!checked.ok) ctx.addIssue({ code: "custom", path: ["inputSchema"], message: `tool '${tool.name}': ${checked.problem.detail}` });
+  });
+export type ToolDeclaration = z.input<typeof ToolDeclaration>;
+
+/** One extra document a skill carries (a form, a reference table), read with the manual. */
+export const SkillReference = z.object({ name: Name, content: Text(LIMITS.skillManualChars) });
+
+/**
+ * A skill an app serves: instructions the model loads when a task calls for them. The menu shows the
+ * description; the manual (and references) are read on demand. All must fit in the `initialize` frame.
+ */
+export const SkillDeclaration = z.object({
+  name: Name,
+  description: Text(LIMITS.skillDescriptionChars, 1),
+  manual: Text(LIMITS.skillManualChars),
+  references: z.array(SkillReference).max(LIMITS.skillReferencesPerSkill).default([]),
+});
+export type SkillDeclaration = z.input<typeof SkillDeclaration>;
+
+const NAME_PART = "[A-Za-z0-9][A-Za-z0-9._-]*";
+/** A tool or skill an agent names: `app:name`, or a bare `name` for its own app's. */
+export const ToolRef = z
+  .string()
+  .max(LIMITS.nameChars * 2 + 1)
+  .regex(new RegExp(`^(${NAME_PART}:)?${NAME_PART}$`), "expected 'app:tool' or, for the agent's own app, 'tool'");
+/** `app:*` (all of an app's) or `app:name`; a bare `name` means the agent's own app's. */
+export const ToolPattern = z
+  .string()
+  .max(LIMITS.nameChars * 2 + 1)
+  .regex(new RegExp(`^(${NAME_PART}:)?(${NAME_PART}|\\*)$`), "expected 'app:*', 'app:name' or, for the agent's own app, 'name'");
 
 export const AgentDefinition = z.object({
   agentId: Name,
   name: z.string().min(1).max(LIMITS.titleChars),
   description: z.string().max(LIMITS.summaryChars).optional(),
   systemPrompt: Text(LIMITS.systemPromptChars),
-  tools: z.array(z.string().min(1).max(LIMITS.nameChars)).max(LIMITS.toolsPerAgent).default([]),
+  /** Tools the model sees in its prompt, in this order: `app:tool`, or a bare name for this app's own. */
+  tools: z.array(ToolRef).max(LIMITS.toolsPerAgent).default([]),
+  /** Tools the model can find with search_tools but that stay out of the prompt: `app:*` or `app:tool`. */
+  catalog: z.array(ToolPattern).max(LIMITS.toolsPerAgent).default([]),
+  /** Skills on the model's menu: `app:skill` or `app:*`. */
+  skills: z.array(ToolPattern).max(LIMITS.skillsPerApp).default([]),
+  /** Whether the model may browse the user's contexts itself (list_contexts / read_context). */
+  browseContexts: z.boolean().default(false),
   attachedContexts: z.array(QualifiedName).max(LIMITS.attachedContextsPerAgent).default([]),
   /** Whether each turn reads the user's memory (recalled by relevance, fenced as hints). */
   memory: z.boolean().default(false),
-  /** How each tool's results are trimmed, by tool name; others get the default policy. */
-  resultPolicies: z.record(Name, TrimPolicy).default({}).refine((p) => Object.keys(p).length <= LIMITS.toolsPerAgent, "too many policies"),
+  /** How each tool's results are trimmed, by tool name (bare or qualified); others get the default policy. */
+  resultPolicies: z.record(ToolRef, TrimPolicy).default({}).refine((p) => Object.keys(p).length <= LIMITS.toolsPerAgent, "too many policies"),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });
@@ -56,6 +111,7 @@ export const InitializeParams = z.object({
   }),
   contexts: z.array(ProviderDeclaration).max(LIMITS.providersPerApp).default([]),
   tools: z.array(ToolDeclaration).max(LIMITS.toolsPerAgent).default([]),
+  skills: z.array(SkillDeclaration).max(LIMITS.skillsPerApp).default([]),
   /** The app's agents, registered with its providers in one step, so a reconnect never leaves a gap without them. */
   agents: z.array(AgentDefinition).max(LIMITS.agentsPerApp).default([]),
 });
@@ -98,6 +154,27 @@ export type ContextsListParams = z.infer<typeof ContextsListParams>;
 export const ContextsGetParams = z.object({ provider: Name, id: z.string().min(1).max(LIMITS.itemIdChars) });
 export const ResourcesRemovedParams = z.object({ fullId: FullResourceId, conversationId: ConversationId });
 export type ResourcesRemovedParams = z.infer<typeof ResourcesRemovedParams>;
+
+/** Runtime → app: run one of the app's tools (its own, unqualified name) for a model's call. */
+export const ToolsCallParams = z.object({
+  name: Name,
+  arguments: z.record(z.string(), z.unknown()),
+  conversationId: ConversationId,
+  toolCallId: z.string().min(1).max(LIMITS.itemIdChars),
+});
+export type ToolsCallParams = z.infer<typeof ToolsCallParams>;
+
+/** MCP's CallToolResult: content parts (only text is read; other types are allowed and skipped) and whether the tool failed. */
+export const ToolsCallResult = z.object({
+  content: z.array(
+    z
+      .object({ type: z.string().min(1), text: z.unknown().optional() })
+      .loose()
+      .refine((part) => part.type !== "text" || typeof part.text === "string", { message: "a text part needs a string 'text'", path: ["text"] }),
+  ),
+  isError: z.boolean().optional(),
+}).loose();
+export type ToolsCallResult = z.infer<typeof ToolsCallResult>;
 
 /** What apps must answer to each runtime → app request. */
 export const ContextsCurrentResult = ContextData.nullable();

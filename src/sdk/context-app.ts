@@ -12,10 +12,10 @@ import {
   ResourcesRemovedParams,
   type AgentDefinition,
   type ResourcePushParams,
-  type ToolDeclaration,
+  type SkillDeclaration,
 } from "../protocol/methods";
 import { Emitter } from "./emitter";
-import { declaration, failure, RUNTIME_REQUESTS, type ContextProvider, type ProvidersById } from "./provider-requests";
+import { declaration, failure, RUNTIME_REQUESTS, toolDeclaration, type AppHandlers, type AppTool, type ContextProvider } from "./provider-requests";
 import { ContextAppError, RpcLink } from "./rpc-link";
 import { findWebSocket, type SocketLike, type WebSocketCtor } from "./websocket";
 
@@ -29,7 +29,10 @@ export interface ContextAppOptions {
   token: string;
   app: InitializeParams["app"];
   contexts?: ContextProvider[];
-  tools?: z.input<typeof ToolDeclaration>[];
+  /** Tools the app serves: the runtime validates a model's arguments against `inputSchema`, then calls `handler`. */
+  tools?: AppTool[];
+  /** Skills (manuals the model reads on demand); all of them must fit in the `initialize` frame with the rest. */
+  skills?: SkillDeclaration[];
   /** Defaults to `globalThis.WebSocket`, else the `ws` package. */
   WebSocket?: WebSocketCtor;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
@@ -51,15 +54,15 @@ interface RegistrationWaiter {
 }
 
 /**
- * An app's connection to the runtime: registers its providers and agents, answers
- * the runtime's context requests, and stays connected (heartbeat, reconnect with
+ * An app's connection to the runtime: registers its providers, tools, skills and agents,
+ * answers the runtime's context requests and tool calls, and stays connected (heartbeat, reconnect with
  * backoff, re-registration) until `close()`.
  */
 export class ContextApp {
   private readonly events = new Emitter<ContextAppEvents>();
   private readonly url: string;
   private readonly initialize: z.output<typeof InitializeParams>;
-  private readonly providers: ProvidersById;
+  private readonly handlers: AppHandlers;
   /** Every agent created so far, sent in `initialize` after each reconnect; the same id replaces. */
   private readonly agents = new Map<string, AgentDefinition>();
   private readonly waiters = new Set<RegistrationWaiter>();
@@ -86,9 +89,13 @@ export class ContextApp {
       protocolVersion: PROTOCOL_VERSION,
       app: options.app,
       contexts: contexts.map(declaration),
-      tools: options.tools ?? [],
+      tools: (options.tools ?? []).map(toolDeclaration),
+      skills: options.skills ?? [],
     });
-    this.providers = new Map(contexts.map((p) => [p.id, p]));
+    const tools = options.tools ?? [];
+    const unhandled = tools.find((t) => typeof t.handler !== "function");
+    if (unhandled) throw new Error(`tool '${unhandled.name}' has no handler`);
+    this.handlers = { providers: new Map(contexts.map((p) => [p.id, p])), tools: new Map(tools.map((t) => [t.name, t])) };
     this.initialDelayMs = options.reconnect?.initialDelayMs ?? 250;
     this.maxDelayMs = options.reconnect?.maxDelayMs ?? 30_000;
     this.heartbeatMs = options.heartbeatMs ?? 30_000;
@@ -127,7 +134,7 @@ export class ContextApp {
 
   /** A hint that a provider's current state changed; dropped while disconnected (the runtime pulls before each turn anyway). */
   notifyChanged(provider: string): void {
-    if (!this.providers.has(provider)) throw new Error(`unknown provider '${provider}'`);
+    if (!this.handlers.providers.has(provider)) throw new Error(`unknown provider '${provider}'`);
     if (this.registered) this.link?.send(rpcNotification("contexts/changed", { provider }));
   }
 
@@ -256,7 +263,7 @@ export class ContextApp {
 
   private async answer(link: RpcLink, request: JsonRpcRequest): Promise<void> {
     const handle = RUNTIME_REQUESTS[request.method];
-    const reply = handle ? await handle(this.providers, request.params) : failure(ErrorCode.MethodNotFound, `unknown method '${request.method}'`);
+    const reply = handle ? await handle(this.handlers, request.params) : failure(ErrorCode.MethodNotFound, `unknown method '${request.method}'`);
     link.send(reply(request.id));
   }
 

@@ -1,12 +1,22 @@
 /** Clients of Context Runtime: `ContextApp` for apps that provide context, `ContextClient` for agent frontends. */
 export { ContextApp } from "./context-app";
 export type { ContextAppEvents, ContextAppOptions } from "./context-app";
-export type { ContextProvider, CurrentArgs, ListArgs, ProviderPage } from "./provider-requests";
+export type { AppTool, ContextProvider, CurrentArgs, ListArgs, ProviderPage, ToolCallInfo } from "./provider-requests";
 export { ContextAppError } from "./rpc-link";
 export { ContextClient, ContextRuntimeError } from "./context-client";
 export type { ContextClientOptions } from "./context-client";
 export type { SocketLike, WebSocketCtor } from "./websocket";
 export { ErrorCode } from "../protocol/jsonrpc";
 export type { ContextData, ContextList, ContextListItem } from "../protocol/context-data";
-export type { AgentDefinition, ResourcePushParams, ResourcePushResult, ResourcesRemovedParams } from "../protocol/methods";
+export type {
+  AgentDefinition,
+  ResourcePushParams,
+  ResourcePushResult,
+  ResourcesRemovedParams,
+  SkillDeclaration,
+  ToolAnnotations,
+  ToolDeclaration,
+  ToolsCallParams,
+  ToolsCallResult,
+} from "../protocol/methods";
 export type * from "../protocol/frontend";

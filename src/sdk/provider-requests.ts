@@ -1,7 +1,8 @@
 /**
  * What an app answers when the runtime asks: each provider's functions behind
- * `contexts/current`, `contexts/list` and `contexts/get`, with their params
- * and answers validated, and the declaration `initialize` sends.
+ * `contexts/current`, `contexts/list` and `contexts/get`, each tool's handler
+ * behind `tools/call`, with their params and answers validated, and the
+ * declarations `initialize` sends.
  */
 import { z } from "zod";
 import { ContextList, type ContextData } from "../protocol/context-data";
@@ -13,8 +14,11 @@ import {
   ContextsGetResult,
   ContextsListParams,
   ContextsListResult,
+  ToolsCallParams,
+  ToolsCallResult,
   type ProviderDeclaration,
   type ProviderMethod,
+  type ToolDeclaration,
 } from "../protocol/methods";
 
 type Awaitable<T> = T | Promise<T>;
@@ -43,22 +47,61 @@ export function declaration({ id, name, description, ...functions }: ContextProv
   return { id, name, description, methods: present.map((fn) => METHOD_OF[fn]) };
 }
 
+/** Which model call a tool runs for. */
+export interface ToolCallInfo {
+  conversationId: string;
+  toolCallId: string;
+}
+
+/**
+ * One tool an app serves: its declaration plus the handler that runs it. The handler returns a string
+ * (one text part), a CallToolResult (`{content, isError?}`, passed as is) or any other JSON value (sent as
+ * its JSON); a thrown error becomes `isError: true` with the message as text, for the model to read.
+ */
+export interface AppTool extends ToolDeclaration {
+  handler: (args: Record<string, unknown>, call: ToolCallInfo) => Awaitable<unknown>;
+}
+
+export function toolDeclaration({ handler: _handler, ...declared }: AppTool): ToolDeclaration {
+  return declared;
+}
+
 /** An answer frame still waiting for the id of the request it answers. */
 export type Reply = (id: JsonRpcId) => string;
 type Checked = z.ZodSafeParseResult<unknown>;
 export type ProvidersById = ReadonlyMap<string, ContextProvider>;
+export type ToolsByName = ReadonlyMap<string, AppTool>;
+/** Everything of the app's that the runtime may call. */
+export interface AppHandlers {
+  providers: ProvidersById;
+  tools: ToolsByName;
+}
 
-/** The runtime's requests to the app: validate params, find the provider, call it, check what it returned. */
-export const RUNTIME_REQUESTS: Record<string, (providers: ProvidersById, params: unknown) => Promise<Reply>> = {
-  "contexts/current": (providers, raw) =>
+/** The runtime's requests to the app: validate params, find the provider or tool, call it, check what it returned. */
+export const RUNTIME_REQUESTS: Record<string, (handlers: AppHandlers, params: unknown) => Promise<Reply>> = {
+  "tools/call": async ({ tools }, raw) => {
+    const params = ToolsCallParams.safeParse(raw);
+    if (!params.success) return failure(ErrorCode.InvalidParams, "invalid params", { issues: issuesOf(params.error) });
+    const { name, arguments: args, conversationId, toolCallId } = params.data;
+    const tool = tools.get(name);
+    if (!tool) return failure(ErrorCode.InvalidParams, `unknown tool '${name}'`);
+    let result: ToolsCallResult;
+    try {
+      result = toCallToolResult(await tool.handler(args, { conversationId, toolCallId }));
+    } catch (error) {
+      result = { content: [{ type: "text", text: error instanceof Error ? error.message : String(error) }], isError: true };
+    }
+    return (id) => rpcResult(id, result);
+  },
+  "contexts/current": ({ providers }, raw) =>
     callProvider(providers, ContextsCurrentParams, raw, "getCurrent", async (provider, { conversationId }) =>
       ContextsCurrentResult.safeParse((await provider.getCurrent({ conversationId })) ?? null),
     ),
-  "contexts/get": (providers, raw) =>
+  "contexts/get": ({ providers }, raw) =>
     callProvider(providers, ContextsGetParams, raw, "getById", async (provider, { id }) =>
       ContextsGetResult.safeParse((await provider.getById(id)) ?? null),
     ),
-  "contexts/list": (providers, raw) =>
+  "contexts/list": ({ providers }, raw) =>
     callProvider(providers, ContextsListParams, raw, "getList", async (provider, { query, cursor, limit }) => {
       const offset = offsetOf(cursor);
       return toContextList(await provider.getList({ query, cursor, limit, offset }), offset);
@@ -110,4 +153,17 @@ function toContextList(page: unknown, offset: number): Checked {
   if (!hasMore.success) return ContextsListResult.safeParse(page);
   const { items } = hasMore.data;
   return ContextsListResult.safeParse(hasMore.data.hasMore ? { items, nextCursor: String(offset + items.length) } : { items });
+}
+
+/** A handler's return as MCP's CallToolResult: a string is one text part, a CallToolResult passes, anything else is its JSON. */
+function toCallToolResult(value: unknown): ToolsCallResult {
+  if (typeof value === "string") return { content: [{ type: "text", text: value }] };
+  if (value === undefined) return { content: [] };
+  if (typeof value === "object" && value !== null && "content" in value) {
+    const result = ToolsCallResult.safeParse(value);
+    if (result.success) return result.data;
+  }
+  const json = JSON.stringify(value);
+  if (json === undefined) throw new Error(`the tool returned a ${typeof value}, which has no JSON`);
+  return { content: [{ type: "text", text: json }] };
 }

@@ -149,7 +149,7 @@ async function notesApp(overrides: Partial<ContextAppOptions> = {}): Promise<Con
         getById: async (id) => ({ content: `note ${id}` }),
       },
     ],
-    tools: [{ name: "search-notes", description: "full-text search" }],
+    tools: [{ name: "search-notes", description: "full-text search", handler: async () => "no notes" }],
     reconnect: { initialDelayMs: 5, maxDelayMs: 20 },
     requestTimeoutMs: 500,
     ...overrides,
@@ -191,7 +191,8 @@ describe("ContextApp registration", () => {
         { id: "editor-state", name: "Editor State", description: "what the user has open", methods: ["current"] },
         { id: "notes", name: "Notes", description: "", methods: ["current", "list", "get"] },
       ],
-      tools: [{ name: "search-notes", description: "full-text search" }],
+      tools: [{ name: "search-notes", description: "full-text search", inputSchema: { type: "object", properties: {} } }],
+      skills: [],
       agents: [],
     });
   });
@@ -524,5 +525,63 @@ describe("WebSocket discovery", () => {
     expect(await findWebSocket()).toBe(given);
     vi.stubGlobal("WebSocket", undefined);
     expect(await findWebSocket()).toBe(WebSocket);
+  });
+});
+
+describe("ContextApp tools and skills", () => {
+  const CALL = { conversationId: "conv-0001", toolCallId: "call_1" };
+  const schema = { type: "object", properties: { q: { type: "string" } }, required: ["q"] };
+
+  it("declares tools (without their handlers) and skills in initialize", async () => {
+    runtime = new FakeRuntime();
+    const app = await notesApp({
+      tools: [{ name: "search", description: "Search notes", inputSchema: schema, annotations: { readOnlyHint: true }, handler: () => "x" }],
+      skills: [{ name: "meeting-notes", description: "How to write meeting notes", manual: "# Meeting notes\n…", references: [{ name: "template.md", content: "## Template" }] }],
+    });
+    await app.connect();
+    const params = runtime.last.frames[0]!.params!;
+    expect(params.tools).toEqual([{ name: "search", description: "Search notes", inputSchema: schema, annotations: { readOnlyHint: true } }]);
+    expect(params.skills).toEqual([{ name: "meeting-notes", description: "How to write meeting notes", manual: "# Meeting notes\n…", references: [{ name: "template.md", content: "## Template" }] }]);
+  });
+
+  it("refuses at construction a broken input schema (naming the tool) and a tool without a handler", () => {
+    const url = "http://127.0.0.1:1";
+    expect(() => new ContextApp({ url, token: TOKEN, app: { name: "notes", version: "1" }, tools: [{ name: "bad", inputSchema: { type: "object", properties: { a: { type: "date" } } }, handler: () => "" }] })).toThrow(/tool 'bad'/);
+    expect(() => new ContextApp({ url, token: TOKEN, app: { name: "notes", version: "1" }, tools: [{ name: "none" } as never] })).toThrow(/tool 'none' has no handler/);
+  });
+
+  it("answers tools/call: a string, an object as JSON, a CallToolResult as is, a throw as isError text", async () => {
+    runtime = new FakeRuntime();
+    const seen: unknown[] = [];
+    const app = await notesApp({
+      tools: [
+        { name: "text", handler: (args, call) => (seen.push([args, call]), `hello ${String(args.q)}`) },
+        { name: "json", handler: async () => ({ events: [{ title: "Lunch" }] }) },
+        { name: "mcp", handler: async () => ({ content: [{ type: "text", text: "a" }, { type: "image", data: "…", mimeType: "image/png" }], isError: false }) },
+        { name: "fails", handler: async () => { throw new Error("calendar is read-only"); } },
+        { name: "nothing", handler: async () => undefined },
+      ],
+    });
+    await app.connect();
+    const call = (name: string, args: Record<string, unknown> = {}) => runtime.call("tools/call", { name, arguments: args, ...CALL });
+    const [text, json, mcp, fails, nothing] = await Promise.all([call("text", { q: "there" }), call("json"), call("mcp"), call("fails"), call("nothing")]);
+    expect(text.result).toEqual({ content: [{ type: "text", text: "hello there" }] });
+    expect(seen).toEqual([[{ q: "there" }, CALL]]);
+    expect(json.result).toEqual({ content: [{ type: "text", text: '{"events":[{"title":"Lunch"}]}' }] });
+    expect(mcp.result).toEqual({ content: [{ type: "text", text: "a" }, { type: "image", data: "…", mimeType: "image/png" }], isError: false });
+    expect(fails.result).toEqual({ content: [{ type: "text", text: "calendar is read-only" }], isError: true });
+    expect(nothing.result).toEqual({ content: [] });
+  });
+
+  it("answers an unknown tool and bad params with JSON-RPC errors", async () => {
+    runtime = new FakeRuntime();
+    const app = await notesApp();
+    await app.connect();
+    const [unknown, bad] = await Promise.all([
+      runtime.call("tools/call", { name: "nope", arguments: {}, ...CALL }),
+      runtime.call("tools/call", { name: "search-notes", arguments: "q", ...CALL }),
+    ]);
+    expect(unknown.error).toMatchObject({ code: ErrorCode.InvalidParams, message: "unknown tool 'nope'" });
+    expect(bad.error?.code).toBe(ErrorCode.InvalidParams);
   });
 });

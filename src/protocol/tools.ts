@@ -1,0 +1,56 @@
+/**
+ * What the hub tells a Conversation about an agent's tools and skills, and what one tool call
+ * came back with. JSON-serialisable: they cross Durable Object RPC.
+ */
+import type { AgentInfo } from "./frontend";
+import type { ToolAnnotations } from "./methods";
+
+/**
+ * A JSON object, typed shallowly: Durable Object RPC's types turn `unknown` into `never`, and a recursive
+ * JSON type (or `any`) into "type instantiation is excessively deep" at the caller.
+ */
+export type JsonObject = { [key: string]: string | number | boolean | null | object };
+
+export interface ToolSpec {
+  /** Qualified: `app:tool`. */
+  name: string;
+  description: string;
+  /** A JSON Schema object (`type: "object"`), as the app declared it. */
+  inputSchema: JsonObject;
+  annotations?: ToolAnnotations;
+  /** Whether the app serving it is connected now. */
+  online: boolean;
+}
+
+export interface SkillSpec {
+  /** Qualified: `app:skill`. */
+  name: string;
+  description: string;
+}
+
+export interface Toolbox {
+  agent: AgentInfo;
+  /** The agent's `tools`, in its order: what the prompt lists. */
+  bound: ToolSpec[];
+  /** Tools the agent's `catalog` patterns match, minus the bound ones, sorted by name: found with search_tools. */
+  catalog: ToolSpec[];
+  /** Skills the agent's `skills` patterns match, sorted by name. */
+  skills: SkillSpec[];
+  /** Names in the agent's `tools` and `skills` that no app has registered (skipped above). */
+  unknown: string[];
+}
+
+/** A skill as the model reads it: its manual and references, from R2. */
+export interface SkillContent {
+  name: string;
+  description: string;
+  manual: string;
+  references: { name: string; content: string }[];
+}
+
+export type ToolFailureReason = "unknown_tool" | "invalid_arguments" | "offline" | "timeout" | "error" | "invalid";
+
+/** One tool call's outcome. `ok: true` means the app answered; `isError` says whether its tool failed (the model reads `text` either way). */
+export type ToolRun =
+  | { ok: true; text: string; isError: boolean; ms: number }
+  | { ok: false; reason: ToolFailureReason; detail: string; ms: number };
