@@ -11,7 +11,7 @@ import { ContextList } from "../../src/protocol/context-data";
 import { LIMITS } from "../../src/core/limits";
 import { ImagePart } from "../../src/protocol/messages";
 import { PROBLEMS } from "../../src/core/problem";
-import { providerDeadlineMs, type Env } from "../../src/env";
+import { providerDeadlineMs, toolDeadlineMs, type Env } from "../../src/env";
 import { MEMORY_LIMITS } from "../../src/memory/limits";
 import { TrimPolicy } from "../../src/protect/trim-policy";
 import { JsonRpcId, JsonRpcRequest } from "../../src/protocol/jsonrpc";
@@ -40,6 +40,7 @@ const EXPECTED: Record<string, Expected> = {
   "trimPolicy.maxTokens": maxOf((n) => TrimPolicy.safeParse({ maxTokens: n }).success),
   "image.urlChars": maxOf(imageUrl),
   "providerDeadlineMs": providerDeadlineMs({} as Env),
+  "toolDeadlineMs": toolDeadlineMs({} as Env),
   "jsonrpc.idChars.min": minOf(chars(JsonRpcId)),
   "jsonrpc.idChars.max": maxOf(chars(JsonRpcId)),
   "jsonrpc.methodChars.min": minOf(chars(JsonRpcRequest, (method) => ({ jsonrpc: "2.0", id: 1, method }))),
@@ -88,6 +89,12 @@ const PROTOCOL_TABLE: Record<string, string> = {
   "Providers per app (`initialize.contexts`)": "{providersPerApp}",
   "`methods` per provider": "{methods.min}–{methods.max}",
   "Tools per app (`initialize.tools`) / per agent": "{toolsPerAgent}",
+  "Tool `description`": "{toolDescriptionChars} chars",
+  "Tool `inputSchema` as JSON": "{toolSchemaChars} chars",
+  "Skills per app (`initialize.skills`) / skill patterns per agent": "{skillsPerApp}",
+  "Skill `description`": "1–{skillDescriptionChars} chars",
+  "Skill `manual`, each reference's `content`": "{skillManualChars} chars",
+  "References per skill": "{skillReferencesPerSkill}",
   "Agents per app (`initialize.agents`, and in total)": "{agentsPerApp}",
   "`attachedContexts` per agent": "{attachedContextsPerAgent}",
   "System prompt": "{systemPromptChars} chars",
@@ -103,6 +110,7 @@ const PROTOCOL_TABLE: Record<string, string> = {
   "`query` / `cursor` / `nextCursor`": "{list.queryChars} / {list.cursorChars} / {list.nextCursorChars} chars",
   "Provider answer deadline":
     "{providerDeadlineMs} ms (`PROVIDER_DEADLINE_MS` in `wrangler.toml` `[vars]`; any positive number, else {providerDeadlineMs})",
+  "Tool answer deadline": "{toolDeadlineMs} ms (`TOOL_DEADLINE_MS` in `wrangler.toml` `[vars]`; any positive number, else {toolDeadlineMs})",
 };
 
 /** Limits docs/protocol.md states in its prose; each phrase must occur, and every occurrence must be right. */
@@ -110,6 +118,9 @@ const PROTOCOL_PROSE = [
   "A text frame longer than {frameChars} characters",
   "frame over {frameChars} characters",
   "Provider deadline | {providerDeadlineMs} ms per call by default",
+  "Tool deadline | {toolDeadlineMs} ms per call by default",
+  "a tool call waits at most {toolDeadlineMs} ms by default",
+  "must fit in {frameChars} characters",
   "default {providerDeadlineMs} ms from when the runtime sends the call",
   "an app may register at most {agentsPerApp} agents",
   "**Limit.** {resourcesPerConversation} resources per conversation",
