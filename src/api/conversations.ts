@@ -5,7 +5,7 @@ import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";
 import { readJson, readQuery } from "./read-input";
-import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, MessagesQuery, TurnBody } from "../protocol/http";
+import { AppendMessagesBody, Attachment, CreateConversationBody, EventsQuery, ItemsQuery, MessagesQuery, RunToolsBody, TurnBody } from "../protocol/http";
 
 /** `/v1/conversations/…`: every route resolves the conversation through the caller's own tenant. */
 export const conversations = new Hono<ApiEnv>();
@@ -33,6 +33,14 @@ conversations.post("/:id/turns", async (c) => {
   if (!stub) return noSuchConversation(c);
   const body = await readJson(c, TurnBody);
   return body.ok ? reply(c, await stub.turn(c.var.owner, body.value)) : problemResponse(c, body.problem);
+});
+
+/** Runs the open tool calls the runtime serves (apps' tools, search_tools, read_skill, …) and stores their results. */
+conversations.post("/:id/tools/run", async (c) => {
+  const stub = conversationInPath(c)?.stub;
+  if (!stub) return noSuchConversation(c);
+  const body = await readJson(c, RunToolsBody, { optional: true });
+  return body.ok ? reply(c, await stub.runTools(c.var.owner, body.value)) : problemResponse(c, body.problem);
 });
 
 /** Stored messages a page at a time (`?after=<seq>&limit=`): `{messages, nextAfter, hasMore}`. */

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, SetMessagesBody, TurnBody } from "../protocol/http";
+import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, RunToolsBody, SetMessagesBody, TurnBody } from "../protocol/http";
 import { contextKey } from "../core/attachments";
 import { acknowledgedApps, mergeAttachments } from "../core/attachments";
 import type { ContextList } from "../protocol/context-data";
@@ -20,6 +20,10 @@ import type { ContextsListParams } from "../protocol/methods";
 import { migrate } from "../storage/migrate";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
+import { ToolStateStore } from "./tool-state-store";
+import { runOpenCalls } from "./tool-runs";
+import type { ToolHost } from "../tools/run";
+import type { ToolRunResult, ToolSpec } from "../protocol/tools";
 import { ConversationStore, type ConversationMeta } from "./store";
 import type { ToolResultReport } from "./tool-results";
 import { checkAttachable, takeTurn } from "./turn/index";
@@ -48,15 +52,19 @@ export class Conversation extends DurableObject<Env> {
   private readonly store: ConversationStore;
   private readonly compactions: CompactionStore;
   private readonly approvals: ApprovalStore;
+  private readonly toolState: ToolStateStore;
   private readonly queue = new SerialQueue();
   /** Apps' contexts past the trust boundary at the version last pulled: an unchanged context is not redacted every turn. */
   private readonly admittedContexts = new Map<string, { version: string; title: string; content: string }>();
+  /** Apps' tool declarations past the trust boundary, as last offered: an unchanged list is not redacted every turn. */
+  private readonly admittedTools = new Map<string, { raw: string; spec: ToolSpec }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new ConversationStore(ctx.storage);
     this.compactions = new CompactionStore(ctx.storage);
     this.approvals = new ApprovalStore(ctx.storage);
+    this.toolState = new ToolStateStore(ctx.storage);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, CONVERSATION_MIGRATIONS);
     });
@@ -93,13 +101,28 @@ export class Conversation extends DurableObject<Env> {
         meta,
         history: this.history(owner, meta),
         approvals: this.approvals,
+        toolState: this.toolState,
+        tools: this.toolHost(owner),
         summariser: this.summariser,
         admittedContexts: this.admittedContexts,
+        admittedTools: this.admittedTools,
         auditKey: await this.auditKey(owner),
         now: () => new Date(),
         sections: turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce),
       };
       return takeTurn(deps, body);
+    });
+  }
+
+  /** The open calls the runtime serves, run outside a turn; their results are stored like appended ones. */
+  runTools(owner: Owner, body: RunToolsBody): Promise<Result<ToolRunResult>> {
+    return this.serve(owner, "live", async (meta) => {
+      const agent = body.agent ?? meta.agent;
+      if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
+      const toolbox = await this.hub(owner).toolbox(agent);
+      if (!toolbox) return fail("not-found", `no agent '${agent}' is registered`);
+      const deps = { store: this.store, approvals: this.approvals, toolState: this.toolState, host: this.toolHost(owner), auditKey: await this.auditKey(owner), meta, now: new Date() };
+      return runOpenCalls(deps, toolbox, body.toolCallIds);
     });
   }
 
@@ -320,6 +343,18 @@ export class Conversation extends DurableObject<Env> {
   /** Audit hashes are keyed per tenant, so the same secret hashes differently in another tenant's records. */
   private auditKey(owner: Owner): Promise<CryptoKey> {
     return (this.auditKeyFor ??= tenantAuditKey(this.env.AUTH_SECRET, owner.tenant));
+  }
+
+  /** The tools the runtime serves run on the apps, through the user's hub. */
+  private toolHost(owner: Owner): ToolHost {
+    const hub = this.hub(owner);
+    return {
+      callTool: (name, args, meta) => hub.callTool(name, args, meta),
+      readSkill: (name) => hub.readSkill(name),
+      providers: () => hub.providers(),
+      listItems: (ref, params) => hub.listItems(ref, params),
+      readContext: (ref, id, conversationId) => hub.readContext(ref, id, conversationId),
+    };
   }
 
   /** One conversation belongs to one user, so one hub: its stub is kept. */

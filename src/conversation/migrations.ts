@@ -9,6 +9,7 @@ import imageIndex from "../../migrations/conversation/0008_image_index.sql";
 import nonce from "../../migrations/conversation/0009_nonce.sql";
 import runningBytes from "../../migrations/conversation/0010_running_bytes.sql";
 import imageBoundary from "../../migrations/conversation/0011_image_boundary.sql";
+import tools from "../../migrations/conversation/0012_tools.sql";
 import type { Migration } from "../storage/migrate";
 import { admitStoredResources } from "./admit-stored";
 import { backfillTokenCounts } from "./message-store";
@@ -25,4 +26,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 9, name: "0009_nonce", sql: nonce, then: admitStoredResources },
   { version: 10, name: "0010_running_bytes", sql: runningBytes },
   { version: 11, name: "0011_image_boundary", sql: imageBoundary },
+  { version: 12, name: "0012_tools", sql: tools },
 ];

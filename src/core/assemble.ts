@@ -22,6 +22,8 @@ export interface TurnInput {
   conversationId: string;
   now: Date;
   systemPrompt: string;
+  /** What the tool list passed beside the messages costs: read every turn like the system prompt, never given up. */
+  toolTokens?: number | undefined;
   history: readonly ChatMessage[];
   /** The user's new message, past the trust boundary; absent on a continuation (a turn that only carries tool results). */
   userText?: string | undefined;
@@ -110,7 +112,9 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const personaNote = continuation ? "" : (input.personaNote ?? "");
   const sections = input.sections ?? [];
 
-  const items: BudgetItem[] = [{ id: "identity", kind: "identity", priority: PRIORITY.identity, age: 0, tokens: messageTokens(system) }];
+  const toolTokens = input.toolTokens ?? 0;
+  const inputTokens = (messages: readonly ChatMessage[]) => usageOf(messages) + toolTokens;
+  const items: BudgetItem[] = [{ id: "identity", kind: "identity", priority: PRIORITY.identity, age: 0, tokens: messageTokens(system) + toolTokens }];
   const userMessageTokens = userText === null ? 0 : MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + (input.userImages ?? []).reduce((sum, image) => sum + imageTokens(image), 0);
   if (userText !== null) {
     const tokens = userMessageTokens + (personaNote ? countTokens(personaNote) + 1 : 0);
@@ -180,7 +184,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   let truncations: Truncation[] = [];
   let kept = new Set(items.map((i) => i.id));
   let out = render(kept);
-  const requestedTokens = usageOf(out.messages);
+  const requestedTokens = inputTokens(out.messages);
   if (input.maxTokens !== undefined) {
     const maxTokens = input.maxTokens;
     const tooSmall = (required: number) =>
@@ -191,13 +195,13 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     out = render(kept);
     // Seams and wrappers are estimated; the rendered input is what must fit, so give up more if it does not.
     for (const item of dropOrder(items)) {
-      if (usageOf(out.messages) <= maxTokens) break;
+      if (inputTokens(out.messages) <= maxTokens) break;
       if (!kept.has(item.id)) continue;
       kept.delete(item.id);
       truncations.push({ id: item.id, kind: item.kind, priority: item.priority, tokens: item.tokens });
       out = render(kept);
     }
-    if (usageOf(out.messages) > maxTokens) return tooSmall(usageOf(out.messages));
+    if (inputTokens(out.messages) > maxTokens) return tooSmall(inputTokens(out.messages));
   }
 
   const upserts: LedgerEntry[] = [];
@@ -228,18 +232,20 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const sectionTokens = (kind: AppendixSection["kind"]) => out.blocks.filter((b) => b.kind === kind).reduce((sum, b) => sum + countTokens(b.text), 0);
   const usage: TurnUsage = {
     system: messageTokens(system),
+    tools: toolTokens,
     history: out.history.reduce((sum, m) => sum + messageTokens(m), 0),
     message: userMessageTokens,
     contexts: countTokens(out.reminder),
     memory: sectionTokens("memory"),
     taskState: sectionTokens("task_state"),
-    total: usageOf(out.messages),
+    total: inputTokens(out.messages),
   };
   envelope.budget.maxTokens = input.maxTokens ?? null;
   envelope.budget.usedTokens = usage.total;
   envelope.budget.truncations = truncations;
   envelope.assembly.blocks = [
     { kind: "system_prompt", tokens: usage.system, target: "system_prompt" },
+    ...(toolTokens ? [{ kind: "tools" as const, tokens: toolTokens, target: "tool_definitions" as const }] : []),
     { kind: "session_history", tokens: usage.history, target: "message_history" },
     { kind: "user_message", tokens: usage.message, target: "user_message" },
     ...(usage.memory ? [{ kind: "memory" as const, tokens: usage.memory, target: "user_message_appendix" as const }] : []),

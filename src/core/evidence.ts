@@ -17,10 +17,10 @@ export interface SurfaceItem {
 }
 
 export interface AssemblyBlock {
-  kind: "system_prompt" | "session_history" | "user_message" | "context" | "resource" | "memory" | "task_state";
+  kind: "system_prompt" | "tools" | "session_history" | "user_message" | "context" | "resource" | "memory" | "task_state";
   id?: string;
   tokens: number;
-  target: "system_prompt" | "message_history" | "user_message" | "user_message_appendix";
+  target: "system_prompt" | "tool_definitions" | "message_history" | "user_message" | "user_message_appendix";
 }
 
 export interface MissingContext {
@@ -78,6 +78,16 @@ export interface ContextEnvelope {
     }[];
     /** Results of the request's tool work the model read as a stand-in this turn (they did not fit); stored whole. */
     notShown?: { seq: number; toolCallId: string; tool: string; tokens: number }[];
+    /** The tool list the model read, in order: each tool's model name, where it comes from, and its tokens. */
+    offered?: { name: string; qualified: string | null; source: "bound" | "runtime" | "loaded"; tokens: number }[];
+    /** Calls the runtime ran this turn (apps' tools and its own), with how each ended and how long it took. */
+    ran?: { toolCallId: string; tool: string; servedBy: string; outcome: string; ms: number }[];
+    /** Tools search_tools loaded this turn, and the query that found each. */
+    loaded?: { name: string; query: string; toolCallId: string }[];
+    /** Skills read_skill opened this turn. */
+    linked?: { name: string; toolCallId: string }[];
+    /** The skills menu: its tokens, its budget, and every description it shortened or left out, and why. */
+    skillsMenu?: { tokens: number; budgetTokens: number; cut: { name: string; reason: "shortened" | "name_only"; keptChars: number; droppedChars: number }[] };
   };
   /** The turn's pipeline, stage by stage, in order (load, pull, admit, recall, identify, tools, reminders, compact, assemble, commit). */
   stages?: StageRecord[];
@@ -116,6 +126,8 @@ export interface CompactionEvidence {
 
 export interface TurnUsage {
   system: number;
+  /** The tool list (`TurnResult.tools`), counted like text. */
+  tools: number;
   history: number;
   message: number;
   contexts: number;

@@ -25,6 +25,8 @@ export type PulledContext = Observation & { ref: string; itemId?: string };
 
 export interface PreparedTurn {
   agent: AgentInfo;
+  /** The agent's tools and skills as registered now. */
+  toolbox: Toolbox;
   pulled: PulledContext[];
 }
 
@@ -144,19 +146,29 @@ export class AppHub extends DurableObject<Env> {
   }
 
   /**
-   * Everything a turn needs from the apps, in one call: the agent, and every
-   * context it and the user attached (none when `runtime` is null), pulled in
-   * parallel under the deadline.
+   * Everything a turn needs from the apps, in one call: the agent and its
+   * toolbox, and every context it and the user attached (none when `runtime`
+   * is null), pulled in parallel under the deadline.
    * A provider's failure is data (a missing context), never a failed turn.
    */
   async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null): Promise<PreparedTurn | null> {
-    const agent = this.registry.agent(agentId);
-    if (!agent) return null;
+    const toolbox = this.toolbox(agentId);
+    if (!toolbox) return null;
+    const { agent } = toolbox;
     this.conversationActive(conversationId);
     // A continuation (tool results only) pulls nothing: contexts ride with user messages.
-    if (runtime === null) return { agent, pulled: [] };
+    if (runtime === null) return { agent, toolbox, pulled: [] };
     const requests = mergeAttachments(agent.attachedContexts, runtime);
-    return { agent, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
+    return { agent, toolbox, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
+  }
+
+  /** One context as the model asked for it (read_context): a provider's current state, or one of its items. */
+  async readContext(ref: string, id: string | undefined, conversationId: string): Promise<Result<ContextData | null>> {
+    if (id !== undefined) return this.item(ref, id);
+    const answer = await this.callProvider(ref, "current", (provider) => ({ provider, conversationId }));
+    if (!answer.ok) return unanswered(answer);
+    const data = ContextData.nullable().safeParse(answer.value);
+    return data.success ? ok(data.data) : fail("provider-unavailable", `'${ref}' answered with invalid data`, issuesOf(data.error));
   }
 
   async listItems(ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {

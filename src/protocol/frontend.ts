@@ -4,6 +4,7 @@
  */
 import type { ContextEnvelope, MissingContext, TurnUsage } from "../core/evidence";
 import type { ChatMessage } from "./messages";
+import type { FunctionTool } from "./tools";
 import type { TrimPolicy } from "../protect/trim-policy";
 
 export interface AgentInfo {
@@ -26,7 +27,7 @@ export interface AgentInfo {
   updatedAt: string;
 }
 
-export type { JsonObject, SkillContent, SkillSpec, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "./tools";
+export type { FunctionTool, JsonObject, OfferedTool, SkillContent, SkillSpec, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "./tools";
 
 export interface ProviderInfo {
   id: string;
@@ -51,6 +52,8 @@ export interface TurnResult {
   agent: { id: string; name: string; tools: string[] };
   /** The full model input, OpenAI chat format. */
   messages: ChatMessage[];
+  /** The tools the model may call, in OpenAI's function format (pass as `tools`); empty when it has none. */
+  tools: FunctionTool[];
   usage: TurnUsage;
   missing: MissingContext[];
   envelope: ContextEnvelope;

@@ -63,11 +63,17 @@ export const TurnBody = z
     agent: QualifiedName,
     /** The user's new message; leave it out to continue after tool results. */
     message: Text(LIMITS.messageChars, 1).optional(),
+    /**
+     * The model's answer to the previous turn, as its SDK returned it (openai's `choices[0].message`): stored first.
+     * The runtime runs its calls to the tools it serves (apps' tools, search_tools, read_skill, …) and the turn goes on
+     * with their results; the frontend sends the results of its own tools in `toolResults`.
+     */
+    reply: ModelAssistantMessage.optional(),
     /** Images the user shares with the message, by https URL; they stay visible until a compaction hides them (all but the policy's `keepImages`). */
     images: z.array(ImagePart.shape.image_url).min(1).max(LIMITS.imagesPerMessage).optional(),
     attachments: z.array(Attachment).max(LIMITS.attachmentsPerConversation).optional(),
     toolResults: z.array(ToolResult).min(1).max(LIMITS.toolResultsPerTurn).optional(),
-    /** The user's decisions on calls waiting for approval: a denial answers its call; an approved call's result comes in `toolResults`. */
+    /** The user's decisions on calls waiting for approval: a denial answers its call; an approved call runs (the runtime's tools) or its result comes in `toolResults`. */
     // Each decision is about one call, as each result is: the same bound.
     approvals: z.array(ApprovalDecision).min(1).max(LIMITS.toolResultsPerTurn).optional(),
     /** The task this turn works on: memory is read from its namespace chain. */
@@ -77,7 +83,14 @@ export const TurnBody = z
     budget: TurnBudget.optional(),
   })
   .strict()
-  .refine((b) => b.message !== undefined || b.toolResults !== undefined || b.approvals !== undefined, { message: "send a message, toolResults or approvals", path: ["message"] })
+  .refine((b) => b.message !== undefined || b.toolResults !== undefined || b.approvals !== undefined || b.reply?.tool_calls !== undefined, {
+    message: "send a message, a reply with tool calls, toolResults or approvals",
+    path: ["message"],
+  })
+  .refine((b) => b.reply === undefined || b.reply.tool_calls !== undefined || b.message !== undefined, {
+    message: "a reply without tool calls ends the model's turn: send it with the user's next message (or append it)",
+    path: ["reply"],
+  })
   .refine((b) => b.images === undefined || b.message !== undefined, { message: "images come with a message", path: ["images"] })
   .superRefine((b, ctx) => {
     const results = new Set(b.toolResults?.map((r) => r.tool_call_id));
@@ -85,12 +98,21 @@ export const TurnBody = z
     for (const [i, d] of (b.approvals ?? []).entries()) {
       const path = ["approvals", i, "toolCallId"];
       if (seen.has(d.toolCallId)) ctx.addIssue({ code: "custom", path, message: "one decision per call" });
-      else if (d.approved && !results.has(d.toolCallId)) ctx.addIssue({ code: "custom", path, message: "an approved call's result comes in toolResults with it" });
       else if (!d.approved && results.has(d.toolCallId)) ctx.addIssue({ code: "custom", path, message: "a denied call was not run: send no result for it" });
       seen.add(d.toolCallId);
     }
   });
 export type TurnBody = z.infer<typeof TurnBody>;
+
+/** Runs the open calls the runtime serves, outside a turn: all of them, or those named. */
+export const RunToolsBody = z
+  .object({
+    /** Whose tools: the agent that made the calls (default: the conversation's agent, the last one that took a turn). */
+    agent: QualifiedName.optional(),
+    toolCallIds: z.array(ToolCallId).min(1).max(LIMITS.toolResultsPerTurn).optional(),
+  })
+  .strict();
+export type RunToolsBody = z.infer<typeof RunToolsBody>;
 
 export const AppendMessagesBody = z
   .object({ messages: z.array(AppendableMessage).min(1).max(LIMITS.messagesPerAppend) })

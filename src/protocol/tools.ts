@@ -2,6 +2,7 @@
  * What the hub tells a Conversation about an agent's tools and skills, and what one tool call
  * came back with. JSON-serialisable: they cross Durable Object RPC.
  */
+import type { ContextEnvelope } from "../core/evidence";
 import type { AgentInfo } from "./frontend";
 import type { ToolAnnotations } from "./methods";
 
@@ -54,3 +55,29 @@ export type ToolFailureReason = "unknown_tool" | "invalid_arguments" | "offline"
 export type ToolRun =
   | { ok: true; text: string; isError: boolean; ms: number }
   | { ok: false; reason: ToolFailureReason; detail: string; ms: number };
+
+/** One tool as OpenAI's Chat Completions take it (`tools: [...]`); other APIs' formats are a rename away. */
+export interface FunctionTool {
+  type: "function";
+  function: { name: string; description: string; parameters: JsonObject };
+}
+
+/** A tool of a turn's list, in the evidence: what the model calls it, where it comes from, what it costs. */
+export interface OfferedTool {
+  name: string;
+  /** `app:tool`, or null for the runtime's own. */
+  qualified: string | null;
+  source: "bound" | "runtime" | "loaded";
+  tokens: number;
+}
+
+/** One call the runtime ran: how it ended (`ok`, `tool_error` when the tool said it failed, or why it did not run) and how long it took. */
+export type RanToolCall = NonNullable<NonNullable<ContextEnvelope["tools"]>["ran"]>[number];
+
+/** `POST …/tools/run`: the calls run, what protecting each result did, and where the stored results end. */
+export interface ToolRunResult {
+  ran: RanToolCall[];
+  toolResults: NonNullable<ContextEnvelope["tools"]>["results"];
+  appended: number;
+  lastSeq: number;
+}

@@ -8,6 +8,7 @@ import type {
   EventsQuery,
   ItemsQuery,
   MessagesQuery,
+  RunToolsBody,
   SetMessagesBody,
   TurnBody,
 } from "../protocol/http";
@@ -28,6 +29,7 @@ import type {
   StoredMessage,
   TurnResult,
 } from "../protocol/frontend";
+import type { ToolRunResult } from "../protocol/tools";
 
 export interface ContextClientOptions {
   /** The runtime's base URL, e.g. `https://context.example.com`. */
@@ -75,6 +77,11 @@ export class ContextClient {
 
   turn(id: string, body: z.input<typeof TurnBody>): Promise<TurnResult> {
     return this.send("POST", `${conversationPath(id)}/turns`, { body });
+  }
+
+  /** Runs the open calls the runtime serves (apps' tools, search_tools, read_skill, …) outside a turn, and stores their results. */
+  runTools(id: string, body: z.input<typeof RunToolsBody> = {}): Promise<ToolRunResult> {
+    return this.send("POST", `${conversationPath(id)}/tools/run`, { body });
   }
 
   async appendMessages(id: string, messages: z.input<typeof AppendMessagesBody>["messages"]): Promise<void> {

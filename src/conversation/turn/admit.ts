@@ -3,57 +3,78 @@ import { auditRecords, type AuditRecord } from "../../protect/audit";
 import { admitText } from "../../protect/boundary";
 import type { AppendableMessage } from "../../protocol/messages";
 import { APPROVAL_EXPIRED_RESULT } from "../approvals";
-import { admitMessages, inCallOrder, type AdmittedMessages } from "../tool-results";
+import { admitMessages, type AdmittedMessages } from "../tool-results";
+import { policiesByModelName } from "../tool-runs";
 import type { Loaded } from "./load";
 import type { Pulled } from "./pull";
+import type { Ran } from "./run-tools";
 import type { Staged } from "./stage";
 
 /** What stands in for a result that never came, so the model never reads a call without an answer. */
 export const UNANSWERED_RESULT = "[no result: this tool call was not answered before the conversation moved on]";
 
 export interface Admitted {
-  /** This turn's tool results past the envelope (routed, redacted, trimmed), denials and stand-ins, in call order. */
+  /** This turn's messages past the envelope (routed, redacted, trimmed): the model's reply, results, denials and stand-ins, in call order. */
   admitted: AdmittedMessages;
-  fresh: AppendableMessage[];
-  /** Calls a new message closed without a result. */
+  /** Calls closed without a result. */
   unanswered: { id: string; name: string; awaitingApproval?: true }[];
   /** The user's words past the trust boundary; null on a continuation. */
   typed: { text: string; redactions: AuditRecord[] } | null;
 }
 
 /**
- * Everything the turn brings in: the user's message, the results of open calls and the user's denials (a denial
- * answers its call: the model reads that it was not run, and why). A new message closes the calls still open, with
- * a stand-in each. All of it passes the trust boundary before it is rendered or stored.
+ * Everything the turn brings in, in the order the model reads it: the results of the stored open calls (the
+ * frontend's, the runtime's, and the user's denials, which answer their calls), then the model's reply and its calls'
+ * results. A call nobody answered is closed with a stand-in. All of it passes the trust boundary before it is
+ * rendered or stored; the runtime's own notes (denials, error notes, stand-ins) are only redacted and trimmed.
  */
-export async function admit(d: Loaded & Pulled): Promise<Result<Staged<Admitted>>> {
-  const { deps, body, decisions, awaitingApproval, nonce } = d;
-  const open = new Map(d.openCalls.calls);
-  const callOrder = new Map([...open.keys()].map((id, i) => [id, i]));
-  const results: AppendableMessage[] = [...decisions.denials, ...(body.toolResults ?? []).map((r): AppendableMessage => ({ role: "tool", ...r }))];
-  const admitted = await admitMessages(open, results, {
-    policies: d.agent.resultPolicies,
+export async function admit(d: Loaded & Pulled & Ran): Promise<Result<Staged<Admitted>>> {
+  const { deps, body, decisions, awaitingApproval, nonce, toolRun } = d;
+  const results = new Map<string, AppendableMessage>();
+  const runtimeWritten = new Set<string>();
+  for (const m of decisions.denials) if (m.role === "tool") (results.set(m.tool_call_id, m), runtimeWritten.add(m.tool_call_id));
+  for (const r of body.toolResults ?? []) if (!results.has(r.tool_call_id)) results.set(r.tool_call_id, { role: "tool", ...r });
+  for (const r of toolRun.results) {
+    results.set(r.toolCallId, { role: "tool", tool_call_id: r.toolCallId, content: r.content });
+    if (r.runtimeWritten) runtimeWritten.add(r.toolCallId);
+  }
+  const stored = [...d.openCalls.calls];
+  const replied = (body.reply?.tool_calls ?? []).map((c) => [c.id, c.function.name] as const);
+  const unanswered: Admitted["unanswered"] = [];
+  const answer = ([id, name]: readonly [string, string]): AppendableMessage => {
+    const result = results.get(id);
+    results.delete(id);
+    if (result) return result;
+    const waiting = awaitingApproval.has(id);
+    unanswered.push(waiting ? { id, name, awaitingApproval: true } : { id, name });
+    runtimeWritten.add(id);
+    return { role: "tool", tool_call_id: id, content: waiting ? APPROVAL_EXPIRED_RESULT : UNANSWERED_RESULT };
+  };
+  // Results naming no open call stay in the batch: the envelope refuses them by name.
+  const incoming = [...stored.map(answer), ...(body.reply ? [body.reply, ...replied.map(answer)] : []), ...results.values()];
+  const closed = new Set(unanswered.map((c) => c.id));
+  const admitted = await admitMessages(d.openCalls.calls, incoming, {
+    policies: policiesByModelName(d.agent.resultPolicies, d.agent.app, d.toolbox),
     auditKey: deps.auditKey,
     nonce,
-    awaitingApproval,
-    runtimeWritten: new Set(decisions.denials.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []))),
+    awaitingApproval: new Set([...awaitingApproval].filter((id) => !closed.has(id))),
+    runtimeWritten,
   });
   if (!admitted.ok) return admitted;
-  for (const m of admitted.value.messages) if (m.role === "tool") open.delete(m.tool_call_id);
-  const unanswered = [...open].map(([id, name]) => (awaitingApproval.has(id) ? { id, name, awaitingApproval: true as const } : { id, name }));
-  const closing: AppendableMessage[] = unanswered.map((c) => ({ role: "tool", tool_call_id: c.id, content: "awaitingApproval" in c ? APPROVAL_EXPIRED_RESULT : UNANSWERED_RESULT }));
-  // Stand-ins take their calls' places among the results, so every call is followed by its answers in order.
-  const fresh = inCallOrder([...admitted.value.messages, ...closing], callOrder);
+  // Stand-ins are the runtime's, not results: the evidence lists them as unanswered calls instead.
+  const reports = admitted.value.reports.filter((r) => !closed.has(r.toolCallId));
   // The user's words pass the boundary like any other channel: stored history, summaries and evidence never hold a secret.
   const passed = body.message === undefined ? null : admitText(body.message, { nonce });
   const typed = passed && { text: passed.text, redactions: await auditRecords(passed.hits, deps.auditKey) };
   return ok({
-    out: { admitted: admitted.value, fresh, unanswered, typed },
+    out: { admitted: { ...admitted.value, reports }, unanswered, typed },
     decided: {
+      reply: body.reply !== undefined,
       results: body.toolResults?.length ?? 0,
+      ran: toolRun.results.length,
       denials: decisions.denials.length,
       unanswered: unanswered.length,
-      redactions: admitted.value.reports.reduce((n, r) => n + r.redactions.length, 0) + (typed?.redactions.length ?? 0),
+      redactions: reports.reduce((n, r) => n + r.redactions.length, 0) + admitted.value.assistantRedactions.length + (typed?.redactions.length ?? 0),
     },
   });
 }

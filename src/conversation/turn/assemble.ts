@@ -18,10 +18,11 @@ import type { Offered } from "./offer-tools";
 import type { Pulled } from "./pull";
 import type { Recalled } from "./recall";
 import type { Reminded } from "./remind";
+import type { Ran } from "./run-tools";
 import type { Staged } from "./stage";
 
 /** What assembling reads: everything the stages before compaction added. */
-export type AssemblyDraft = Loaded & Pulled & Admitted & Recalled & Identified & Offered & Reminded;
+export type AssemblyDraft = Loaded & Pulled & Ran & Admitted & Recalled & Identified & Offered & Reminded;
 
 /**
  * The model input for one view of the history. A context whose injection the budget leaves out of view is out of the
@@ -45,15 +46,18 @@ function assembleOnce(d: AssemblyDraft, view: HistoryView, rendered: RenderedHis
   const images: ImagePart[] = (d.body.images ?? []).map((image_url) => ({ type: "image_url", image_url }));
   // Any conversation can receive app context (attachments, pushed resources): that block never comes and goes. The
   // summaries block arrives with the first summary, on a compaction turn, whatever windows turns name.
-  const systemPrompt = systemMessage(d.identity, { tools: d.hasTools, contexts: true, memory: d.agent.memory, summaries: view.summary !== null });
+  const runtime = new Set(d.offer.offered.filter((t) => t.source === "runtime").map((t) => t.name));
+  const enabled = { tools: d.hasTools, catalog: runtime.has("search_tools"), skills: runtime.has("read_skill"), browse: runtime.has("read_context") };
+  const systemPrompt = systemMessage(d.identity, { ...enabled, contexts: true, memory: d.agent.memory, summaries: view.summary !== null }, [d.skillsMenu.text, linkedNote(d, view)]);
   const notes = d.reminders.map((r) => r.text).join("\n\n");
   return assembleTurn({
     turnId: d.turnId,
     conversationId: d.deps.meta.conversationId,
     now: d.now,
     systemPrompt,
+    toolTokens: d.offer.tokens,
     personaNote: notes || undefined,
-    history: [...rendered.history, ...d.fresh],
+    history: [...rendered.history, ...d.admitted.messages],
     userText: d.typed?.text,
     userImages: images,
     currentFrom: rendered.history.length,
@@ -65,6 +69,17 @@ function assembleOnce(d: AssemblyDraft, view: HistoryView, rendered: RenderedHis
     answersRequest: d.continuation,
     summaryFirst: view.summary !== null,
   });
+}
+
+/**
+ * Skills the model read whose manuals a summary has replaced: they stay linked, and the model is told it can read them
+ * again. Only a compaction changes this line, so the prefix stays stable between compactions.
+ */
+function linkedNote(d: AssemblyDraft, view: HistoryView): string {
+  const through = view.summary?.throughSeq ?? 0;
+  const offered = new Set(d.toolbox.skills.map((s) => s.name));
+  const summarised = d.linked.filter((l) => l.seq <= through && offered.has(l.name)).map((l) => l.name);
+  return summarised.length ? `Skills you read earlier (their manuals were summarised; read_skill opens them again): ${summarised.join(", ")}.` : "";
 }
 
 export interface Assembled {
@@ -80,12 +95,12 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
   if (!d.assembled.ok) return d.assembled;
   const assembly = d.assembled.value;
   const { deps, view, extra } = d;
-  const fits = checkTurnFits(deps.store, [...d.fresh, ...(assembly.userMessage ? [assembly.userMessage] : [])], assembly.messages);
+  const fits = checkTurnFits(deps.store, [...d.admitted.messages, ...(assembly.userMessage ? [assembly.userMessage] : [])], assembly.messages);
   if (!fits.ok) return fits;
   const memoryMissing = extra.memoryError ? [{ id: "memory", reason: "error" as const, detail: extra.memoryError, severity: "warning" as const }] : [];
   // History the budget could never hold was not even loaded; the evidence still says it was given up.
   const unread = view.unread.messages ? [{ id: `history:before:${view.stored[0]?.seq ?? 0}`, kind: "history" as const, priority: PRIORITY.history, tokens: view.unread.tokens }] : [];
-  const hits = [...d.contextHits, ...d.personaHits.map((hit) => ({ ...hit, id: "persona" }))];
+  const hits = [...d.contextHits, ...d.personaHits.map((hit) => ({ ...hit, id: "persona" })), ...d.toolHits];
   const contextRedactions = await Promise.all(hits.map(async (hit) => ({ id: hit.id, ...(await auditRecords([hit], deps.auditKey))[0]! })));
   const typedRedactions = d.typed?.redactions ?? [];
   const envelope: ContextEnvelope = {
@@ -93,7 +108,15 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
     budget: { ...assembly.envelope.budget, truncations: [...unread, ...assembly.envelope.budget.truncations] },
     missing: [...assembly.envelope.missing, ...memoryMissing],
     selection: { ...assembly.envelope.selection, omitted: [...assembly.envelope.selection.omitted, ...extra.omitted] },
-    tools: { unanswered: d.unanswered, results: d.admitted.reports },
+    tools: {
+      unanswered: d.unanswered,
+      results: d.admitted.reports,
+      ...(d.offer.offered.length ? { offered: d.offer.offered } : {}),
+      ...(d.toolRun.ran.length ? { ran: d.toolRun.ran } : {}),
+      ...(d.toolRun.loaded.length ? { loaded: d.toolRun.loaded } : {}),
+      ...(d.toolRun.linked.length ? { linked: d.toolRun.linked } : {}),
+      ...(d.toolbox.skills.length ? { skillsMenu: { tokens: d.skillsMenu.tokens, budgetTokens: d.menuBudget, cut: d.skillsMenu.cut } } : {}),
+    },
     ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
     ...(contextRedactions.length ? { contexts: { redactions: contextRedactions } } : {}),
     history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, imagesHiddenThroughSeq: view.imagesHiddenThrough ?? 0 },
@@ -103,6 +126,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
     turnId: d.turnId,
     conversationId: deps.meta.conversationId,
     agent: { id: d.agent.id, name: d.agent.name, tools: d.agent.tools },
+    tools: d.offer.tools,
     usage: assembly.usage,
     missing: [...assembly.missing, ...memoryMissing],
     envelope,

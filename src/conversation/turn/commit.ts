@@ -3,6 +3,7 @@ import { ok, type Result } from "../../core/problem";
 import { recordDecisions } from "../approvals";
 import type { ConversationStore } from "../store";
 import { storeAdmitted } from "../tool-results";
+import { recordToolRun, resultSeqs } from "../tool-runs";
 import type { Assembled } from "./assemble";
 import type { AssemblyDraft } from "./assemble";
 import type { Compacted } from "./compact";
@@ -31,7 +32,7 @@ export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly
     if (meta.identity === null || d.switching) store.setIdentity(d.identity, agent.id);
     for (const a of d.added) store.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
     const seqs = [...rendered.seqs];
-    storeAdmitted(store, d.turnId, { ...d.admitted, messages: d.fresh }, at, seqs);
+    storeAdmitted(store, d.turnId, d.admitted, at, seqs);
     recordDecisions(store, deps.approvals, d.openCalls, d.decisions.decided, d.turnId, at);
     deps.approvals.expireAwaiting(d.openCalls, at);
     shown = assembly.historyShown.map((index) => seqs[index]!);
@@ -45,7 +46,9 @@ export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly
     store.forgetInjectedOutside(new Set(shown));
     for (const entry of assembly.ledger.upserts) store.recordInjection(entry, d.turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
-    result.envelope.stages = [...trace, { stage: "commit", ms: 0, decided: { stored: d.fresh.length + (assembly.userMessage ? 1 : 0), ledger: assembly.ledger.upserts.length + assembly.ledger.deletes.length } }];
+    const inView = new Set(shown);
+    recordToolRun(store, deps.toolState, d.toolRun, resultSeqs(d.admitted.messages, seqs.slice(rendered.seqs.length)), (seq) => inView.has(seq), d.turnId, at);
+    result.envelope.stages = [...trace, { stage: "commit", ms: 0, decided: { stored: d.admitted.messages.length + (assembly.userMessage ? 1 : 0), ledger: assembly.ledger.upserts.length + assembly.ledger.deletes.length } }];
     store.saveTurn({ turnId: d.turnId, requestDigest: d.requestDigest, systemPrompt: assembly.messages[0]!.content as string, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
     if (d.typed?.redactions.length) store.addEvent(d.turnId, "message.redacted", null, { redactions: d.typed.redactions }, at);
     if (result.envelope.contexts) store.addEvent(d.turnId, "context.redacted", null, { redactions: result.envelope.contexts.redactions }, at);
@@ -73,6 +76,8 @@ function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, me
   }
   for (const m of result.missing) store.addEvent(result.turnId, "context.missing", m.id, { reason: m.reason, detail: m.detail }, at);
   for (const c of envelope.tools?.unanswered ?? []) store.addEvent(result.turnId, "tool.call.unanswered", c.id, { tool: c.name, ...(c.awaitingApproval ? { awaitingApproval: true } : {}) }, at);
+  for (const r of envelope.tools?.ran ?? []) store.addEvent(result.turnId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
+  for (const l of envelope.tools?.loaded ?? []) store.addEvent(result.turnId, "tool.loaded", l.name, { query: l.query, toolCallId: l.toolCallId }, at);
   for (const t of envelope.budget.truncations) store.addEvent(result.turnId, "context.truncated", t.id, { kind: t.kind, priority: t.priority, tokens: t.tokens }, at);
   store.addEvent(result.turnId, "turn.assembled", result.agent.id, { usage: result.usage }, at);
   // The contract's name for what a request now includes: message and token counts, and the contexts injected.

@@ -6,6 +6,9 @@ import type { ApprovalStore } from "../approval-store";
 import type { History } from "../history";
 import type { ConversationMeta, ConversationStore } from "../store";
 import type { TurnSections } from "../turn-sections";
+import type { ToolStateStore } from "../tool-state-store";
+import type { ToolHost } from "../../tools/run";
+import type { ToolSpec } from "../../protocol/tools";
 
 /** What a turn reaches outside itself: the conversation's storage, the hub, the clock and the readers of KV and R2. */
 export interface TurnDeps {
@@ -16,9 +19,15 @@ export interface TurnDeps {
   now: () => Date;
   history: History;
   approvals: ApprovalStore;
+  /** The tools the conversation loaded from its catalog and the skills it read. */
+  toolState: ToolStateStore;
+  /** Where the tools the runtime serves run: the apps, through the hub. */
+  tools: ToolHost;
   summariser: (policy: CompactionPolicy) => Summariser;
   /** Contexts past the trust boundary, by key, at the version last pulled (kept by the Conversation object while it lives). */
   admittedContexts: Map<string, { version: string; title: string; content: string }>;
+  /** Apps' tools past the trust boundary, by qualified name, with the declaration they were admitted from. */
+  admittedTools: Map<string, { raw: string; spec: ToolSpec }>;
   /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
   sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
 }

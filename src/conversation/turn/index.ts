@@ -12,6 +12,7 @@ import { offerTools } from "./offer-tools";
 import { pull } from "./pull";
 import { recall } from "./recall";
 import { remind } from "./remind";
+import { runTools } from "./run-tools";
 import { StageTrace } from "./stage";
 
 export type { TurnDeps } from "./deps";
@@ -20,7 +21,7 @@ export { checkAttachable } from "./pull";
 
 /**
  * One turn, as a pipeline of named stages over one draft: load (replay, policy, approvals) → pull (agent, contexts)
- * → admit (message, tool results, decisions) → recall (memory, task state) → identify (identity, persona) → tools →
+ * → run (the tools the runtime serves) → admit (message, reply, tool results, decisions) → recall (memory, task state) → identify (identity, persona) → tools →
  * reminders → compact → assemble → commit (one transaction). Each stage adds its part and says what it decided; a
  * refusal before commit stores nothing.
  */
@@ -31,7 +32,9 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   if (loaded.value.replayed) return ok(loaded.value.replayed);
   const pulled = await trace.run("pull", loaded.value, pull);
   if (!pulled.ok) return pulled;
-  const admitted = await trace.run("admit", pulled.value, admit);
+  const ran = await trace.run("run", pulled.value, runTools);
+  if (!ran.ok) return ran;
+  const admitted = await trace.run("admit", ran.value, admit);
   if (!admitted.ok) return admitted;
   const recalled = await trace.run("recall", admitted.value, recall);
   if (!recalled.ok) return recalled;

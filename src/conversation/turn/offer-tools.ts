@@ -1,13 +1,73 @@
 import { ok, type Result } from "../../core/problem";
+import { countTokens } from "../../core/tokens";
+import { admitJsonText, admitText } from "../../protect/boundary";
+import type { SecretHit } from "../../protect/redact";
+import type { SkillSpec, ToolSpec } from "../../protocol/tools";
+import { offerTools as listTools, type ToolOffer } from "../../tools/offer";
+import { renderSkillsMenu, type SkillsMenu } from "../../tools/skills-menu";
+import type { Loaded } from "./load";
 import type { Pulled } from "./pull";
+import type { Ran } from "./run-tools";
 import type { Staged } from "./stage";
 
 export interface Offered {
-  /** The agent works with tools: the system message says how their results arrive. */
+  /** The agent works with tools: the system message says how to call them and how their results arrive. */
   hasTools: boolean;
+  /** The tool list passed beside the messages, past the trust boundary. */
+  offer: ToolOffer;
+  /** The skills menu of the system message, within about 1 % of the window. */
+  skillsMenu: SkillsMenu;
+  menuBudget: number;
+  /** Skills the model read, and where each manual is in the history. */
+  linked: { name: string; seq: number }[];
+  /** Secrets redacted from the apps' tool and skill descriptions, by tool or skill. */
+  toolHits: (SecretHit & { id: string })[];
 }
 
-/** What the model can do this turn. */
-export function offerTools(d: Pulled): Result<Staged<Offered>> {
-  return ok({ out: { hasTools: d.agent.tools.length > 0 }, decided: { bound: d.agent.tools.length } });
+/** The menu's budget when no window is known: 1 % of a 128k window. */
+const DEFAULT_MENU_TOKENS = 1_280;
+
+/**
+ * What the model can do this turn: the tool list (bound tools, the runtime's own, then those loaded from the
+ * catalog, in a fixed order) and the skills menu. What the apps wrote in them is data from outside: it passes the
+ * trust boundary like a context, once per version.
+ */
+export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
+  const { deps, toolbox, nonce, toolRun } = d;
+  const toolHits: Offered["toolHits"] = [];
+  const admit = (spec: ToolSpec): ToolSpec => {
+    const raw = JSON.stringify(spec);
+    const known = deps.admittedTools.get(spec.name);
+    if (known?.raw === raw) return known.spec;
+    const description = admitText(spec.description, { nonce });
+    const schema = admitJsonText(JSON.stringify(spec.inputSchema), { nonce });
+    for (const hit of [...description.hits, ...schema.hits]) toolHits.push({ ...hit, id: `tool:${spec.name}` });
+    const admitted = { ...spec, description: description.text, inputSchema: JSON.parse(schema.text) as ToolSpec["inputSchema"] };
+    deps.admittedTools.set(spec.name, { raw, spec: admitted });
+    return admitted;
+  };
+  const skills = toolbox.skills.map((s): SkillSpec => {
+    const description = admitText(s.description, { nonce });
+    for (const hit of description.hits) toolHits.push({ ...hit, id: `skill:${s.name}` });
+    return { name: s.name, description: description.text };
+  });
+  // Tools loaded this turn join the list now: the model can call them in its next step.
+  const loaded = [...deps.toolState.loaded(), ...toolRun.loaded.map((l) => l.name)];
+  const offer = listTools({ bound: toolbox.bound.map(admit), catalog: toolbox.catalog.map(admit), loaded, skills, browseContexts: toolbox.agent.browseContexts });
+  const budget = d.policy.contextWindow === undefined ? DEFAULT_MENU_TOKENS : Math.floor(d.policy.contextWindow / 100);
+  const skillsMenu = renderSkillsMenu(skills, budget, countTokens);
+  return ok({
+    out: { hasTools: d.agent.tools.length > 0 || offer.tools.length > 0, offer, skillsMenu, menuBudget: budget, linked: deps.toolState.linked(), toolHits },
+    decided: {
+      bound: offer.offered.filter((t) => t.source === "bound").length,
+      runtime: offer.offered.filter((t) => t.source === "runtime").map((t) => t.name),
+      loaded: offer.offered.filter((t) => t.source === "loaded").length,
+      catalog: toolbox.catalog.length,
+      tokens: offer.tokens,
+      skills: skills.length,
+      menuTokens: skillsMenu.tokens,
+      menuCut: skillsMenu.cut.length,
+      ...(toolbox.unknown.length ? { unknown: toolbox.unknown } : {}),
+    },
+  });
 }

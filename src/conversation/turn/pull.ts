@@ -6,6 +6,7 @@ import type { AppHub } from "../../hub/app-hub";
 import { admitText } from "../../protect/boundary";
 import type { SecretHit } from "../../protect/redact";
 import type { AgentInfo } from "../../protocol/frontend";
+import type { Toolbox } from "../../protocol/tools";
 import type { Attachment } from "../../protocol/http";
 import type { TurnDeps } from "./deps";
 import type { Loaded } from "./load";
@@ -13,6 +14,8 @@ import type { Staged } from "./stage";
 
 export interface Pulled {
   agent: AgentInfo;
+  /** The agent's tools (bound and catalog) and skills, as the apps registered them. */
+  toolbox: Toolbox;
   /** Attachments this turn's body adds to the conversation. */
   added: { ref: string; itemId?: string }[];
   /** Attached contexts past the trust boundary, then session resources, in the order the appendix shows them. */
@@ -51,7 +54,7 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
   const resources: Observation[] = deps.store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
   const count = (status: Observation["status"]) => pulled.filter((o) => o.status === status).length;
   return ok({
-    out: { agent: prepared.agent, added: added.value, observations: [...pulled, ...resources], contextHits },
+    out: { agent: prepared.agent, toolbox: prepared.toolbox, added: added.value, observations: [...pulled, ...resources], contextHits },
     decided: { agent: prepared.agent.id, pulled: pulled.length, present: count("present"), empty: count("empty"), missing: count("missing"), reused, resources: resources.length, attached: added.value.length },
   });
 }

@@ -1,0 +1,116 @@
+import { LIMITS } from "../core/limits";
+import { neutralize } from "../core/neutralize";
+import { fail, ok, type Result } from "../core/problem";
+import type { TrimPolicy } from "../protect/trim-policy";
+import type { AppendableMessage } from "../protocol/messages";
+import type { Toolbox, ToolRunResult } from "../protocol/tools";
+import { modelToolName } from "../tools/model-names";
+import { runCalls, servedCalls, type ModelCall, type ToolHost, type ToolRunReport } from "../tools/run";
+import type { ApprovalStore } from "./approval-store";
+import { checkRoom } from "./capacity";
+import type { OpenCalls } from "./message-store";
+import type { ConversationMeta, ConversationStore } from "./store";
+import type { ToolStateStore } from "./tool-state-store";
+import { admitMessages, storeAdmitted } from "./tool-results";
+
+/** The stored open calls with their arguments: the message that made them holds those. */
+export function storedCalls(store: ConversationStore, open: OpenCalls): ModelCall[] {
+  if (open.calls.size === 0) return [];
+  const made = store.messages(open.seq, open.seq)[0]?.message;
+  const args = new Map(made?.role === "assistant" ? (made.tool_calls ?? []).map((c) => [c.id, c.function.arguments]) : []);
+  return [...open.calls].map(([id, name]) => ({ id, name, arguments: args.get(id) ?? "{}" }));
+}
+
+/**
+ * Trim policies by the name the model calls a tool: an agent names its tools `app:tool`, or bare for its own app's
+ * (and a bare name also covers a frontend's own tool of that name).
+ */
+export function policiesByModelName(policies: Record<string, TrimPolicy>, app: string, toolbox: Toolbox): Record<string, TrimPolicy> {
+  const served = new Set([...toolbox.bound, ...toolbox.catalog].map((t) => t.name));
+  const byName: Record<string, TrimPolicy> = {};
+  for (const [name, policy] of Object.entries(policies)) {
+    const qualified = name.includes(":") ? name : `${app}:${name}`;
+    if (served.has(qualified)) byName[modelToolName(qualified)] = policy;
+    if (!name.includes(":")) byName[name] = policy;
+  }
+  return byName;
+}
+
+/**
+ * What the runtime's own tools changed, inside the caller's transaction: tools loaded from the catalog join the
+ * conversation's set; a skill read is linked to the message holding its manual; a context the model read is attached,
+ * like the user's pick from the + menu, and the ledger records the version it read in that message (while the model
+ * can see it), so it is injected again only once it changes.
+ */
+export function recordToolRun(
+  store: ConversationStore,
+  toolState: ToolStateStore,
+  report: ToolRunReport,
+  seqOf: ReadonlyMap<string, number>,
+  inView: (seq: number) => boolean,
+  turnId: string,
+  at: string,
+): void {
+  toolState.load(report.loaded, turnId, at);
+  for (const skill of report.linked) toolState.link(skill.name, seqOf.get(skill.toolCallId)!, turnId, at);
+  for (const read of report.contextsRead) {
+    const seq = seqOf.get(read.toolCallId)!;
+    const attachments = store.attachments();
+    const known = attachments.some((a) => a.key === read.key);
+    if (!known && attachments.length >= LIMITS.attachmentsPerConversation) continue;
+    if (!known && store.attach(read.key, read.ref, read.itemId, at)) store.addEvent(turnId, "attachment.added", read.key, { by: "model" }, at);
+    if (inView(seq)) store.recordInjection({ key: read.key, kind: "context", title: read.title, version: read.version }, turnId, seq, at);
+  }
+}
+
+/** The seq each stored tool result got, by its call: `seqs` are the seqs of `messages`, in order. */
+export function resultSeqs(messages: readonly AppendableMessage[], seqs: readonly number[]): Map<string, number> {
+  return new Map(messages.flatMap((m, i) => (m.role === "tool" ? [[m.tool_call_id, seqs[i]!] as const] : [])));
+}
+
+/**
+ * Runs the open calls the runtime serves outside a turn (`POST …/tools/run`): each result passes the tool-result
+ * envelope and is stored, as if the frontend had appended it. Calls waiting for the user's approval are not run.
+ */
+export async function runOpenCalls(
+  deps: { store: ConversationStore; approvals: ApprovalStore; toolState: ToolStateStore; host: ToolHost; auditKey: CryptoKey; meta: ConversationMeta; now: Date },
+  toolbox: Toolbox,
+  only: readonly string[] | undefined,
+): Promise<Result<ToolRunResult>> {
+  const { store, meta } = deps;
+  const open = store.openCalls();
+  const awaiting = deps.approvals.awaiting(open);
+  const wanted = only && new Set(only);
+  for (const id of only ?? []) {
+    if (!open.calls.has(id)) return fail("conflict", `no open tool call '${id}': its result came, or a new message closed it`);
+    if (awaiting.has(id)) return fail("conflict", `tool call '${id}' is waiting for the user's approval`);
+  }
+  const pending = storedCalls(store, open).filter((c) => (wanted ? wanted.has(c.id) : !awaiting.has(c.id)));
+  const served = servedCalls(pending, toolbox);
+  const unserved = wanted && pending.find((c) => !served.includes(c));
+  if (unserved) return fail("invalid-request", `the runtime does not serve '${unserved.name}' (call '${unserved.id}'): its result comes from the frontend`);
+  if (served.length === 0) return ok({ ran: [], toolResults: [], appended: 0, lastSeq: 0 });
+  const report = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.host, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce) });
+  const messages = report.results.map((r): AppendableMessage => ({ role: "tool", tool_call_id: r.toolCallId, content: r.content }));
+  const admitted = await admitMessages(open.calls, messages, {
+    policies: policiesByModelName(toolbox.agent.resultPolicies, toolbox.agent.app, toolbox),
+    auditKey: deps.auditKey,
+    nonce: meta.nonce,
+    awaitingApproval: awaiting,
+    runtimeWritten: new Set(report.results.filter((r) => r.runtimeWritten).map((r) => r.toolCallId)),
+  });
+  if (!admitted.ok) return admitted;
+  const room = checkRoom(store, admitted.value.messages);
+  if (!room.ok) return room;
+  const at = deps.now.toISOString();
+  // Stored like a turn's work, under an id of its own: the ledger and the events name what wrote them.
+  const runId = `tools-run:${crypto.randomUUID()}`;
+  const lastSeq = store.transaction(() => {
+    const seqs: number[] = [];
+    const last = storeAdmitted(store, runId, admitted.value, at, seqs);
+    recordToolRun(store, deps.toolState, report, resultSeqs(admitted.value.messages, seqs), () => true, runId, at);
+    for (const r of report.ran) store.addEvent(runId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
+    return last;
+  });
+  return ok({ ran: report.ran, toolResults: admitted.value.reports, appended: admitted.value.messages.length, lastSeq });
+}

@@ -1,0 +1,236 @@
+import { contextKey } from "../core/attachments";
+import { contextVersion } from "../core/version";
+import { fail, ok, type Result } from "../core/problem";
+import type { ContextData, ContextList } from "../protocol/context-data";
+import type { ProviderInfo } from "../protocol/frontend";
+import type { ContextsListParams } from "../protocol/methods";
+import type { SkillContent, Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
+import { ToolIndex } from "./catalog-search";
+import { modelToolName } from "./model-names";
+import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
+import { validateArguments } from "./validate";
+
+/** What running tools needs from the apps' side (the hub): a narrow interface, so this module knows no Durable Object. */
+export interface ToolHost {
+  callTool(name: string, args: unknown, meta: { conversationId: string; toolCallId: string }): Promise<ToolRun>;
+  readSkill(name: string): Promise<Result<SkillContent>>;
+  providers(): Promise<ProviderInfo[]> | ProviderInfo[];
+  listItems(ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>>;
+  readContext(ref: string, id: string | undefined, conversationId: string): Promise<Result<ContextData | null>>;
+}
+
+/** A call the model made, as its message holds it. */
+export interface ModelCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface RanCall {
+  toolCallId: string;
+  /** What the model called it. */
+  tool: string;
+  /** `app:tool`, or the runtime tool's name. */
+  servedBy: string;
+  outcome: "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "timeout" | "error" | "invalid" | "not_found";
+  ms: number;
+}
+
+export interface CallResult {
+  toolCallId: string;
+  content: string;
+  /** The runtime wrote it around text already neutralised (an error note): it is only redacted and trimmed. */
+  runtimeWritten: boolean;
+}
+
+export interface ToolRunReport {
+  results: CallResult[];
+  ran: RanCall[];
+  /** Catalog tools search_tools loaded, in order (new ones only). */
+  loaded: { name: string; query: string; toolCallId: string }[];
+  /** Skills read_skill opened. */
+  linked: { name: string; toolCallId: string }[];
+  /** Contexts read_context read: the ledger records them like an injection. */
+  contextsRead: { toolCallId: string; ref: string; itemId?: string; key: string; title: string; version: string }[];
+}
+
+export interface RunContext {
+  toolbox: Toolbox;
+  /** Tools loaded before this turn, in order. */
+  loaded: readonly string[];
+  host: ToolHost;
+  conversationId: string;
+  /** Neutralises text from outside that a runtime note quotes. */
+  neutralize: (text: string) => string;
+}
+
+/** The calls the runtime serves, among `calls`: the agent's bound and catalog tools, and the runtime's own it offers. */
+export function servedCalls(calls: readonly ModelCall[], toolbox: Toolbox): ModelCall[] {
+  const apps = new Set([...toolbox.bound, ...toolbox.catalog].map((t) => modelToolName(t.name)));
+  return calls.filter((c) => apps.has(c.name) || (isRuntimeTool(c.name) && runtimeToolEnabled(c.name, toolbox)));
+}
+
+function runtimeToolEnabled(name: RuntimeToolName, toolbox: Toolbox): boolean {
+  if (name === "search_tools") return toolbox.catalog.length > 0;
+  if (name === "read_skill") return toolbox.skills.length > 0;
+  return toolbox.agent.browseContexts;
+}
+
+/**
+ * Runs the calls the runtime serves: app tools in parallel (each under the hub's deadline, so none hangs), then the
+ * runtime's own in call order (search_tools changes the loaded set, so order matters). Every call gets a result the
+ * model can read, a failure included.
+ */
+export async function runCalls(calls: readonly ModelCall[], ctx: RunContext): Promise<ToolRunReport> {
+  const report: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [] };
+  const byModelName = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  const outcomes = new Map<string, { result: CallResult; ran: RanCall }>();
+  await Promise.all(
+    calls
+      .filter((c) => byModelName.has(c.name))
+      .map(async (call) => outcomes.set(call.id, await runAppTool(call, byModelName.get(call.name)!, ctx))),
+  );
+  const loaded = [...ctx.loaded];
+  for (const call of calls) {
+    if (!isRuntimeTool(call.name)) continue;
+    const started = Date.now();
+    const args = parseArguments(call.arguments);
+    const checked = args.ok ? validateArguments(RUNTIME_TOOLS[call.name].parameters, args.value) : { ok: false as const, errors: [args.problem.detail] };
+    const answer = checked.ok ? await runRuntimeTool(call, args.ok ? args.value : {}, ctx, loaded, report) : fail("invalid-request", invalidArguments(call.name, checked.errors));
+    const ran: RanCall = { toolCallId: call.id, tool: call.name, servedBy: call.name, outcome: answer.ok ? "ok" : checked.ok ? "not_found" : "invalid_arguments", ms: Date.now() - started };
+    const result: CallResult = answer.ok ? { toolCallId: call.id, content: answer.value, runtimeWritten: false } : { toolCallId: call.id, content: `[tool error: ${ctx.neutralize(answer.problem.detail)}]`, runtimeWritten: true };
+    outcomes.set(call.id, { result, ran });
+  }
+  for (const call of calls) {
+    const outcome = outcomes.get(call.id);
+    if (!outcome) continue;
+    report.results.push(outcome.result);
+    report.ran.push(outcome.ran);
+  }
+  return report;
+}
+
+async function runAppTool(call: ModelCall, spec: ToolSpec, ctx: RunContext): Promise<{ result: CallResult; ran: RanCall }> {
+  const args = parseArguments(call.arguments);
+  const base = { toolCallId: call.id, tool: call.name, servedBy: spec.name };
+  if (!args.ok) {
+    return { result: errorResult(call.id, `${call.name}: ${args.problem.detail}; call it again with a JSON object`, ctx), ran: { ...base, outcome: "invalid_arguments", ms: 0 } };
+  }
+  const run = await ctx.host.callTool(spec.name, args.value, { conversationId: ctx.conversationId, toolCallId: call.id });
+  if (run.ok) {
+    return { result: { toolCallId: call.id, content: run.text, runtimeWritten: false }, ran: { ...base, outcome: run.isError ? "tool_error" : "ok", ms: run.ms } };
+  }
+  return { result: errorResult(call.id, failureNote(call.name, spec, run), ctx), ran: { ...base, outcome: run.reason, ms: run.ms } };
+}
+
+function failureNote(tool: string, spec: ToolSpec, run: Extract<ToolRun, { ok: false }>): string {
+  const app = spec.name.slice(0, spec.name.indexOf(":"));
+  switch (run.reason) {
+    case "invalid_arguments":
+      return invalidArguments(tool, [run.detail]);
+    case "offline":
+      return `${tool} was not run: the app '${app}' that serves it is not connected. Tell the user, or go on without it`;
+    case "timeout":
+      return `${tool} did not answer in time (${run.detail}); it may still have run, so check before calling it again`;
+    case "unknown_tool":
+      return `${tool} is no longer served by the app '${app}'`;
+    default:
+      return `${tool} failed: ${run.detail}`;
+  }
+}
+
+function invalidArguments(tool: string, errors: readonly string[]): string {
+  return `the arguments do not match ${tool}'s schema: ${errors.join("; ")}. Fix them and call it again`;
+}
+
+function errorResult(toolCallId: string, note: string, ctx: RunContext): CallResult {
+  return { toolCallId, content: `[tool error: ${ctx.neutralize(note)}]`, runtimeWritten: true };
+}
+
+function parseArguments(text: string): Result<Record<string, unknown>> {
+  try {
+    const value: unknown = JSON.parse(text === "" ? "{}" : text);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? ok(value as Record<string, unknown>) : fail("invalid-request", "the arguments are not a JSON object");
+  } catch {
+    return fail("invalid-request", "the arguments are not valid JSON");
+  }
+}
+
+async function runRuntimeTool(call: ModelCall, args: Record<string, unknown>, ctx: RunContext, loaded: string[], report: ToolRunReport): Promise<Result<string>> {
+  switch (call.name as RuntimeToolName) {
+    case "search_tools":
+      return ok(searchTools(String(args.query), typeof args.limit === "number" ? args.limit : 5, call.id, ctx, loaded, report));
+    case "read_skill":
+      return readSkill(String(args.name), call.id, ctx, report);
+    case "list_contexts":
+      return listContexts(args.provider as string | undefined, args.query as string | undefined, ctx);
+    case "read_context":
+      return readContext(String(args.provider), args.id as string | undefined, call.id, ctx, report);
+  }
+}
+
+/** Index per catalog: a conversation's turns search the same catalog again and again. */
+const indexes = new WeakMap<readonly ToolSpec[], ToolIndex>();
+
+function searchTools(query: string, limit: number, toolCallId: string, ctx: RunContext, loaded: string[], report: ToolRunReport): string {
+  const catalog = ctx.toolbox.catalog;
+  let index = indexes.get(catalog);
+  if (!index) {
+    index = new ToolIndex(catalog.map((t) => ({ name: t.name, description: t.description, parameters: Object.keys((t.inputSchema.properties as object | undefined) ?? {}) })));
+    indexes.set(catalog, index);
+  }
+  const hits = index.search(query, limit);
+  if (hits.length === 0) return `No tool matched "${query}". Describe the action in other words, or give an exact tool name.`;
+  const specs = new Map(catalog.map((t) => [t.name, t]));
+  const lines = hits.map((hit) => {
+    const known = loaded.includes(hit.name);
+    if (!known) {
+      loaded.push(hit.name);
+      report.loaded.push({ name: hit.name, query, toolCallId });
+    }
+    return `- ${modelToolName(hit.name)}: ${specs.get(hit.name)!.description}${known ? " (already in your list)" : ""}`;
+  });
+  return `Tools for "${query}", now in your tool list for the rest of the conversation (call them by these names):\n${lines.join("\n")}`;
+}
+
+async function readSkill(name: string, toolCallId: string, ctx: RunContext, report: ToolRunReport): Promise<Result<string>> {
+  const skills = ctx.toolbox.skills;
+  const skill = skills.find((s) => s.name === name) ?? uniqueBare(skills, name);
+  if (!skill) return fail("not-found", `no skill '${name}' on your menu; the menu lists: ${skills.map((s) => s.name).join(", ")}`);
+  const read = await ctx.host.readSkill(skill.name);
+  if (!read.ok) return fail("not-found", `the skill '${skill.name}' could not be read: ${read.problem.detail}`);
+  report.linked.push({ name: skill.name, toolCallId });
+  const references = read.value.references.map((r) => `\n\n## Reference: ${r.name}\n\n${r.content}`).join("");
+  return ok(`# Skill ${skill.name}\n\n${read.value.manual}${references}`);
+}
+
+function uniqueBare<T extends { name: string }>(items: readonly T[], bare: string): T | undefined {
+  const matches = items.filter((s) => s.name.slice(s.name.indexOf(":") + 1) === bare);
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+const LIST_LIMIT = 20;
+
+async function listContexts(provider: string | undefined, query: string | undefined, ctx: RunContext): Promise<Result<string>> {
+  if (provider === undefined) {
+    const providers = (await ctx.host.providers()).filter((p) => p.methods.includes("list") || p.methods.includes("current"));
+    if (providers.length === 0) return ok("No app offers contexts to browse.");
+    const lines = providers.map((p) => `- ${p.id}: ${p.name}${p.description ? ` — ${p.description}` : ""}${p.methods.includes("list") ? "" : " (current state only: read_context without an id)"}${p.online ? "" : " (offline)"}`);
+    return ok(`Contexts you can browse (list one's items with list_contexts and a provider; read with read_context):\n${lines.join("\n")}`);
+  }
+  const listed = await ctx.host.listItems(provider, { ...(query ? { query } : {}), limit: LIST_LIMIT });
+  if (!listed.ok) return fail("not-found", listed.problem.detail);
+  if (listed.value.items.length === 0) return ok(`${provider} has no items${query ? ` matching "${query}"` : ""}.`);
+  const lines = listed.value.items.map((i) => `- ${i.id}: ${i.title}${i.summary ? ` — ${i.summary}` : ""}`);
+  return ok(`Items of ${provider}${query ? ` matching "${query}"` : ""} (read one with read_context and its id):\n${lines.join("\n")}${listed.value.nextCursor ? "\n(more items exist: narrow the query)" : ""}`);
+}
+
+async function readContext(provider: string, id: string | undefined, toolCallId: string, ctx: RunContext, report: ToolRunReport): Promise<Result<string>> {
+  const read = await ctx.host.readContext(provider, id, ctx.conversationId);
+  if (!read.ok) return fail("not-found", read.problem.detail);
+  if (read.value === null) return ok(`${provider}${id === undefined ? "" : ` has no item '${id}'`}${id === undefined ? " has nothing to show now" : ""}.`);
+  const key = contextKey(provider, id);
+  const title = read.value.title?.trim() || (id === undefined ? provider : `${provider}: ${id}`);
+  report.contextsRead.push({ toolCallId, ref: provider, ...(id === undefined ? {} : { itemId: id }), key, title, version: await contextVersion(read.value) });
+  return ok(`${title}\n\n${read.value.content}`);
+}

@@ -1,0 +1,58 @@
+/**
+ * The tools the runtime serves itself, as the model sees them. Their names never contain `__`, so they cannot
+ * collide with an app's tool (always `app__tool`).
+ */
+export const RUNTIME_TOOLS = {
+  search_tools: {
+    description:
+      "Find more tools by what they do. Describe the action in a few words (e.g. 'create a calendar event', 'send an email') or give an exact tool name. The best matches join your tool list and stay there for the rest of the conversation.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "What the tool should do, or its exact name; 'select:a,b' loads those names.", minLength: 1, maxLength: 512 },
+        limit: { type: "integer", description: "How many tools to load at most (default 5).", minimum: 1, maximum: 10 },
+      },
+      required: ["query"],
+      additionalProperties: false,
+    },
+  },
+  read_skill: {
+    description: "Read a skill's manual (and its references) before doing the kind of task it covers. The skills menu in the system message lists the skills by name.",
+    parameters: {
+      type: "object",
+      properties: { name: { type: "string", description: "The skill's name as the menu shows it (app:skill).", minLength: 1, maxLength: 129 } },
+      required: ["name"],
+      additionalProperties: false,
+    },
+  },
+  list_contexts: {
+    description:
+      "List what the user's apps can show you: without a provider, the providers you can browse; with one, its items (optionally matching a query). Read one with read_context.",
+    parameters: {
+      type: "object",
+      properties: {
+        provider: { type: "string", description: "A provider (app:provider) from an earlier list_contexts.", maxLength: 129 },
+        query: { type: "string", description: "Words to match in the provider's items.", maxLength: 512 },
+      },
+      additionalProperties: false,
+    },
+  },
+  read_context: {
+    description: "Read one context from the user's apps: a provider's current state, or one of its items by id (from list_contexts).",
+    parameters: {
+      type: "object",
+      properties: {
+        provider: { type: "string", description: "The provider (app:provider).", minLength: 3, maxLength: 129 },
+        id: { type: "string", description: "An item id from list_contexts; leave it out for the provider's current state.", maxLength: 256 },
+      },
+      required: ["provider"],
+      additionalProperties: false,
+    },
+  },
+} as const;
+
+export type RuntimeToolName = keyof typeof RUNTIME_TOOLS;
+
+export function isRuntimeTool(name: string): name is RuntimeToolName {
+  return Object.hasOwn(RUNTIME_TOOLS, name);
+}
