@@ -40,6 +40,8 @@ export const LIMITS = {
   toolDescriptionChars: 2_048,
   /** A tool's `inputSchema` as JSON. Every declaration of an app rides in its one `initialize` frame (frameChars). */
   toolSchemaChars: 16_384,
+  /** Tools one conversation loads from its catalog with search_tools: each joins every later turn's tool list. */
+  loadedToolsPerConversation: 64,
   /** Skills one app declares (an agent names at most as many skill patterns). */
   skillsPerApp: 64,
   /** A skill's description: the one line the model's skills menu shows. */

@@ -1,4 +1,5 @@
 import { contextKey } from "../core/attachments";
+import { LIMITS } from "../core/limits";
 import { contextVersion } from "../core/version";
 import { fail, ok, type Result } from "../core/problem";
 import type { ContextData, ContextList } from "../protocol/context-data";
@@ -182,15 +183,22 @@ function searchTools(query: string, limit: number, toolCallId: string, ctx: RunC
   const hits = index.search(query, limit);
   if (hits.length === 0) return `No tool matched "${query}". Describe the action in other words, or give an exact tool name.`;
   const specs = new Map(catalog.map((t) => [t.name, t]));
+  let full = 0;
   const lines = hits.map((hit) => {
     const known = loaded.includes(hit.name);
+    // The list stays bounded: past the limit a tool is named but not loaded.
+    if (!known && loaded.length >= LIMITS.loadedToolsPerConversation) {
+      full++;
+      return `- ${modelToolName(hit.name)}: ${specs.get(hit.name)!.description} (not loaded: your list is full)`;
+    }
     if (!known) {
       loaded.push(hit.name);
       report.loaded.push({ name: hit.name, query, toolCallId });
     }
     return `- ${modelToolName(hit.name)}: ${specs.get(hit.name)!.description}${known ? " (already in your list)" : ""}`;
   });
-  return `Tools for "${query}", now in your tool list for the rest of the conversation (call them by these names):\n${lines.join("\n")}`;
+  const note = full ? `\n(${LIMITS.loadedToolsPerConversation} tools are loaded already, the most a conversation holds: ${full} found here could not be added.)` : "";
+  return `Tools for "${query}", now in your tool list for the rest of the conversation (call them by these names):\n${lines.join("\n")}${note}`;
 }
 
 async function readSkill(name: string, toolCallId: string, ctx: RunContext, report: ToolRunReport): Promise<Result<string>> {

@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../src/core/limits";
+import { ok } from "../../src/core/problem";
+import type { AgentInfo } from "../../src/protocol/frontend";
+import type { Toolbox, ToolSpec } from "../../src/protocol/tools";
+import { MODEL_TOOL_NAME, modelToolName } from "../../src/tools/model-names";
+import { offerTools } from "../../src/tools/offer";
+import { runCalls, servedCalls, type ToolHost } from "../../src/tools/run";
+
+const spec = (name: string, description = `${name} does its thing`): ToolSpec => ({ name, description, inputSchema: { type: "object", properties: { q: { type: "string" } } }, online: true });
+const agent = (over: Partial<AgentInfo> = {}): AgentInfo => ({
+  id: "app:agent",
+  app: "app",
+  name: "Agent",
+  systemPrompt: "",
+  tools: [],
+  catalog: [],
+  skills: [],
+  browseContexts: false,
+  attachedContexts: [],
+  memory: false,
+  resultPolicies: {},
+  updatedAt: "",
+  ...over,
+});
+const box = (over: Partial<Toolbox> = {}): Toolbox => ({ agent: agent(), bound: [], catalog: [], skills: [], unknown: [], ...over });
+
+/** A host whose apps answer with the tool's name and arguments; what it was asked is recorded. */
+function host(): ToolHost & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    callTool: async (name, args) => (asked.push(name), { ok: true, text: `${name} ${JSON.stringify(args)}`, isError: false, ms: 1 }),
+    readSkill: async (name) => ok({ name, description: "d", manual: "Do it well.", references: [] }),
+    providers: () => [],
+    listItems: async () => ok({ items: [] }),
+    readContext: async () => ok(null),
+  };
+}
+const ctx = (toolbox: Toolbox, h = host(), loaded: string[] = []) => ({ toolbox, loaded, host: h, conversationId: "c-0000001", neutralize: (t: string) => t });
+const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) });
+
+describe("model-facing tool names", () => {
+  it("is app__tool when that is a valid function name, else a shortened name with a hash, always valid and distinct", () => {
+    expect(modelToolName("calendar:create_event")).toBe("calendar__create_event");
+    const tricky = ["a.b:c", "a_b:c", "a__b:c", "a:b__c", `${"x".repeat(40)}:${"y".repeat(40)}`, `${"x".repeat(40)}:${"y".repeat(39)}z`];
+    const names = tricky.map(modelToolName);
+    for (const n of names) expect(n).toMatch(MODEL_TOOL_NAME);
+    expect(new Set(names).size).toBe(tricky.length);
+    expect(modelToolName("a.b:c")).toBe(modelToolName("a.b:c"));
+  });
+});
+
+describe("the tool list", () => {
+  it("is bound tools in the agent's order, then the runtime's own, then loaded ones in load order; loading only appends", () => {
+    const catalog = [spec("app:zeta"), spec("app:alpha")];
+    const input = { bound: [spec("app:b"), spec("app:a")], catalog, loaded: [] as string[], skills: [{ name: "app:s", description: "d" }], browseContexts: true };
+    const before = offerTools(input);
+    expect(before.tools.map((t) => t.function.name)).toEqual(["app__b", "app__a", "search_tools", "read_skill", "list_contexts", "read_context"]);
+    const after = offerTools({ ...input, loaded: ["app:zeta", "app:gone", "app:alpha"] });
+    expect(after.tools.map((t) => t.function.name)).toEqual([...before.tools.map((t) => t.function.name), "app__zeta", "app__alpha"]);
+    expect(JSON.stringify(after.tools).startsWith(JSON.stringify(before.tools).slice(0, -1))).toBe(true);
+    expect(after.tokens).toBe(after.offered.reduce((s, t) => s + t.tokens, 0));
+  });
+
+  it("offers no runtime tool an agent cannot use", () => {
+    expect(offerTools({ bound: [spec("app:a")], catalog: [], loaded: [], skills: [], browseContexts: false }).tools.map((t) => t.function.name)).toEqual(["app__a"]);
+  });
+});
+
+describe("running the calls the runtime serves", () => {
+  it("serves the agent's bound and catalog tools and the runtime tools it offers, nothing else", () => {
+    const toolbox = box({ bound: [spec("app:a")], catalog: [spec("app:b")] });
+    const calls = [call("1", "app__a", {}), call("2", "app__b", {}), call("3", "other__c", {}), call("4", "read_skill", {}), call("5", "search_tools", { query: "x" })];
+    expect(servedCalls(calls, toolbox).map((c) => c.id)).toEqual(["1", "2", "5"]);
+  });
+
+  it("answers every call in call order, bad arguments with a note and without asking the app", async () => {
+    const h = host();
+    const toolbox = box({ bound: [spec("app:a")], catalog: [spec("app:b")] });
+    const report = await runCalls([call("1", "app__a", { q: "x" }), call("2", "app__a", "[1,2]"), call("3", "search_tools", {}), call("4", "app__a", "")], ctx(toolbox, h));
+    expect(report.results.map((r) => r.toolCallId)).toEqual(["1", "2", "3", "4"]);
+    expect(report.results[0]).toEqual({ toolCallId: "1", content: 'app:a {"q":"x"}', runtimeWritten: false });
+    expect(report.results[1]!.content).toBe("[tool error: app__a: the arguments are not a JSON object; call it again with a JSON object]");
+    expect(report.results[2]!.content).toMatch(/^\[tool error: the arguments do not match search_tools's schema: .*query/);
+    expect(report.results[3]!.content).toBe("app:a {}");
+    expect(h.asked).toEqual(["app:a", "app:a"]);
+    expect(report.ran.map((r) => r.outcome)).toEqual(["ok", "invalid_arguments", "invalid_arguments", "ok"]);
+  });
+
+  it("loads what search_tools finds, up to the conversation's limit, and says what it could not add", async () => {
+    const catalog = Array.from({ length: LIMITS.loadedToolsPerConversation + 2 }, (_, i) => spec(`app:tool_${String(i).padStart(3, "0")}`, `Handles case number ${i}.`));
+    const loaded = catalog.slice(0, LIMITS.loadedToolsPerConversation - 1).map((t) => t.name);
+    const report = await runCalls([call("s", "search_tools", { query: "select:app:tool_064,app:tool_065", limit: 2 })], ctx(box({ catalog }), host(), loaded));
+    expect(report.loaded.map((l) => l.name)).toEqual(["app:tool_064"]);
+    const text = report.results[0]!.content;
+    expect(text).toContain("- app__tool_064: Handles case number 64.\n");
+    expect(text).toContain("- app__tool_065: Handles case number 65. (not loaded: your list is full)");
+    expect(text).toContain(`(${LIMITS.loadedToolsPerConversation} tools are loaded already`);
+  });
+
+  it("opens a skill by its menu name or an unambiguous bare name, and refuses others with the menu", async () => {
+    const toolbox = box({ skills: [{ name: "app:style", description: "d" }, { name: "kit:style", description: "d" }, { name: "kit:plan", description: "d" }] });
+    const report = await runCalls([call("1", "read_skill", { name: "plan" }), call("2", "read_skill", { name: "style" }), call("3", "read_skill", { name: "app:style" })], ctx(toolbox));
+    expect(report.results[0]!.content).toBe("# Skill kit:plan\n\nDo it well.");
+    expect(report.results[1]!.content).toBe("[tool error: no skill 'style' on your menu; the menu lists: app:style, kit:style, kit:plan]");
+    expect(report.linked.map((l) => l.name)).toEqual(["kit:plan", "app:style"]);
+  });
+});
