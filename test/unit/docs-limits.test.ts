@@ -77,6 +77,7 @@ const README_PHRASES = [
   "pages of at most {messagesPerPage} messages",
   "reads at most {historyReadBytes} of a conversation's history",
   "a turn's model input {modelInputChars} characters",
+  "{loadedToolsPerConversation} catalog tools loaded per conversation",
   "a conversation's stored messages {conversationBytes}",
 ];
 
