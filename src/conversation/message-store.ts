@@ -159,6 +159,12 @@ export class MessageStore {
     return { calls: open, seq: open.size ? (last.seq as number) : 0 };
   }
 
+  /** The newest calls stored (open or answered): a reply that repeats them exactly was stored already. */
+  lastCalls(): ToolCall[] {
+    const last = this.sql.exec<Row>("SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL ORDER BY seq DESC LIMIT 1").toArray()[0];
+    return last ? (JSON.parse(last.tool_calls as string) as ToolCall[]) : [];
+  }
+
   /** The newest assistant message that made a call with this id, or null: ids may repeat across messages. */
   lastCallSeq(toolCallId: string): number | null {
     return this.sql

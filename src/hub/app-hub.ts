@@ -24,8 +24,7 @@ import { saveSession, sessionOf, type SocketSession } from "./socket-session";
 export type PulledContext = Observation & { ref: string; itemId?: string };
 
 export interface PreparedTurn {
-  agent: AgentInfo;
-  /** The agent's tools and skills as registered now. */
+  /** The agent, with its tools and skills as registered now. */
   toolbox: Toolbox;
   pulled: PulledContext[];
 }
@@ -72,7 +71,11 @@ export class AppHub extends DurableObject<Env> {
     if (!session) return;
     if (typeof message !== "string") return ws.send(rpcError(null, ErrorCode.InvalidRequest, "send JSON-RPC as text frames"));
     if (message.length > LIMITS.frameChars) {
-      return ws.send(rpcError(null, ErrorCode.TooLarge, `frame exceeds ${LIMITS.frameChars} characters`));
+      ws.send(rpcError(null, ErrorCode.TooLarge, `frame exceeds ${LIMITS.frameChars} characters`));
+      // An answer too large still ends its call, at once: the caller must not wait out the deadline for it.
+      const id = leadingId(message);
+      if (id !== null) this.pending.settle(id, session.sessionId, { failure: new AppCallError("invalid", `the answer is larger than the ${LIMITS.frameChars}-character frame limit`) });
+      return;
     }
     let data: unknown;
     try {
@@ -154,12 +157,11 @@ export class AppHub extends DurableObject<Env> {
   async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null): Promise<PreparedTurn | null> {
     const toolbox = this.toolbox(agentId);
     if (!toolbox) return null;
-    const { agent } = toolbox;
     this.conversationActive(conversationId);
     // A continuation (tool results only) pulls nothing: contexts ride with user messages.
-    if (runtime === null) return { agent, toolbox, pulled: [] };
-    const requests = mergeAttachments(agent.attachedContexts, runtime);
-    return { agent, toolbox, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
+    if (runtime === null) return { toolbox, pulled: [] };
+    const requests = mergeAttachments(toolbox.agent.attachedContexts, runtime);
+    return { toolbox, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
   }
 
   /** One context as the model asked for it (read_context): a provider's current state, or one of its items. */
@@ -214,6 +216,8 @@ export class AppHub extends DurableObject<Env> {
   toolbox(agentId: string): Toolbox | null {
     const agent = this.registry.agent(agentId);
     if (!agent) return null;
+    // Most turns' agents use no tools: nothing more to read.
+    if (agent.tools.length + agent.catalog.length + agent.skills.length === 0) return { agent, bound: [], catalog: [], skills: [], unknown: [] };
     const online = new Map<string, boolean>();
     const isOnline = (app: string) => {
       if (!online.has(app)) online.set(app, this.socketFor(app) !== null);
@@ -258,7 +262,11 @@ export class AppHub extends DurableObject<Env> {
     if (!checked.ok) return failed("invalid_arguments", checked.errors.join("\n"));
     const params = { name: splitQualified(name).name, arguments: input, conversationId: meta.conversationId, toolCallId: meta.toolCallId };
     const answer = await this.callApp(tool.app, "tools/call", params, toolDeadlineMs(this.env));
-    if (!answer.ok) return failed(answer.reason === "timeout" || answer.reason === "offline" || answer.reason === "error" ? answer.reason : "invalid", answer.detail);
+    if (!answer.ok) {
+      // Gone after the call was sent: the tool may have run.
+      const reason = answer.reason === "offline" && answer.sent ? "disconnected" : answer.reason === "timeout" || answer.reason === "offline" || answer.reason === "error" ? answer.reason : "invalid";
+      return failed(reason, answer.detail);
+    }
     const result = ToolsCallResult.safeParse(answer.value);
     if (!result.success) {
       const detail = issuesOf(result.error).map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
@@ -319,7 +327,7 @@ export class AppHub extends DurableObject<Env> {
       ws.send(rpcRequest(id, method, params));
       return { ok: true, value: await answer };
     } catch (error) {
-      if (error instanceof AppCallError) return { ok: false, reason: error.reason, detail: error.message };
+      if (error instanceof AppCallError) return { ok: false, reason: error.reason, detail: error.message, sent: true };
       this.pending.failSession(session.sessionId, new AppCallError("offline", "socket failed"));
       return { ok: false, reason: "offline", detail: `app '${app}' could not be reached` };
     }
@@ -340,7 +348,20 @@ export class AppHub extends DurableObject<Env> {
   }
 }
 
-type AppAnswer = { ok: true; value: unknown } | { ok: false; reason: MissingReason; detail: string };
+/** `sent`: the request reached the socket before the call failed. */
+type AppAnswer = { ok: true; value: unknown } | { ok: false; reason: MissingReason; detail: string; sent?: true };
+
+/** The id of a JSON-RPC frame, read from its start without parsing it all (for a frame too large to parse). */
+function leadingId(frame: string): string | number | null {
+  const match = /"id"\s*:\s*("(?:[^"\\]|\\.){1,256}"|-?\d{1,16})/.exec(frame.slice(0, 1024));
+  if (!match) return null;
+  try {
+    return JSON.parse(match[1]!) as string | number;
+  } catch {
+    return null;
+  }
+}
+
 type ProviderAnswer = (Extract<AppAnswer, { ok: true }> & { provider: ProviderRecord }) | Extract<AppAnswer, { ok: false }>;
 
 function unanswered(answer: Extract<ProviderAnswer, { ok: false }>): Result<never> {

@@ -52,8 +52,8 @@ export interface TurnResult {
   agent: { id: string; name: string; tools: string[] };
   /** The full model input, OpenAI chat format. */
   messages: ChatMessage[];
-  /** The tools the model may call, in OpenAI's function format (pass as `tools`); empty when it has none. */
-  tools: FunctionTool[];
+  /** The tools the model may call, in OpenAI's function format (pass as `tools`); absent when it has none. */
+  tools?: FunctionTool[];
   usage: TurnUsage;
   missing: MissingContext[];
   envelope: ContextEnvelope;

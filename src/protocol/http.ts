@@ -61,7 +61,7 @@ export const TurnBody = z
   .object({
     turnId: TurnId.optional(),
     agent: QualifiedName,
-    /** The user's new message; leave it out to continue after tool results. */
+    /** The user's new message; leave it out to continue (after a reply's tool calls, results, decisions, or tools run with POST …/tools/run). */
     message: Text(LIMITS.messageChars, 1).optional(),
     /**
      * The model's answer to the previous turn, as its SDK returned it (openai's `choices[0].message`): stored first.
@@ -83,10 +83,6 @@ export const TurnBody = z
     budget: TurnBudget.optional(),
   })
   .strict()
-  .refine((b) => b.message !== undefined || b.toolResults !== undefined || b.approvals !== undefined || b.reply?.tool_calls !== undefined, {
-    message: "send a message, a reply with tool calls, toolResults or approvals",
-    path: ["message"],
-  })
   .refine((b) => b.reply === undefined || b.reply.tool_calls !== undefined || b.message !== undefined, {
     message: "a reply without tool calls ends the model's turn: send it with the user's next message (or append it)",
     path: ["reply"],

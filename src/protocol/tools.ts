@@ -49,7 +49,8 @@ export interface SkillContent {
   references: { name: string; content: string }[];
 }
 
-export type ToolFailureReason = "unknown_tool" | "invalid_arguments" | "offline" | "timeout" | "error" | "invalid";
+/** `offline`: not sent (no app connected); `disconnected`: the app went away after the call was sent, so it may have run. */
+export type ToolFailureReason = "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid";
 
 /** One tool call's outcome. `ok: true` means the app answered; `isError` says whether its tool failed (the model reads `text` either way). */
 export type ToolRun =

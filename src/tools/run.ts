@@ -33,7 +33,7 @@ export interface RanCall {
   tool: string;
   /** `app:tool`, or the runtime tool's name. */
   servedBy: string;
-  outcome: "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "timeout" | "error" | "invalid" | "not_found";
+  outcome: "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid" | "not_found";
   ms: number;
 }
 
@@ -67,8 +67,12 @@ export interface RunContext {
 
 /** The calls the runtime serves, among `calls`: the agent's bound and catalog tools, and the runtime's own it offers. */
 export function servedCalls(calls: readonly ModelCall[], toolbox: Toolbox): ModelCall[] {
-  const apps = new Set([...toolbox.bound, ...toolbox.catalog].map((t) => modelToolName(t.name)));
-  return calls.filter((c) => apps.has(c.name) || (isRuntimeTool(c.name) && runtimeToolEnabled(c.name, toolbox)));
+  const tools = [...toolbox.bound, ...toolbox.catalog];
+  const names = new Set(tools.map((t) => modelToolName(t.name)));
+  // A name in an app's form (`app__…`) for an app the agent uses is the runtime's to answer, made up or not.
+  const apps = new Set(tools.map((t) => `${t.name.slice(0, t.name.indexOf(":"))}__`));
+  const appForm = (name: string) => name.includes("__") && apps.has(name.slice(0, name.indexOf("__") + 2));
+  return calls.filter((c) => names.has(c.name) || appForm(c.name) || (isRuntimeTool(c.name) && runtimeToolEnabled(c.name, toolbox)));
 }
 
 function runtimeToolEnabled(name: RuntimeToolName, toolbox: Toolbox): boolean {
@@ -103,8 +107,10 @@ export async function runCalls(calls: readonly ModelCall[], ctx: RunContext): Pr
     outcomes.set(call.id, { result, ran });
   }
   for (const call of calls) {
-    const outcome = outcomes.get(call.id);
-    if (!outcome) continue;
+    const outcome = outcomes.get(call.id) ?? {
+      result: errorResult(call.id, `there is no tool named ${call.name}; call one of the tools in your list`, ctx),
+      ran: { toolCallId: call.id, tool: call.name, servedBy: call.name, outcome: "unknown_tool" as const, ms: 0 },
+    };
     report.results.push(outcome.result);
     report.ran.push(outcome.ran);
   }
@@ -118,9 +124,9 @@ async function runAppTool(call: ModelCall, spec: ToolSpec, ctx: RunContext): Pro
     return { result: errorResult(call.id, `${call.name}: ${args.problem.detail}; call it again with a JSON object`, ctx), ran: { ...base, outcome: "invalid_arguments", ms: 0 } };
   }
   const run = await ctx.host.callTool(spec.name, args.value, { conversationId: ctx.conversationId, toolCallId: call.id });
-  if (run.ok) {
-    return { result: { toolCallId: call.id, content: run.text, runtimeWritten: false }, ran: { ...base, outcome: run.isError ? "tool_error" : "ok", ms: run.ms } };
-  }
+  if (run.ok && !run.isError) return { result: { toolCallId: call.id, content: run.text, runtimeWritten: false }, ran: { ...base, outcome: "ok", ms: run.ms } };
+  // The tool's own failure, marked as one: a result carries no error flag the model could read.
+  if (run.ok) return { result: errorResult(call.id, `${call.name} reported a failure: ${run.text}`, ctx), ran: { ...base, outcome: "tool_error", ms: run.ms } };
   return { result: errorResult(call.id, failureNote(call.name, spec, run), ctx), ran: { ...base, outcome: run.reason, ms: run.ms } };
 }
 
@@ -131,6 +137,8 @@ function failureNote(tool: string, spec: ToolSpec, run: Extract<ToolRun, { ok: f
       return invalidArguments(tool, [run.detail]);
     case "offline":
       return `${tool} was not run: the app '${app}' that serves it is not connected. Tell the user, or go on without it`;
+    case "disconnected":
+      return `the app '${app}' disconnected while running ${tool}; it may have run, so check before calling it again`;
     case "timeout":
       return `${tool} did not answer in time (${run.detail}); it may still have run, so check before calling it again`;
     case "unknown_tool":

@@ -36,7 +36,6 @@ describe("bad input over HTTP gets a clear 4xx and stores nothing", () => {
     const { agent, frontend, conversation } = await setup();
     const path = `/v1/conversations/${conversation}/turns`;
     const bad = [
-      { agent },
       { agent, toolResults: [] },
       { agent, toolResults: [{ tool_call_id: "", content: "x" }] },
       { agent, toolResults: [{ tool_call_id: "c1", content: 5 }] },
@@ -48,6 +47,8 @@ describe("bad input over HTTP gets a clear 4xx and stores nothing", () => {
       { agent, message: "hi", taskState: [{ pointer: "s3://elsewhere" }] },
     ];
     for (const body of bad) await expectProblem(await frontend.request("POST", path, body), 400, "invalid-request");
+    // A bare continuation is well formed, but has no user message to answer yet.
+    await expectProblem(await frontend.request("POST", path, { agent }), 409, "conflict");
     await expectProblem(await frontend.request("POST", path, { agent, message: "x ".repeat(300), budget: { maxTokens: 64 } }), 422, "limit-exceeded");
     await expectProblem(
       await frontend.request("POST", `/v1/conversations/${conversation}/messages`, { messages: [{ role: "tool", tool_call_id: "c1", content: "x".repeat(LIMITS.toolResultChars + 1) }] }),

@@ -5,7 +5,7 @@ import { conversationStub } from "../../src/env";
 import { pairingProblems } from "../../src/core/groups";
 import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
-import { freshIdentity, Frontend } from "./support/runtime";
+import { expectProblem, freshIdentity, Frontend } from "./support/runtime";
 import { ToolApp, type ToolAnswer } from "./support/tool-app";
 
 const EVENT_SCHEMA = {
@@ -85,8 +85,8 @@ describe("tools apps serve, on a turn", () => {
   it("offers the agent's tools in OpenAI function format, in a fixed order, counted in usage and the evidence", async () => {
     const s = await setup({ agent: { tools: ["list_events", "calendar:create_event"], catalog: ["calendar:*"], skills: ["calendar:*"], browseContexts: true } });
     const turn = await s.turn({ message: "What's on Friday?" });
-    expect(turn.tools.map((t) => t.function.name)).toEqual(["calendar__list_events", "calendar__create_event", "search_tools", "read_skill", "list_contexts", "read_context"]);
-    expect(turn.tools[1]).toEqual({ type: "function", function: { name: "calendar__create_event", description: "Create an event on the user's calendar.", parameters: EVENT_SCHEMA } });
+    expect(turn.tools!.map((t) => t.function.name)).toEqual(["calendar__list_events", "calendar__create_event", "search_tools", "read_skill", "list_contexts", "read_context"]);
+    expect(turn.tools![1]).toEqual({ type: "function", function: { name: "calendar__create_event", description: "Create an event on the user's calendar.", parameters: EVENT_SCHEMA } });
     const offered = turn.envelope.tools!.offered!;
     expect(offered.map((o) => [o.name, o.qualified, o.source])).toEqual([
       ["calendar__list_events", "calendar:list_events", "bound"],
@@ -170,7 +170,7 @@ describe("tools apps serve, on a turn", () => {
     const read = results(turn);
     expect(read.get(model.tool_calls[0]!.id)).toMatch(/^\[tool error: calendar__list_events did not answer in time \(.*\); it may still have run, so check before calling it again\]$/);
     expect(read.get(model.tool_calls[1]!.id)).toBe("[tool error: calendar__delete_event failed: database locked]");
-    expect(read.get(model.tool_calls[2]!.id)).toBe("no calendar named work");
+    expect(read.get(model.tool_calls[2]!.id)).toBe("[tool error: calendar__create_event reported a failure: no calendar named work]");
     expect(turn.envelope.tools!.ran!.map((r) => r.outcome)).toEqual(["timeout", "error", "tool_error"]);
     expect(pairingProblems(turn.messages.slice(1))).toEqual([]);
 
@@ -180,6 +180,33 @@ describe("tools apps serve, on a turn", () => {
     const second = reply(["calendar__create_event", { title: "Retro", date: "2026-12-01" }]);
     const offline = await s.turn({ reply: second });
     expect(results(offline).get(second.tool_calls[0]!.id)).toBe("[tool error: calendar__create_event was not run: the app 'calendar' that serves it is not connected. Tell the user, or go on without it]");
+  });
+
+  it("ends a call at once when the app's answer is larger than a frame, and tells the model", async () => {
+    const s = await setup();
+    await s.turn({ message: "List Friday." });
+    const huge: ToolAnswer = (params, id, method) =>
+      method === "tools/call" ? { raw: JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "x".repeat(600_000) }] } }) } : null;
+    const big = await ToolApp.connect(s.id, "calendar", s.init, huge);
+    const model = reply(["calendar__list_events", {}]);
+    const turn = await s.turn({ reply: model });
+    expect(results(turn).get(model.tool_calls[0]!.id)).toBe("[tool error: calendar__list_events failed: the answer is larger than the 524288-character frame limit]");
+    expect(turn.envelope.tools!.ran!.map((r) => r.outcome)).toEqual(["invalid"]);
+    big.ws.close(1000, "done");
+  });
+
+  it("answers a call to a tool the app does not have, and refuses a reply sent again", async () => {
+    const s = await setup();
+    await s.turn({ message: "Book it." });
+    const model = reply(["calendar__nope", {}]);
+    const turn = await s.turn({ reply: model });
+    expect(results(turn).get(model.tool_calls[0]!.id)).toBe("[tool error: there is no tool named calendar__nope; call one of the tools in your list]");
+    expect(turn.envelope.tools!.ran!.map((r) => r.outcome)).toEqual(["unknown_tool"]);
+    // The same reply again (a retry without its turnId) would run its calls twice.
+    const again = await s.frontend.request("POST", `${s.path}/turns`, { agent: s.agent, reply: model });
+    expect((await expectProblem(again, 409, "conflict")).detail).toContain("send it again with the same turnId");
+    const { messages } = await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`);
+    expect(messages.map((m) => m.message.role)).toEqual(["user", "assistant", "tool"]);
   });
 
   it("keeps the tool list byte for byte across 50 turns, and changes it only when the bindings change", async () => {
@@ -193,7 +220,7 @@ describe("tools apps serve, on a turn", () => {
     // The app binds one more tool: the list changes, and only then.
     await s.app.initialize("calendar", { ...s.init, agents: [{ ...s.init.agents[0], tools: ["create_event", "list_events", "delete_event"] }] });
     const rebound = await s.turn({ message: "after" });
-    expect(rebound.tools.map((t) => t.function.name).slice(0, 3)).toEqual(["calendar__create_event", "calendar__list_events", "calendar__delete_event"]);
+    expect(rebound.tools!.map((t) => t.function.name).slice(0, 3)).toEqual(["calendar__create_event", "calendar__list_events", "calendar__delete_event"]);
     expect(JSON.stringify(rebound.tools)).not.toBe(JSON.stringify(first.tools));
   });
 
@@ -214,12 +241,12 @@ describe("a catalog the model searches", () => {
   it("loads what search_tools finds: appended after the others, kept through compaction and eviction", async () => {
     const s = await setup({ agent: { tools: ["list_events"], catalog: ["calendar:*"] }, compaction: SMALL_WINDOW });
     const first = await s.turn({ message: "Find me a free hour." });
-    expect(first.tools.map((t) => t.function.name)).toEqual(["calendar__list_events", "search_tools"]);
+    expect(first.tools!.map((t) => t.function.name)).toEqual(["calendar__list_events", "search_tools"]);
     const search = reply(["search_tools", { query: "find a free slot for a meeting" }]);
     const turn = await s.turn({ reply: search });
     const found = results(turn).get(search.tool_calls[0]!.id)!;
     expect(found).toContain("- calendar__find_free_slot: Find a free slot for a meeting of a given length.");
-    const names = turn.tools.map((t) => t.function.name);
+    const names = turn.tools!.map((t) => t.function.name);
     expect(names.slice(0, 2)).toEqual(["calendar__list_events", "search_tools"]);
     expect(names).toContain("calendar__find_free_slot");
     expect(turn.envelope.tools!.loaded!.map((l) => [l.name, l.query])).toContainEqual(["calendar:find_free_slot", "find a free slot for a meeting"]);
@@ -311,6 +338,10 @@ describe("running tools outside a turn", () => {
     await s.frontend.json("POST", `${s.path}/messages`, { messages: [own] });
     const res = await s.frontend.request("POST", `${s.path}/tools/run`, { toolCallIds: [own.tool_calls[0]!.id] });
     expect(res.status).toBe(400);
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "tool", tool_call_id: own.tool_calls[0]!.id, content: "done in the browser" }] });
+    // Then a bare continuation: the model reads everything since the user's message.
+    const next = await s.turn({});
+    expect(next.messages.slice(-4).map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool"]);
   });
 });
 

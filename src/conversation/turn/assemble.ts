@@ -126,7 +126,8 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
     turnId: d.turnId,
     conversationId: deps.meta.conversationId,
     agent: { id: d.agent.id, name: d.agent.name, tools: d.agent.tools },
-    tools: d.offer.tools,
+    // Absent when there is none: model APIs refuse an empty `tools`.
+    ...(d.offer.tools.length ? { tools: d.offer.tools } : {}),
     usage: assembly.usage,
     missing: [...assembly.missing, ...memoryMissing],
     envelope,

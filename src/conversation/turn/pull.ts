@@ -54,8 +54,8 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
   const resources: Observation[] = deps.store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
   const count = (status: Observation["status"]) => pulled.filter((o) => o.status === status).length;
   return ok({
-    out: { agent: prepared.agent, toolbox: prepared.toolbox, added: added.value, observations: [...pulled, ...resources], contextHits },
-    decided: { agent: prepared.agent.id, pulled: pulled.length, present: count("present"), empty: count("empty"), missing: count("missing"), reused, resources: resources.length, attached: added.value.length },
+    out: { agent: prepared.toolbox.agent, toolbox: prepared.toolbox, added: added.value, observations: [...pulled, ...resources], contextHits },
+    decided: { agent: prepared.toolbox.agent.id, pulled: pulled.length, present: count("present"), empty: count("empty"), missing: count("missing"), reused, resources: resources.length, attached: added.value.length },
   });
 }
 

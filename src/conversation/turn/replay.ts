@@ -25,6 +25,5 @@ export function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
     const standIn = notShown.get(seqs[i]!);
     return standIn && m.role === "tool" ? { role: "tool", tool_call_id: m.tool_call_id, content: renderNotShown(standIn.tool, standIn.tokens, deps.meta.nonce) } : m;
   });
-  // Turns stored before tools were offered carry no list: they offered none.
-  return { ...stored, tools: stored.tools ?? [], messages: [{ role: "system", content: prior.systemPrompt }, ...shown, ...(own ? [own.message] : [])], replayed: true };
+  return { ...stored, messages: [{ role: "system", content: prior.systemPrompt }, ...shown, ...(own ? [own.message] : [])], replayed: true };
 }
