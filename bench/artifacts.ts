@@ -7,7 +7,8 @@
  */
 import { FieldResolution } from "../src/artifacts/declare-fields";
 import { schemaKeysOf, structuralSummary } from "../src/artifacts/shape";
-import { formatPointer, renderTaskState, type ArtifactRef } from "../src/artifacts/task-state";
+import { formatPointer, type ArtifactRef } from "../src/protocol/artifacts";
+import { renderTaskState } from "../src/artifacts/task-state";
 import { countTokens } from "../src/core/tokens";
 
 const VENDORS = ["Gartner", "IDC", "Forrester", "Canalys", "Synergy", "Statista", "McKinsey", "Deloitte"];

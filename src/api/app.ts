@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { timing } from "hono/timing";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import { hubStub } from "../env";
 import { appCredential, offersAppSubprotocol, requireApiKey, type ApiEnv } from "./auth";
 import { conversations } from "./conversations";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { resolveWith, ResolveBody } from "../artifacts/declare-fields";
 import { artifactRef, readArtifact } from "../artifacts/read";
 import { storeArtifact, StoreArtifactBody } from "../artifacts/store";
-import { ArtifactId, TaskId } from "../artifacts/task-state";
+import { ArtifactId, TaskId } from "../protocol/artifacts";
 import { conversationStub } from "../env";
 import { ConversationId } from "../protocol/methods";
 import type { ApiEnv } from "./auth";

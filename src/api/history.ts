@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { CompactionPolicy } from "../history/policy";
+import { CompactionPolicy } from "../protocol/policies";
 import { resultKey } from "../conversation/history";
 import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";

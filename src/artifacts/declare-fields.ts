@@ -26,10 +26,11 @@ import { z } from "zod";
 import { fail, ok, type Result } from "../core/problem";
 import { countTokens } from "../core/tokens";
 import type { Owner } from "../env";
-import { isPlainObject, lookup, parseJsonPointer, type Lookup } from "../core/json-pointer";
-import { ARTIFACT_LIMITS } from "./limits";
+import { isPlainObject, lookup, type Lookup } from "../core/json-pointer";
+import { parseJsonPointer } from "../protocol/json-pointer";
+import { ARTIFACT_LIMITS } from "../protocol/artifact-limits";
 import { readArtifact, type ReadArtifact } from "./read";
-import { ArtifactRef, ArtifactVersion, parsePointer, Sha256Hex, ArtifactPointer, formatPointer, type PointerParts } from "./task-state";
+import { ArtifactRef, ArtifactVersion, parsePointer, Sha256Hex, ArtifactPointer, formatPointer, type PointerParts } from "../protocol/artifacts";
 
 const KeyOrPath = z
   .string()

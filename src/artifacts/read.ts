@@ -7,8 +7,8 @@
  */
 import { fail, ok, type Result } from "../core/problem";
 import type { Owner } from "../env";
-import { ARTIFACT_LIMITS } from "./limits";
-import { ArtifactRef, formatPointer, type PointerParts } from "./task-state";
+import { ARTIFACT_LIMITS } from "../protocol/artifact-limits";
+import { ArtifactRef, formatPointer, type PointerParts } from "../protocol/artifacts";
 
 export function artifactPrefix(owner: Owner, p: Omit<PointerParts, "version">): string {
   const seg = encodeURIComponent;

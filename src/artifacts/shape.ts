@@ -3,7 +3,7 @@
  * for, and a structural one-liner for when the producer gave no summary. Pure.
  */
 import { isPlainObject } from "../core/json-pointer";
-import { ARTIFACT_LIMITS } from "./limits";
+import { ARTIFACT_LIMITS } from "../protocol/artifact-limits";
 
 const encoder = new TextEncoder();
 /** Distinct keys counted at most; a list with more is reported as having at least this many. */

@@ -15,10 +15,10 @@ import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { Owner } from "../env";
 import { redactJson } from "../protect/redact";
-import { ARTIFACT_LIMITS } from "./limits";
+import { ARTIFACT_LIMITS } from "../protocol/artifact-limits";
 import { cut, formatBytes, nestsDeeperThan, schemaKeysOf, structuralSummary } from "./shape";
 import { artifactPrefix, listVersions, objectKey } from "./read";
-import { ArtifactId, ArtifactRef, ArtifactType, formatPointer, TaskId } from "./task-state";
+import { ArtifactId, ArtifactRef, ArtifactType, formatPointer, TaskId } from "../protocol/artifacts";
 
 export const StoreArtifactBody = z
   .object({

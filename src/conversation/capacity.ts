@@ -1,4 +1,4 @@
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import { imagesOf, textOf, type ChatMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
 import type { MessageStore } from "./message-store";

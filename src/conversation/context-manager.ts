@@ -3,7 +3,8 @@ import { pairingProblems } from "../core/groups";
 import { withText, type AppendableMessage, type ChatMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
 import type { CompactionStatus, ContextManager, RequestMessages } from "../history/contract";
-import { compactionLimits, withModelWindow, type CompactionPolicy } from "../history/policy";
+import { compactionLimits, withModelWindow } from "../history/policy";
+import type { CompactionPolicy } from "../protocol/policies";
 import { admitText } from "../protect/boundary";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
@@ -14,7 +15,7 @@ import type { ConversationMeta, ConversationStore } from "./store";
 import type { ApprovalStore } from "./approval-store";
 import { admitMessages, storeAdmitted, type AdmittedMessages } from "./tool-results";
 import { checkRoom, checkWholeView } from "./capacity";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import type { MessagePage } from "../protocol/frontend";
 
 type UserMessage = Extract<ChatMessage, { role: "user" }>;

@@ -3,12 +3,13 @@ import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, Messag
 import { contextKey } from "../core/attachments";
 import { acknowledgedApps, mergeAttachments } from "../core/attachments";
 import type { ContextList } from "../protocol/context-data";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import type { AppendableMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import { hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from "../env";
-import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
+import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
+import type { CompactionPolicy } from "../protocol/policies";
 import { chooseSummariser } from "../history/summarise";
 import { ApprovalStore } from "./approval-store";
 import { decideApproval, requestApproval, type ApprovalDeps } from "./approvals";

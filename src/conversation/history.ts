@@ -2,7 +2,8 @@ import { messageTokens } from "../core/assemble";
 import type { CompactionEvidence } from "../core/evidence";
 import type { Owner } from "../env";
 import { planCompaction, viewGroups, type CompactionPlan } from "../history/plan";
-import { compactionLimits, type CompactionLimits, type CompactionPolicy } from "../history/policy";
+import { compactionLimits } from "../history/policy";
+import type { CompactionLimits, CompactionPolicy } from "../protocol/policies";
 import type { SummaryDraft, SummaryInputMessage, SummaryRequest } from "../history/summary";
 import {
   leastTrusted,
@@ -25,7 +26,7 @@ import { callKey, type ApprovalStore } from "./approval-store";
 import { denialReason } from "./approvals";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
 import type { ConversationStore } from "./store";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 
 /** What a request reads of the history: the summary in effect, then the stored messages after it, some as stubs. */
 export interface HistoryView extends HistoryOverlay {

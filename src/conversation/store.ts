@@ -1,6 +1,7 @@
 import type { LedgerEntry, LedgerKind } from "../core/ledger";
-import { DEFAULT_COMPACTION_POLICY, type CompactionPolicy } from "../history/policy";
-import type { TrimPolicy } from "../protect/trim-policy";
+import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
+import type { CompactionPolicy } from "../protocol/policies";
+import type { TrimPolicy } from "../protocol/policies";
 import type { AttachmentInfo, ContextEvent, ResourceInfo } from "../protocol/frontend";
 import { MessageStore } from "./message-store";
 

@@ -4,7 +4,9 @@ import { admitJsonText, admitText } from "../protect/boundary";
 import type { SecretHit } from "../protect/redact";
 import { fail, ok, type Result } from "../core/problem";
 import { auditRecords, type AuditRecord } from "../protect/audit";
-import { protectToolResult, resolveTrimPolicy, type TrimPolicy } from "../protect/trim";
+import type { TrimPolicy } from "../protocol/policies";
+import { protectToolResult } from "../protect/trim";
+import { resolveTrimPolicy } from "../protect/trim-policy";
 import type { ConversationStore } from "./store";
 
 export interface ToolResultReport {

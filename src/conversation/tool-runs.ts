@@ -1,7 +1,7 @@
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import { neutralize } from "../core/neutralize";
 import { fail, ok, type Result } from "../core/problem";
-import type { TrimPolicy } from "../protect/trim-policy";
+import type { TrimPolicy } from "../protocol/policies";
 import type { AppendableMessage } from "../protocol/messages";
 import type { Toolbox, ToolRunResult } from "../protocol/tools";
 import { modelToolName } from "../tools/model-names";

@@ -2,7 +2,7 @@ import { dropOrder, fitBudget, PRIORITY, type BudgetItem, type Truncation } from
 import type { ContextEnvelope, MissingContext, SurfaceItem, TurnUsage } from "./evidence";
 import { groupMessages } from "./groups";
 import { diffLedger, type LedgerChange, type LedgerEntry, type Observation } from "./ledger";
-import { LIMITS } from "./limits";
+import { LIMITS } from "../protocol/limits";
 import { imagesOf, textOf, type ChatMessage, type ImagePart } from "../protocol/messages";
 import { markerTitle } from "./neutralize";
 import { fail, ok, type Result } from "./problem";

@@ -8,7 +8,7 @@
 import type { CompactionEvidence } from "../core/evidence";
 import type { AppendableMessage, ChatMessage } from "../protocol/messages";
 import type { Result } from "../core/problem";
-import type { CompactionLimits, CompactionPolicy } from "./policy";
+import type { CompactionLimits, CompactionPolicy } from "../protocol/policies";
 import type { SummaryTrust } from "./view";
 
 export interface CompactionStatus {

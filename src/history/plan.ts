@@ -9,7 +9,7 @@
 import { messageTokens } from "../core/assemble";
 import { groupMessages, type MessageGroup } from "../core/groups";
 import { imagesOf, type ChatMessage } from "../protocol/messages";
-import type { CompactionLimits, CompactionPolicy } from "./policy";
+import type { CompactionLimits, CompactionPolicy } from "../protocol/policies";
 import { withImagesHidden } from "./view";
 
 export interface ViewGroup {

@@ -8,7 +8,7 @@ import { countTokens } from "../core/tokens";
 import { redact } from "../protect/redact";
 import { digestSummariser } from "./digest";
 import { modelSummariser, type ModelSummariserConfig } from "./model-summariser";
-import type { CompactionPolicy } from "./policy";
+import type { CompactionPolicy } from "../protocol/policies";
 import type { Summariser, SummaryDraft, SummaryRequest } from "./summary";
 
 export function chooseSummariser(kind: CompactionPolicy["summariser"], model: ModelSummariserConfig | null): Summariser {

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { mergeAttachments, type ContextRequest } from "../core/attachments";
 import { ContextData, ContextList } from "../protocol/context-data";
 import type { MissingReason, Observation } from "../core/ledger";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import { splitQualified } from "../protocol/names";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";

@@ -1,5 +1,5 @@
 import type { Owner } from "../env";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import { fail, ok, type Result } from "../core/problem";
 import { qualify, splitQualified } from "../protocol/names";
 import type { z } from "zod";

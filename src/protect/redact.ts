@@ -3,7 +3,7 @@
  * `[REDACTED:rule]`; the hits say where it was in the original and what it
  * was, so the caller can hash it for the audit trail (and must not keep it).
  */
-import { formatJsonPointer } from "../core/json-pointer";
+import { formatJsonPointer } from "../protocol/json-pointer";
 import { resolveRedactionPolicy, type RedactionPolicy, type ResolvedRedactionPolicy } from "./redaction-policy";
 import { detectSecretSpans } from "./detect";
 import { mergeOverlaps, type SecretSpan } from "./scan";

@@ -5,7 +5,8 @@
  * `["/answer", "/data/items/0/title"]` keeps
  * `{"answer":…,"data":{"items":[{"title":…}]}}`. Missing paths are skipped.
  */
-import { lookup, parseJsonPointer } from "../core/json-pointer";
+import { lookup } from "../core/json-pointer";
+import { parseJsonPointer } from "../protocol/json-pointer";
 
 type Container = Record<string, unknown> | unknown[];
 

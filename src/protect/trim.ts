@@ -8,11 +8,10 @@ import { countTokens } from "../core/tokens";
 import { redact, type RedactionPolicy, type SecretHit } from "./redact";
 import { projectFields } from "./trim-fields";
 import { trimHead, trimHeadTail } from "./trim-head-tail";
-import { DEFAULT_TRIM_POLICY, type TrimPolicy, type TrimReport, type TrimStrategy } from "./trim-policy";
+import type { TrimPolicy, TrimReport, TrimStrategy } from "../protocol/policies";
+import { DEFAULT_TRIM_POLICY } from "./trim-policy";
 import { structuralSummary } from "./trim-summary";
 import { prefixWithin } from "./token-cut";
-
-export { DEFAULT_TRIM_POLICY, resolveTrimPolicy, TrimPolicy, TrimReport, TrimStrategy, type TrimPolicyInput } from "./trim-policy";
 
 export interface TrimResult {
   text: string;

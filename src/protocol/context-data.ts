@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "./limits";
 import { Text } from "./text";
 
 /** What a provider returns for `getCurrent` / `getById`: the app's state, not yet formatted for a prompt. */

@@ -5,7 +5,7 @@
 import type { ContextEnvelope, MissingContext, TurnUsage } from "../core/evidence";
 import type { ChatMessage } from "./messages";
 import type { FunctionTool } from "./tools";
-import type { TrimPolicy } from "../protect/trim-policy";
+import type { TrimPolicy } from "./policies";
 
 export interface AgentInfo {
   id: string;

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { LIMITS } from "../core/limits";
-import { ArtifactRef, TaskId } from "../artifacts/task-state";
+import { LIMITS } from "./limits";
+import { ArtifactRef, TaskId } from "./artifacts";
 import { AppendableMessage, ImagePart, ModelAssistantMessage, ModelToolMessage, TextPart, ToolMessage, UserMessage } from "./messages";
 import { Text } from "./text";
 import { QualifiedName } from "./names";
-import { CompactionPolicy } from "../history/policy";
+import { CompactionPolicy } from "./policies";
 
 /** Bodies and query strings of the frontend API (DESIGN §4). */
 export const Attachment = z

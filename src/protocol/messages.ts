@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "./limits";
 import { Text } from "./text";
 
 /** OpenAI chat-format messages: what the model reads and what frontends append. */

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { ContextData, ContextList } from "./context-data";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "./limits";
 import { Name, QualifiedName } from "./names";
 import { Text } from "./text";
-import { TrimPolicy } from "../protect/trim-policy";
+import { TrimPolicy } from "./policies";
 import { checkSchema } from "../tools/validate";
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "./limits";
 
 /** An app, provider or agent name: what appears on either side of the colon in `app:provider`. */
 export const Name = z

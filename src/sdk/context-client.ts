@@ -14,7 +14,7 @@ import type {
 } from "../protocol/http";
 import type { CompactionEvidence } from "../core/evidence";
 import type { CompactionStatus, RequestMessages } from "../history/contract";
-import type { CompactionPolicyInput } from "../history/policy";
+import type { CompactionPolicyInput } from "../protocol/policies";
 import type { ContextList } from "../protocol/context-data";
 import type {
   AgentInfo,

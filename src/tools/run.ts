@@ -1,5 +1,5 @@
 import { contextKey } from "../core/attachments";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import { contextVersion } from "../core/version";
 import { fail, ok, type Result } from "../core/problem";
 import type { ContextData, ContextList } from "../protocol/context-data";

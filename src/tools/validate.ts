@@ -4,7 +4,7 @@
  * `@cfworker/json-schema` interprets schemas (no code generation), so it runs in Workers.
  */
 import { encodePointer, Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
-import { LIMITS } from "../core/limits";
+import { LIMITS } from "../protocol/limits";
 import { fail, ok, type Result } from "../core/problem";
 
 /** Errors a model reads at once: enough to fix a call, few enough to stay short. */

@@ -1,9 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FieldRequests, FieldResolution, fieldName, ResolveBody, resolveWith, type ArtifactReader } from "../../src/artifacts/declare-fields";
-import { formatJsonPointer, lookup, parseJsonPointer } from "../../src/core/json-pointer";
-import { ARTIFACT_LIMITS } from "../../src/artifacts/limits";
-import { formatPointer, parsePointer, type PointerParts } from "../../src/artifacts/task-state";
+import { lookup } from "../../src/core/json-pointer";
+import { formatJsonPointer, parseJsonPointer } from "../../src/protocol/json-pointer";
+import { ARTIFACT_LIMITS } from "../../src/protocol/artifact-limits";
+import { formatPointer, parsePointer, type PointerParts } from "../../src/protocol/artifacts";
 import { ok, fail } from "../../src/core/problem";
 import { countTokens } from "../../src/core/tokens";
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ARTIFACT_LIMITS } from "../../src/artifacts/limits";
+import { ARTIFACT_LIMITS } from "../../src/protocol/artifact-limits";
 import { cut, describeValue, nestsDeeperThan, schemaKeysOf, structuralSummary } from "../../src/artifacts/shape";
-import { ArtifactRef, renderTaskState } from "../../src/artifacts/task-state";
+import { ArtifactRef } from "../../src/protocol/artifacts";
+import { renderTaskState } from "../../src/artifacts/task-state";
 
 function ref(over: Partial<ArtifactRef> = {}): ArtifactRef {
   return ArtifactRef.parse({

@@ -6,14 +6,14 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ARTIFACT_LIMITS } from "../../src/artifacts/limits";
+import { ARTIFACT_LIMITS } from "../../src/protocol/artifact-limits";
 import { ContextList } from "../../src/protocol/context-data";
-import { LIMITS } from "../../src/core/limits";
+import { LIMITS } from "../../src/protocol/limits";
 import { ImagePart } from "../../src/protocol/messages";
 import { PROBLEMS } from "../../src/core/problem";
 import { providerDeadlineMs, toolDeadlineMs, type Env } from "../../src/env";
 import { MEMORY_LIMITS } from "../../src/memory/limits";
-import { TrimPolicy } from "../../src/protect/trim-policy";
+import { TrimPolicy } from "../../src/protocol/policies";
 import { JsonRpcId, JsonRpcRequest } from "../../src/protocol/jsonrpc";
 import { ContextsListParams, ProviderDeclaration, ResourceId } from "../../src/protocol/methods";
 

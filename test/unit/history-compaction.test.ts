@@ -4,7 +4,8 @@ import { messageTokens, usageOf } from "../../src/core/assemble";
 import { pairingProblems } from "../../src/core/groups";
 import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../../src/protocol/messages";
 import { estimateSummaryTokens, IMAGE_BATCH, planCompaction, shouldCompact, viewGroups, viewTokens, type CompactionPlan, type ViewGroup } from "../../src/history/plan";
-import { CompactionPolicy, compactionLimits, type CompactionLimits } from "../../src/history/policy";
+import { compactionLimits } from "../../src/history/policy";
+import { CompactionPolicy, type CompactionLimits } from "../../src/protocol/policies";
 import { renderHistory, renderStub, renderSummary, resultPointer, withImagesHidden, type SummaryOverlay } from "../../src/history/view";
 import { seededRandom } from "../fixtures/seeded-random";
 

@@ -5,7 +5,7 @@
 import type { ChatCompletionMessage, ChatCompletionToolMessageParam } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { LIMITS } from "../../src/core/limits";
+import { LIMITS } from "../../src/protocol/limits";
 import { AppendMessagesBody, SetMessagesBody, ToolResult, TurnBody } from "../../src/protocol/http";
 import { AppendableMessage } from "../../src/protocol/messages";
 

@@ -1,8 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { countTokens } from "../../src/core/tokens";
-import { formatJsonPointer, lookup, parseJsonPointer } from "../../src/core/json-pointer";
-import { resolveTrimPolicy, TrimPolicy, trimText } from "../../src/protect/trim";
+import { lookup } from "../../src/core/json-pointer";
+import { formatJsonPointer, parseJsonPointer } from "../../src/protocol/json-pointer";
+import { TrimPolicy } from "../../src/protocol/policies";
+import { trimText } from "../../src/protect/trim";
+import { resolveTrimPolicy } from "../../src/protect/trim-policy";
 
 const MARKER = /\n?\[… \d+ tokens trimmed …\]\n?/;
 const REDACTION = /\[REDACTED:[a-z0-9-]+\]/g;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LIMITS } from "../../src/core/limits";
+import { LIMITS } from "../../src/protocol/limits";
 import { ok } from "../../src/core/problem";
 import type { AgentInfo } from "../../src/protocol/frontend";
 import type { Toolbox, ToolSpec } from "../../src/protocol/tools";

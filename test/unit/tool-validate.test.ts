@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LIMITS } from "../../src/core/limits";
+import { LIMITS } from "../../src/protocol/limits";
 import { InitializeParams, PROTOCOL_VERSION, ToolDeclaration } from "../../src/protocol/methods";
 import { checkSchema, validateArguments } from "../../src/tools/validate";
 

@@ -2,10 +2,11 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { resolveFields } from "../../src/artifacts/declare-fields";
-import { ARTIFACT_LIMITS } from "../../src/artifacts/limits";
-import { renderTaskState, type ArtifactRef } from "../../src/artifacts/task-state";
+import { ARTIFACT_LIMITS } from "../../src/protocol/artifact-limits";
+import type { ArtifactRef } from "../../src/protocol/artifacts";
+import { renderTaskState } from "../../src/artifacts/task-state";
 import { api } from "../../src/api/app";
-import { LIMITS } from "../../src/core/limits";
+import { LIMITS } from "../../src/protocol/limits";
 import { countTokens } from "../../src/core/tokens";
 import { BASE, freshIdentity, Frontend, apiKey, type Identity, expectProblem } from "./support/runtime";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mintToken } from "../../src/api/credentials";
-import { LIMITS } from "../../src/core/limits";
+import { LIMITS } from "../../src/protocol/limits";
 import type { StoredMessage } from "../../src/protocol/frontend";
 import { ErrorCode } from "../../src/protocol/jsonrpc";
 import { CloseCode } from "../../src/protocol/methods";

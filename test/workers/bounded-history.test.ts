@@ -5,7 +5,7 @@ import { CONVERSATION_MIGRATIONS } from "../../src/conversation/migrations";
 import { ConversationStore } from "../../src/conversation/store";
 import { conversationStub } from "../../src/env";
 import { migrate } from "../../src/storage/migrate";
-import { LIMITS } from "../../src/core/limits";
+import { LIMITS } from "../../src/protocol/limits";
 import type { ConversationInfo, MessagePage, TurnResult } from "../../src/protocol/frontend";
 import { expectProblem, freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";

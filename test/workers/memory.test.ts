@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { LIMITS } from "../../src/core/limits";
+import { LIMITS } from "../../src/protocol/limits";
 import { MEMORY_LIMITS } from "../../src/memory/limits";
 import { recallForTurn } from "../../src/memory/recall";
 import type { StoredMemory } from "../../src/memory/store";

@@ -1,5 +1,5 @@
 import type { AppHub } from "../../hub/app-hub";
-import type { CompactionPolicy } from "../../history/policy";
+import type { CompactionPolicy } from "../../protocol/policies";
 import type { Summariser } from "../../history/summary";
 import type { TurnResult } from "../../protocol/frontend";
 import type { ApprovalStore } from "../approval-store";

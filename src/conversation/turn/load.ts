@@ -1,6 +1,7 @@
 import { fail, ok, type Result } from "../../core/problem";
 import { sha256Hex } from "../../core/version";
-import { compactionLimits, withModelWindow, type CompactionPolicy } from "../../history/policy";
+import { compactionLimits, withModelWindow } from "../../history/policy";
+import type { CompactionPolicy } from "../../protocol/policies";
 import type { TurnResult } from "../../protocol/frontend";
 import type { TurnBody } from "../../protocol/http";
 import type { TurnDeps } from "./deps";

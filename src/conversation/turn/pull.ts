@@ -1,6 +1,6 @@
 import { contextKey } from "../../core/attachments";
 import type { Observation } from "../../core/ledger";
-import { LIMITS } from "../../core/limits";
+import { LIMITS } from "../../protocol/limits";
 import { fail, ok, type Result } from "../../core/problem";
 import type { AppHub } from "../../hub/app-hub";
 import { admitText } from "../../protect/boundary";
