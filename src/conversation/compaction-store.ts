@@ -1,4 +1,5 @@
-import type { SummaryOverlay, SummaryTrust } from "../history/view";
+import type { SummaryOverlay } from "../history/view";
+import type { SummaryTrust } from "../protocol/evidence";
 
 export interface CompactionRecord {
   id: number;

@@ -29,7 +29,7 @@ import { ConversationStore, type ConversationMeta } from "./store";
 import type { ToolResultReport } from "./tool-results";
 import { checkAttachable, takeTurn } from "./turn/index";
 import { ConversationContextManager } from "./context-manager";
-import type { CompactionStatus, RequestMessages } from "../history/contract";
+import type { CompactionStatus, RequestMessages } from "../protocol/history";
 import { turnSections } from "./turn-sections";
 import { auditRecords, tenantAuditKey } from "../protect/audit";
 import { admitText } from "../protect/boundary";

@@ -1,5 +1,5 @@
 import { messageTokens } from "../core/assemble";
-import type { CompactionEvidence } from "../core/evidence";
+import type { CompactionEvidence } from "../protocol/evidence";
 import type { Owner } from "../env";
 import { planCompaction, viewGroups, type CompactionPlan } from "../history/plan";
 import { compactionLimits } from "../history/policy";

@@ -1,4 +1,5 @@
-import type { LedgerEntry, LedgerKind } from "../core/ledger";
+import type { LedgerEntry } from "../core/ledger";
+import type { LedgerKind } from "../protocol/evidence";
 import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
 import type { CompactionPolicy } from "../protocol/policies";
 import type { TrimPolicy } from "../protocol/policies";

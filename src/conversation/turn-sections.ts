@@ -1,7 +1,7 @@
 import type { TurnBody } from "../protocol/http";
 import { taskStateLine, wrapTaskState } from "../artifacts/task-state";
 import type { AppendixSection } from "../core/assemble";
-import type { OmissionReason } from "../core/evidence";
+import type { OmissionReason } from "../protocol/evidence";
 import type { Owner } from "../env";
 import { recallForTurn, wrapMemoryFence } from "../memory";
 

@@ -1,5 +1,5 @@
-import { dropOrder, fitBudget, PRIORITY, type BudgetItem, type Truncation } from "./budget";
-import type { ContextEnvelope, MissingContext, SurfaceItem, TurnUsage } from "./evidence";
+import { dropOrder, fitBudget, PRIORITY, type BudgetItem } from "./budget";
+import type { ContextEnvelope, MissingContext, SurfaceItem, Truncation, TurnUsage } from "../protocol/evidence";
 import { groupMessages } from "./groups";
 import { diffLedger, type LedgerChange, type LedgerEntry, type Observation } from "./ledger";
 import { LIMITS } from "../protocol/limits";

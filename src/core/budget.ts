@@ -4,22 +4,16 @@
  * results) from the lowest class first and, within a class, oldest first.
  * Class 0 (identity and the current user message) is never given up.
  */
-export const PRIORITY = { identity: 0, current: 1, memory: 2, history: 3 } as const;
-export type Priority = (typeof PRIORITY)[keyof typeof PRIORITY];
+import type { BudgetKind, Priority, Truncation } from "../protocol/evidence";
+
+export const PRIORITY = { identity: 0, current: 1, memory: 2, history: 3 } as const satisfies Record<string, Priority>;
 
 export interface BudgetItem {
   id: string;
-  kind: "identity" | "user_message" | "history" | "tool_results" | "task_state" | "context" | "resource" | "memory";
+  kind: BudgetKind;
   priority: Priority;
   /** Lower is older: within a class the oldest is given up first. */
   age: number;
-  tokens: number;
-}
-
-export interface Truncation {
-  id: string;
-  kind: BudgetItem["kind"];
-  priority: Priority;
   tokens: number;
 }
 

@@ -3,7 +3,7 @@
  * saw in this conversation, and the per-turn diff that decides what to inject.
  */
 
-export type LedgerKind = "context" | "resource";
+import type { LedgerKind, MissingReason } from "../protocol/evidence";
 
 export interface LedgerEntry {
   key: string;
@@ -11,8 +11,6 @@ export interface LedgerEntry {
   title: string;
   version: string;
 }
-
-export type MissingReason = "offline" | "timeout" | "error" | "invalid" | "unknown_provider" | "unsupported";
 
 /** What the runtime learned about one attached context or resource this turn. */
 export type Observation =

@@ -10,10 +10,10 @@ import { countTokens } from "../core/tokens";
 import { textOf, type ChatMessage, type ImagePart, type TextPart } from "../protocol/messages";
 import { markerTitle, neutralize } from "../core/neutralize";
 import { openTag } from "../core/runtime-tag";
+import { SummaryTrust } from "../protocol/evidence";
 
-/** How far a summary may be believed: as far as its least trusted input. */
-export const SUMMARY_TRUST = ["user", "assistant", "external"] as const;
-export type SummaryTrust = (typeof SUMMARY_TRUST)[number];
+/** How far a summary may be believed: as far as its least trusted input (`SummaryTrust`'s order). */
+const SUMMARY_TRUST = SummaryTrust.options;
 
 export interface SummaryOverlay {
   /** The stored messages it stands for: `fromSeq` (1 unless the view was cleared before) through `throughSeq`. */

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { mergeAttachments, type ContextRequest } from "../core/attachments";
 import { ContextData, ContextList } from "../protocol/context-data";
-import type { MissingReason, Observation } from "../core/ledger";
+import type { Observation } from "../core/ledger";
+import type { MissingReason } from "../protocol/evidence";
 import { LIMITS } from "../protocol/limits";
 import { splitQualified } from "../protocol/names";
 import { fail, ok, type Result } from "../core/problem";

@@ -1,4 +1,4 @@
-import type { MissingReason } from "../core/ledger";
+import type { MissingReason } from "../protocol/evidence";
 import type { JsonRpcId } from "../protocol/jsonrpc";
 
 /** Why a call to an app produced no usable answer; `reason` is what a turn reports as missing. */

@@ -5,7 +5,8 @@ import { qualify, splitQualified } from "../protocol/names";
 import type { z } from "zod";
 import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
 import type { AgentDefinition, InitializeParams, ProviderMethod, ToolAnnotations } from "../protocol/methods";
-import type { JsonObject, SkillSpec, ToolSpec } from "../protocol/tools";
+import type { JsonObject } from "../protocol/json";
+import type { SkillSpec, ToolSpec } from "../protocol/tools";
 
 type ParsedInit = z.output<typeof InitializeParams>;
 type ParsedAgent = z.output<typeof AgentDefinition>;

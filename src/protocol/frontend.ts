@@ -2,122 +2,139 @@
  * Response shapes of the frontend API, shared by the Worker and `ContextClient`.
  * Request shapes are the zod schemas in `src/protocol/http.ts`.
  */
-import type { ContextEnvelope, MissingContext, TurnUsage } from "../core/evidence";
-import type { ChatMessage } from "./messages";
-import type { FunctionTool } from "./tools";
-import type { TrimPolicy } from "./policies";
+import { z } from "zod";
+import { ContextEnvelope, MissingContext, TurnUsage } from "./evidence";
+import { JsonObject } from "./json";
+import { ChatMessage } from "./messages";
+import { TrimPolicy } from "./policies";
 
-export interface AgentInfo {
-  id: string;
-  app: string;
-  name: string;
-  description?: string;
-  systemPrompt: string;
+export const AgentInfo = z.object({
+  id: z.string(),
+  app: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  systemPrompt: z.string(),
   /** Tools bound to the prompt, qualified (`app:tool`), in the agent's order. */
-  tools: string[];
+  tools: z.array(z.string()),
   /** Patterns (`app:*`, `app:tool`) of tools the model can search for but that stay out of the prompt. */
-  catalog: string[];
+  catalog: z.array(z.string()),
   /** Skill patterns (`app:skill`, `app:*`) for the model's skills menu. */
-  skills: string[];
+  skills: z.array(z.string()),
   /** Whether the model may browse the user's contexts (list_contexts / read_context). */
-  browseContexts: boolean;
-  attachedContexts: string[];
-  memory: boolean;
-  resultPolicies: Record<string, TrimPolicy>;
-  updatedAt: string;
-}
+  browseContexts: z.boolean(),
+  attachedContexts: z.array(z.string()),
+  memory: z.boolean(),
+  resultPolicies: z.record(z.string(), TrimPolicy),
+  updatedAt: z.string(),
+});
+export type AgentInfo = z.infer<typeof AgentInfo>;
 
-export type { FunctionTool, JsonObject, OfferedTool, SkillContent, SkillSpec, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "./tools";
+/** One tool as OpenAI's Chat Completions take it (`tools: [...]`); other APIs' formats are a rename away. */
+export const FunctionTool = z.object({
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), description: z.string(), parameters: JsonObject }),
+});
+export type FunctionTool = z.infer<typeof FunctionTool>;
 
-export interface ProviderInfo {
-  id: string;
-  app: string;
-  name: string;
-  description: string;
-  methods: ("current" | "list" | "get")[];
-  online: boolean;
-}
+export const ProviderInfo = z.object({
+  id: z.string(),
+  app: z.string(),
+  name: z.string(),
+  description: z.string(),
+  methods: z.array(z.enum(["current", "list", "get"])),
+  online: z.boolean(),
+});
+export type ProviderInfo = z.infer<typeof ProviderInfo>;
 
-export interface ConversationInfo {
-  id: string;
-  createdAt: string;
-  endedAt: string | null;
-  agent: string | null;
-  messageCount: number;
-}
+export const ConversationInfo = z.object({
+  id: z.string(),
+  createdAt: z.string(),
+  endedAt: z.string().nullable(),
+  agent: z.string().nullable(),
+  messageCount: z.number(),
+});
+export type ConversationInfo = z.infer<typeof ConversationInfo>;
 
-export interface TurnResult {
-  turnId: string;
-  conversationId: string;
-  agent: { id: string; name: string; tools: string[] };
+export const TurnResult = z.object({
+  turnId: z.string(),
+  conversationId: z.string(),
+  agent: z.object({ id: z.string(), name: z.string(), tools: z.array(z.string()) }),
   /** The full model input, OpenAI chat format. */
-  messages: ChatMessage[];
+  messages: z.array(ChatMessage),
   /** The tools the model may call, in OpenAI's function format (pass as `tools`); absent when it has none. */
-  tools?: FunctionTool[];
-  usage: TurnUsage;
-  missing: MissingContext[];
-  envelope: ContextEnvelope;
+  tools: z.array(FunctionTool).optional(),
+  usage: TurnUsage,
+  missing: z.array(MissingContext),
+  envelope: ContextEnvelope,
   /** True when this answer was stored by an earlier request with the same turnId. */
-  replayed: boolean;
-}
+  replayed: z.boolean(),
+});
+export type TurnResult = z.infer<typeof TurnResult>;
 
-export interface StoredMessage {
-  seq: number;
-  turnId: string | null;
-  createdAt: string;
-  message: ChatMessage;
-}
+export const StoredMessage = z.object({
+  seq: z.number(),
+  turnId: z.string().nullable(),
+  createdAt: z.string(),
+  message: ChatMessage,
+});
+export type StoredMessage = z.infer<typeof StoredMessage>;
 
 /** One page of GET …/messages: ask again with `after=nextAfter` while `hasMore`. */
-export interface MessagePage {
-  messages: StoredMessage[];
+export const MessagePage = z.object({
+  messages: z.array(StoredMessage),
   /** The seq of the last message on this page (the `after` given when it is empty). */
-  nextAfter: number;
-  hasMore: boolean;
-}
+  nextAfter: z.number(),
+  hasMore: z.boolean(),
+});
+export type MessagePage = z.infer<typeof MessagePage>;
 
-export interface AttachmentInfo {
-  key: string;
-  context: string;
-  itemId?: string;
-  createdAt: string;
-}
+export const AttachmentInfo = z.object({
+  key: z.string(),
+  context: z.string(),
+  itemId: z.string().optional(),
+  createdAt: z.string(),
+});
+export type AttachmentInfo = z.infer<typeof AttachmentInfo>;
 
-export interface ResourceInfo {
-  fullId: string;
-  app: string;
-  title: string;
-  summary?: string;
-  type?: string;
-  version: string;
-  sizeChars: number;
-  updatedAt: string;
-}
+export const ResourceInfo = z.object({
+  fullId: z.string(),
+  app: z.string(),
+  title: z.string(),
+  summary: z.string().optional(),
+  type: z.string().optional(),
+  version: z.string(),
+  sizeChars: z.number(),
+  updatedAt: z.string(),
+});
+export type ResourceInfo = z.infer<typeof ResourceInfo>;
 
 /** The user's approval of one tool call: asked for, given, refused, or overtaken by a new message before it came. */
-export interface ApprovalInfo {
-  toolCallId: string;
+export const ApprovalInfo = z.object({
+  toolCallId: z.string(),
   /** The assistant message that made the call: a model may use one id again in a later message. */
-  callSeq: number;
-  tool: string;
-  state: "requested" | "approved" | "denied" | "expired";
-  requestedAt: string;
-  decidedAt: string | null;
-}
+  callSeq: z.number(),
+  tool: z.string(),
+  state: z.enum(["requested", "approved", "denied", "expired"]),
+  requestedAt: z.string(),
+  decidedAt: z.string().nullable(),
+});
+export type ApprovalInfo = z.infer<typeof ApprovalInfo>;
 
-export interface ContextEvent {
-  seq: number;
-  turnId: string | null;
-  type: string;
-  subject: string | null;
-  data: Record<string, unknown>;
-  at: string;
-}
+export const ContextEvent = z.object({
+  seq: z.number(),
+  turnId: z.string().nullable(),
+  type: z.string(),
+  subject: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()),
+  at: z.string(),
+});
+export type ContextEvent = z.infer<typeof ContextEvent>;
 
-export interface ProblemDocument {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  issues?: { path: string; message: string }[];
-}
+export const ProblemDocument = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number(),
+  detail: z.string(),
+  issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+});
+export type ProblemDocument = z.infer<typeof ProblemDocument>;

@@ -1,84 +1,71 @@
 /**
  * What the hub tells a Conversation about an agent's tools and skills, and what one tool call
- * came back with. JSON-serialisable: they cross Durable Object RPC.
+ * came back with. JSON-serialisable: they cross Durable Object RPC. (`FunctionTool`, the tool list a turn
+ * answers with, is in `frontend.ts`.)
  */
-import type { ContextEnvelope } from "../core/evidence";
-import type { AgentInfo } from "./frontend";
-import type { ToolAnnotations } from "./methods";
+import { z } from "zod";
+import { RanToolCall, ToolResultEvidence } from "./evidence";
+import { AgentInfo } from "./frontend";
+import { JsonObject } from "./json";
+import { ToolAnnotations } from "./methods";
 
-/**
- * A JSON object, typed shallowly: Durable Object RPC's types turn `unknown` into `never`, and a recursive
- * JSON type (or `any`) into "type instantiation is excessively deep" at the caller.
- */
-export type JsonObject = { [key: string]: string | number | boolean | null | object };
-
-export interface ToolSpec {
+export const ToolSpec = z.object({
   /** Qualified: `app:tool`. */
-  name: string;
-  description: string;
+  name: z.string(),
+  description: z.string(),
   /** A JSON Schema object (`type: "object"`), as the app declared it. */
-  inputSchema: JsonObject;
-  annotations?: ToolAnnotations;
+  inputSchema: JsonObject,
+  annotations: ToolAnnotations.optional(),
   /** Whether the app serving it is connected now. */
-  online: boolean;
-}
+  online: z.boolean(),
+});
+export type ToolSpec = z.infer<typeof ToolSpec>;
 
-export interface SkillSpec {
+export const SkillSpec = z.object({
   /** Qualified: `app:skill`. */
-  name: string;
-  description: string;
-}
+  name: z.string(),
+  description: z.string(),
+});
+export type SkillSpec = z.infer<typeof SkillSpec>;
 
-export interface Toolbox {
-  agent: AgentInfo;
+export const Toolbox = z.object({
+  agent: AgentInfo,
   /** The agent's `tools`, in its order: what the prompt lists. */
-  bound: ToolSpec[];
+  bound: z.array(ToolSpec),
   /** Tools the agent's `catalog` patterns match, minus the bound ones, sorted by name: found with search_tools. */
-  catalog: ToolSpec[];
+  catalog: z.array(ToolSpec),
   /** Skills the agent's `skills` patterns match, sorted by name. */
-  skills: SkillSpec[];
+  skills: z.array(SkillSpec),
   /** Names in the agent's `tools` and `skills` that no app has registered (skipped above). */
-  unknown: string[];
-}
+  unknown: z.array(z.string()),
+});
+export type Toolbox = z.infer<typeof Toolbox>;
 
 /** A skill as the model reads it: its manual and references, from R2. */
-export interface SkillContent {
-  name: string;
-  description: string;
-  manual: string;
-  references: { name: string; content: string }[];
-}
+export const SkillContent = z.object({
+  name: z.string(),
+  description: z.string(),
+  manual: z.string(),
+  references: z.array(z.object({ name: z.string(), content: z.string() })),
+});
+export type SkillContent = z.infer<typeof SkillContent>;
 
 /** `offline`: not sent (no app connected); `disconnected`: the app went away after the call was sent, so it may have run. */
-export type ToolFailureReason = "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid";
+export const ToolFailureReason = z.enum(["unknown_tool", "invalid_arguments", "offline", "disconnected", "timeout", "error", "invalid"]);
+export type ToolFailureReason = z.infer<typeof ToolFailureReason>;
 
 /** One tool call's outcome. `ok: true` means the app answered; `isError` says whether its tool failed (the model reads `text` either way). */
-export type ToolRun =
-  | { ok: true; text: string; isError: boolean; ms: number }
-  | { ok: false; reason: ToolFailureReason; detail: string; ms: number };
-
-/** One tool as OpenAI's Chat Completions take it (`tools: [...]`); other APIs' formats are a rename away. */
-export interface FunctionTool {
-  type: "function";
-  function: { name: string; description: string; parameters: JsonObject };
-}
-
-/** A tool of a turn's list, in the evidence: what the model calls it, where it comes from, what it costs. */
-export interface OfferedTool {
-  name: string;
-  /** `app:tool`, or null for the runtime's own. */
-  qualified: string | null;
-  source: "bound" | "runtime" | "loaded";
-  tokens: number;
-}
-
-/** One call the runtime ran: how it ended (`ok`, `tool_error` when the tool said it failed, or why it did not run) and how long it took. */
-export type RanToolCall = NonNullable<NonNullable<ContextEnvelope["tools"]>["ran"]>[number];
+export const ToolRun = z.discriminatedUnion("ok", [
+  z.object({ ok: z.literal(true), text: z.string(), isError: z.boolean(), ms: z.number() }),
+  z.object({ ok: z.literal(false), reason: ToolFailureReason, detail: z.string(), ms: z.number() }),
+]);
+export type ToolRun = z.infer<typeof ToolRun>;
 
 /** `POST …/tools/run`: the calls run, what protecting each result did, and where the stored results end. */
-export interface ToolRunResult {
-  ran: RanToolCall[];
-  toolResults: NonNullable<ContextEnvelope["tools"]>["results"];
-  appended: number;
-  lastSeq: number;
-}
+export const ToolRunResult = z.object({
+  ran: z.array(RanToolCall),
+  toolResults: z.array(ToolResultEvidence),
+  appended: z.number(),
+  lastSeq: z.number(),
+});
+export type ToolRunResult = z.infer<typeof ToolRunResult>;

@@ -12,8 +12,8 @@ import type {
   SetMessagesBody,
   TurnBody,
 } from "../protocol/http";
-import type { CompactionEvidence } from "../core/evidence";
-import type { CompactionStatus, RequestMessages } from "../history/contract";
+import type { CompactionEvidence } from "../protocol/evidence";
+import type { CompactionStatus, RequestMessages } from "../protocol/history";
 import type { CompactionPolicyInput } from "../protocol/policies";
 import type { ContextList } from "../protocol/context-data";
 import type {

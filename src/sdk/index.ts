@@ -20,3 +20,8 @@ export type {
   ToolsCallResult,
 } from "../protocol/methods";
 export type * from "../protocol/frontend";
+export type * from "../protocol/tools";
+export type * from "../protocol/evidence";
+export type * from "../protocol/history";
+export type { JsonObject } from "../protocol/json";
+export type { CompactionLimits, CompactionPolicy, CompactionPolicyInput, TrimPolicy, TrimPolicyInput } from "../protocol/policies";

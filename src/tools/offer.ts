@@ -1,5 +1,7 @@
 import { countTokens } from "../core/tokens";
-import type { FunctionTool, OfferedTool, SkillSpec, ToolSpec } from "../protocol/tools";
+import type { OfferedTool } from "../protocol/evidence";
+import type { FunctionTool } from "../protocol/frontend";
+import type { SkillSpec, ToolSpec } from "../protocol/tools";
 import { modelToolName } from "./model-names";
 import { RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
 

@@ -5,7 +5,7 @@ import { APPROVAL_EXPIRED_RESULT, DENIED_RESULT } from "../../src/conversation/a
 import { pairingProblems } from "../../src/core/groups";
 import { textOf } from "../../src/protocol/messages";
 import { conversationStub } from "../../src/env";
-import type { RequestMessages } from "../../src/history/contract";
+import type { RequestMessages } from "../../src/protocol/history";
 import type { ApprovalInfo, ContextEvent, StoredMessage } from "../../src/protocol/frontend";
 import { expectProblem, freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";

@@ -6,7 +6,7 @@ import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import { CompactionStore } from "../../src/conversation/compaction-store";
 import { backfillTokenCounts } from "../../src/conversation/message-store";
 import { conversationStub } from "../../src/env";
-import type { CompactionStatus, RequestMessages } from "../../src/history/contract";
+import type { CompactionStatus, RequestMessages } from "../../src/protocol/history";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
 import { IMAGE_GONE } from "../../src/history/view";
 import { expectProblem, freshIdentity, Frontend, reminderOf, withoutNonce } from "./support/runtime";

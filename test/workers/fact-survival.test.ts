@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { textOf } from "../../src/protocol/messages";
-import type { CompactionStatus } from "../../src/history/contract";
+import type { CompactionStatus } from "../../src/protocol/history";
 import type { TurnResult } from "../../src/protocol/frontend";
 import { FACT_KINDS, SURVIVAL, WINDOWS, judge, mergeVerdicts, session, type Verdict, type Window } from "../fixtures/fact-corpus";
 import { DEFAULT_PROPERTY_SEED } from "../unit/support/property-seed";

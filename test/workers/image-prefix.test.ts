@@ -5,7 +5,7 @@ import { conversationStub } from "../../src/env";
 import { messageTokens } from "../../src/core/assemble";
 import { imagesOf, textOf, type ChatMessage } from "../../src/protocol/messages";
 import { IMAGE_GONE, withoutOldImages } from "../../src/history/view";
-import type { CompactionStatus } from "../../src/history/contract";
+import type { CompactionStatus } from "../../src/protocol/history";
 import type { TurnResult } from "../../src/protocol/frontend";
 import { freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";

@@ -1,6 +1,6 @@
 import { assembleTurn, type TurnAssembly } from "../../core/assemble";
 import { systemMessage } from "../../core/capabilities";
-import type { ContextEnvelope } from "../../core/evidence";
+import type { ContextEnvelope } from "../../protocol/evidence";
 import { PRIORITY } from "../../core/budget";
 import { ok, type Result } from "../../core/problem";
 import { auditRecords } from "../../protect/audit";

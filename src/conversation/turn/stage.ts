@@ -1,4 +1,4 @@
-import type { StageRecord } from "../../core/evidence";
+import type { StageRecord } from "../../protocol/evidence";
 import { ok, type Result } from "../../core/problem";
 
 export type { StageRecord };
