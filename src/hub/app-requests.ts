@@ -10,6 +10,7 @@ import {
   ResourcePushParams,
   ResourceRemoveParams,
 } from "../protocol/methods";
+import { checkSchema } from "../tools/validate";
 import type { Registry } from "./registry";
 import { deleteSkills, writeSkills } from "./skill-store";
 import { problemToRpc, type RpcFailure } from "./rpc-errors";
@@ -34,6 +35,9 @@ const HANDLERS: Record<string, Handler> = {
       if (app !== ctx.session.app) {
         return failure(ErrorCode.Forbidden, `this token is for app '${ctx.session.app}', not '${app}'`);
       }
+      // The protocol checked each input schema's shape; here it is checked as JSON Schema, before anything is registered.
+      const broken = schemaIssues(params.tools);
+      if (broken.length > 0) return failure(ErrorCode.InvalidParams, "invalid params", { issues: broken });
       const owner = ctx.registry.identity();
       if (!owner) return failure(ErrorCode.InternalError, "the hub does not know its owner yet; reconnect");
       // Manuals go to R2 first (only the changed ones), so a registered skill always has its manual there.
@@ -106,6 +110,14 @@ function withParams<S extends z.ZodType, R extends RpcOutcome | Promise<RpcOutco
   const parsed = schema.safeParse(raw ?? {});
   if (!parsed.success) return failure(ErrorCode.InvalidParams, "invalid params", { issues: issuesOf(parsed.error) });
   return run(parsed.data);
+}
+
+/** Each declared tool whose input schema is not usable JSON Schema, as an issue naming the tool (as the protocol's own issues read). */
+function schemaIssues(tools: readonly { name: string; inputSchema: Record<string, unknown> }[]): { path: string; message: string }[] {
+  return tools.flatMap((tool, i) => {
+    const checked = checkSchema(tool.inputSchema);
+    return checked.ok ? [] : [{ path: `tools.${i}.inputSchema`, message: `tool '${tool.name}': ${checked.problem.detail}` }];
+  });
 }
 
 function initialized(ctx: AppRequestContext, run: () => Promise<RpcOutcome> | RpcOutcome): Promise<RpcOutcome> | RpcOutcome {

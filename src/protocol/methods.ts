@@ -4,7 +4,6 @@ import { LIMITS } from "./limits";
 import { Name, QualifiedName } from "./names";
 import { Text } from "./text";
 import { TrimPolicy } from "./policies";
-import { checkSchema } from "../tools/validate";
 
 /**
  * The app protocol's methods: each method's params and result, as zod schemas
@@ -43,14 +42,31 @@ export const ToolDeclaration = z
   .object({
     name: Name,
     description: z.string().max(LIMITS.toolDescriptionChars).default(""),
-    /** A JSON Schema object (`type: "object"`) for the arguments; checked here, so a broken one fails at `initialize`. */
+    /**
+     * A JSON Schema object (`type: "object"`) for the arguments. Its shape is checked here (an object of type
+     * "object", at most `LIMITS.toolSchemaChars` as JSON); the runtime checks it as JSON Schema at `initialize`
+     * (`checkSchema` in `src/tools/validate.ts`), so a broken one fails there, naming the tool.
+     */
     inputSchema: z.record(z.string(), z.unknown()).default(() => ({ type: "object", properties: {} })),
     annotations: ToolAnnotations.optional(),
   })
   .superRefine((tool, ctx) => {
-    const checked = checkSchema(tool.inputSchema);
-    if (!checked.ok) ctx.addIssue({ code: "custom", path: ["inputSchema"], message: `tool '${tool.name}': ${checked.problem.detail}` });
+    const problem = schemaShapeProblem(tool.inputSchema);
+    if (problem) ctx.addIssue({ code: "custom", path: ["inputSchema"], message: `tool '${tool.name}': ${problem}` });
   });
+
+/** What is wrong with an input schema's shape (not JSON, too long, not of type "object"), or null. */
+function schemaShapeProblem(schema: Record<string, unknown>): string | null {
+  let json: string;
+  try {
+    json = JSON.stringify(schema);
+  } catch {
+    return "inputSchema is not JSON";
+  }
+  if (json.length > LIMITS.toolSchemaChars) return `inputSchema is ${json.length} characters as JSON; at most ${LIMITS.toolSchemaChars}`;
+  if (schema.type !== "object") return `inputSchema.type must be "object" (tool arguments are an object)`;
+  return null;
+}
 export type ToolDeclaration = z.input<typeof ToolDeclaration>;
 
 /** One extra document a skill carries (a form, a reference table), read with the manual. */

@@ -187,7 +187,10 @@ export class ContextApp {
       registered = InitializeResult.parse(await link.request("initialize", params, this.requestTimeoutMs));
     } catch (error) {
       if (link !== this.link) return; // the socket closed meanwhile; `closed` takes it from here
-      const fatal = error instanceof ContextAppError && (error.code === ErrorCode.Unauthorized || error.code === ErrorCode.Forbidden);
+      // Refused credentials, or declarations the runtime refuses (a tool's input schema that is not usable JSON Schema,
+      // which the SDK checks only for shape): sending the same again cannot help.
+      const fatal =
+        error instanceof ContextAppError && (error.code === ErrorCode.Unauthorized || error.code === ErrorCode.Forbidden || error.code === ErrorCode.InvalidParams);
       if (fatal) this.fail(error);
       else this.events.emit("error", error instanceof Error ? error : new Error(String(error)));
       void link.drop(CLOSED_BY_APP.code, "initialize failed");

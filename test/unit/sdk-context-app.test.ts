@@ -544,10 +544,27 @@ describe("ContextApp tools and skills", () => {
     expect(params.skills).toEqual([{ name: "meeting-notes", description: "How to write meeting notes", manual: "# Meeting notes\n…", references: [{ name: "template.md", content: "## Template" }] }]);
   });
 
-  it("refuses at construction a broken input schema (naming the tool) and a tool without a handler", () => {
+  it("refuses at construction an input schema of the wrong shape (naming the tool) and a tool without a handler", () => {
     const url = "http://127.0.0.1:1";
-    expect(() => new ContextApp({ url, token: TOKEN, app: { name: "notes", version: "1" }, tools: [{ name: "bad", inputSchema: { type: "object", properties: { a: { type: "date" } } }, handler: () => "" }] })).toThrow(/tool 'bad'/);
+    expect(() => new ContextApp({ url, token: TOKEN, app: { name: "notes", version: "1" }, tools: [{ name: "flat", inputSchema: { type: "string" }, handler: () => "" }] })).toThrow(/tool 'flat'/);
+    const long = { type: "object", description: "x".repeat(20_000) };
+    expect(() => new ContextApp({ url, token: TOKEN, app: { name: "notes", version: "1" }, tools: [{ name: "long", inputSchema: long, handler: () => "" }] })).toThrow(/tool 'long'/);
     expect(() => new ContextApp({ url, token: TOKEN, app: { name: "notes", version: "1" }, tools: [{ name: "none" } as never] })).toThrow(/tool 'none' has no handler/);
+  });
+
+  it("leaves the JSON Schema check to the runtime: a schema it refuses at initialize rejects connect with its error, naming the tool, and is not sent again", async () => {
+    runtime = new FakeRuntime();
+    const issue = { path: "tools.0.inputSchema", message: `tool 'bad': inputSchema.properties.a.type: "date" is not a JSON Schema type` };
+    runtime.answer = (method, params) =>
+      method === "initialize" ? { error: { code: ErrorCode.InvalidParams, message: "invalid params", data: { issues: [issue] } } } : defaultAnswer(method, params);
+    // The SDK checks shape only, so a schema of the right shape with a wrong keyword is sent as declared.
+    const app = await notesApp({ tools: [{ name: "bad", inputSchema: { type: "object", properties: { a: { type: "date" } } }, handler: () => "" }] });
+    const errors: Error[] = [];
+    app.on("error", (error) => errors.push(error));
+    await expect(app.connect()).rejects.toMatchObject({ code: ErrorCode.InvalidParams, data: { issues: [issue] } });
+    expect(errors).toHaveLength(1);
+    await sleep(100);
+    expect(runtime.peers).toHaveLength(1);
   });
 
   it("answers tools/call: a string, an object as JSON, a CallToolResult as is, a throw as isError text", async () => {

@@ -49,16 +49,20 @@ describe("checkSchema", () => {
     expect(checkSchema(deep)).toMatchObject({ ok: false, problem: { detail: expect.stringContaining("nested deeper than") } });
   });
 
-  it("makes a broken schema an initialize params issue that names the tool", () => {
-    const parsed = InitializeParams.safeParse({
-      protocolVersion: PROTOCOL_VERSION,
-      app: { name: "cal", version: "1" },
-      tools: [{ name: "ok" }, { name: "create_event", inputSchema: { type: "object", properties: { when: { type: "datetime" } } } }],
-    });
-    expect(parsed.success).toBe(false);
-    const issue = parsed.error!.issues[0]!;
+  it("makes a schema of the wrong shape an initialize params issue that names the tool; the JSON Schema check is the runtime's", () => {
+    const init = (inputSchema: Record<string, unknown>) =>
+      InitializeParams.safeParse({ protocolVersion: PROTOCOL_VERSION, app: { name: "cal", version: "1" }, tools: [{ name: "ok" }, { name: "create_event", inputSchema }] });
+    const flat = init({ type: "string" });
+    expect(flat.success).toBe(false);
+    const issue = flat.error!.issues[0]!;
     expect(issue.path).toEqual(["tools", 1, "inputSchema"]);
-    expect(issue.message).toContain("tool 'create_event': inputSchema.properties.when.type");
+    expect(issue.message).toBe(`tool 'create_event': inputSchema.type must be "object" (tool arguments are an object)`);
+    const big = init({ type: "object", description: "x".repeat(LIMITS.toolSchemaChars) });
+    expect(big.error!.issues[0]!.message).toContain(`tool 'create_event': inputSchema is ${LIMITS.toolSchemaChars + 34} characters as JSON`);
+    // The protocol (and so the SDK) checks shape only: a wrong keyword is refused by the hub at initialize (test/workers/app-tools.test.ts).
+    const wrongKeyword = { type: "object", properties: { when: { type: "datetime" } } };
+    expect(init(wrongKeyword).success).toBe(true);
+    expect(checkSchema(wrongKeyword)).toMatchObject({ ok: false, problem: { detail: expect.stringContaining("inputSchema.properties.when.type") } });
   });
 
   it("gives a declared tool an empty object schema by default", () => {
