@@ -3,7 +3,7 @@
  * Request shapes are the zod schemas in `src/protocol/http.ts`.
  */
 import { z } from "zod";
-import { ContextEnvelope, MissingContext, TurnUsage } from "./evidence";
+import { CompactionEvidence, ContextEnvelope, MissingContext, ToolResultEvidence, TurnUsage } from "./evidence";
 import { JsonObject } from "./json";
 import { ChatMessage } from "./messages";
 import { TrimPolicy } from "./policies";
@@ -138,3 +138,45 @@ export const ProblemDocument = z.object({
   issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 });
 export type ProblemDocument = z.infer<typeof ProblemDocument>;
+
+// The answers that wrap the shapes above: each route's whole response body.
+
+/** DELETE /v1/conversations/:id: the conversation, ended, and how many resources it dropped. */
+export const EndedConversation = ConversationInfo.extend({ resourcesRemoved: z.number() });
+export type EndedConversation = z.infer<typeof EndedConversation>;
+/** PUT …/messages (resume): how many messages were stored and the last one's seq. */
+export const Appended = z.object({ appended: z.number(), lastSeq: z.number() });
+export type Appended = z.infer<typeof Appended>;
+/** POST …/messages: as `Appended`, with what protecting each tool result did. */
+export const AppendResult = Appended.extend({ toolResults: z.array(ToolResultEvidence) });
+export type AppendResult = z.infer<typeof AppendResult>;
+/** POST …/compact: the compaction it ran, or null when there was nothing to do. */
+export const CompactResult = z.object({ compaction: CompactionEvidence.nullable() });
+export type CompactResult = z.infer<typeof CompactResult>;
+/** POST …/clear. */
+export const ClearResult = z.object({ compaction: CompactionEvidence });
+export type ClearResult = z.infer<typeof ClearResult>;
+/** GET …/approvals. */
+export const ApprovalList = z.object({ approvals: z.array(ApprovalInfo) });
+export type ApprovalList = z.infer<typeof ApprovalList>;
+/** POST …/approvals (201 when it asked now, 200 when it was already asked). */
+export const ApprovalRequested = z.object({ approval: ApprovalInfo });
+export type ApprovalRequested = z.infer<typeof ApprovalRequested>;
+/** POST …/approvals/:toolCallId: `seq` is the stored denial's, or null when approved. */
+export const ApprovalDecided = z.object({ approval: ApprovalInfo, seq: z.number().nullable() });
+export type ApprovalDecided = z.infer<typeof ApprovalDecided>;
+/** GET, POST and DELETE …/attachments: the attachments now. */
+export const AttachmentList = z.object({ attachments: z.array(AttachmentInfo) });
+export type AttachmentList = z.infer<typeof AttachmentList>;
+/** GET …/resources. */
+export const ResourceList = z.object({ resources: z.array(ResourceInfo) });
+export type ResourceList = z.infer<typeof ResourceList>;
+/** GET …/events: ask again with `after=nextAfter`. */
+export const EventPage = z.object({ events: z.array(ContextEvent), nextAfter: z.number() });
+export type EventPage = z.infer<typeof EventPage>;
+/** GET /v1/agents. */
+export const AgentList = z.object({ agents: z.array(AgentInfo) });
+export type AgentList = z.infer<typeof AgentList>;
+/** GET /v1/contexts. */
+export const ProviderList = z.object({ providers: z.array(ProviderInfo) });
+export type ProviderList = z.infer<typeof ProviderList>;

@@ -12,20 +12,24 @@ import type {
   SetMessagesBody,
   TurnBody,
 } from "../protocol/http";
-import type { CompactionEvidence } from "../protocol/evidence";
 import type { CompactionStatus, RequestMessages } from "../protocol/history";
 import type { CompactionPolicyInput } from "../protocol/policies";
 import type { ContextList } from "../protocol/context-data";
 import type {
-  AgentInfo,
-  ApprovalInfo,
-  AttachmentInfo,
-  ContextEvent,
+  AgentList,
+  Appended,
+  ApprovalDecided,
+  ApprovalList,
+  ApprovalRequested,
+  AttachmentList,
+  ClearResult,
+  CompactResult,
   ConversationInfo,
+  EventPage,
   MessagePage,
   ProblemDocument,
-  ProviderInfo,
-  ResourceInfo,
+  ProviderList,
+  ResourceList,
   StoredMessage,
   TurnResult,
 } from "../protocol/frontend";
@@ -107,7 +111,7 @@ export class ContextClient {
   // ── history: the context-manager contract (docs/history.md) ──
 
   /** Resumes a history kept elsewhere into a conversation that has no messages yet. */
-  setMessages(id: string, messages: z.input<typeof SetMessagesBody>["messages"]): Promise<{ appended: number; lastSeq: number }> {
+  setMessages(id: string, messages: z.input<typeof SetMessagesBody>["messages"]): Promise<Appended> {
     return this.send("PUT", `${conversationPath(id)}/messages`, { body: { messages } });
   }
 
@@ -124,43 +128,43 @@ export class ContextClient {
     return this.send("PUT", `${conversationPath(id)}/compaction`, { body: policy });
   }
 
-  compact(id: string, body: z.input<typeof CompactBody> = {}): Promise<{ compaction: CompactionEvidence | null }> {
+  compact(id: string, body: z.input<typeof CompactBody> = {}): Promise<CompactResult> {
     return this.send("POST", `${conversationPath(id)}/compact`, { body });
   }
 
   /** Clears the model's view of the history; stored messages stay. */
-  clearHistory(id: string): Promise<{ compaction: CompactionEvidence }> {
+  clearHistory(id: string): Promise<ClearResult> {
     return this.send("POST", `${conversationPath(id)}/clear`);
   }
 
   /** The approvals of the calls still open: what to ask the user again after a reconnect. */
-  approvals(id: string): Promise<{ approvals: ApprovalInfo[] }> {
+  approvals(id: string): Promise<ApprovalList> {
     return this.send("GET", `${conversationPath(id)}/approvals`);
   }
 
   /** An open call waits for the user's approval: its result is refused until they decide. */
-  requestApproval(id: string, toolCallId: string): Promise<{ approval: ApprovalInfo }> {
+  requestApproval(id: string, toolCallId: string): Promise<ApprovalRequested> {
     return this.send("POST", `${conversationPath(id)}/approvals`, { body: { toolCallId } });
   }
 
   /** The user's decision. A denial answers the call (the model reads it, with the reason); `seq` is that message's. */
-  decideApproval(id: string, toolCallId: string, decision: z.input<typeof ApprovalDecisionBody>): Promise<{ approval: ApprovalInfo; seq: number | null }> {
+  decideApproval(id: string, toolCallId: string, decision: z.input<typeof ApprovalDecisionBody>): Promise<ApprovalDecided> {
     return this.send("POST", `${conversationPath(id)}/approvals/${encodeURIComponent(toolCallId)}`, { body: decision });
   }
 
-  attach(id: string, attachment: z.input<typeof Attachment>): Promise<{ attachments: AttachmentInfo[] }> {
+  attach(id: string, attachment: z.input<typeof Attachment>): Promise<AttachmentList> {
     return this.send("POST", `${conversationPath(id)}/attachments`, { body: attachment });
   }
 
-  detach(id: string, attachment: z.input<typeof Attachment>): Promise<{ attachments: AttachmentInfo[] }> {
+  detach(id: string, attachment: z.input<typeof Attachment>): Promise<AttachmentList> {
     return this.send("DELETE", `${conversationPath(id)}/attachments`, { body: attachment });
   }
 
-  attachments(id: string): Promise<{ attachments: AttachmentInfo[] }> {
+  attachments(id: string): Promise<AttachmentList> {
     return this.send("GET", `${conversationPath(id)}/attachments`);
   }
 
-  resources(id: string): Promise<{ resources: ResourceInfo[] }> {
+  resources(id: string): Promise<ResourceList> {
     return this.send("GET", `${conversationPath(id)}/resources`);
   }
 
@@ -173,15 +177,15 @@ export class ContextClient {
     return this.send("GET", `${conversationPath(id)}/contexts/${encodeURIComponent(provider)}/items`, { query });
   }
 
-  events(id: string, query: EventsQuery = {}): Promise<{ events: ContextEvent[]; nextAfter: number }> {
+  events(id: string, query: EventsQuery = {}): Promise<EventPage> {
     return this.send("GET", `${conversationPath(id)}/events`, { query });
   }
 
-  agents(): Promise<{ agents: AgentInfo[] }> {
+  agents(): Promise<AgentList> {
     return this.send("GET", "/v1/agents");
   }
 
-  providers(): Promise<{ providers: ProviderInfo[] }> {
+  providers(): Promise<ProviderList> {
     return this.send("GET", "/v1/contexts");
   }
 
