@@ -11,7 +11,7 @@ export interface OpenCalls {
 type Row = Record<string, SqlStorageValue>;
 
 /**
- * What one message weighs against the read and storage limits (src/core/limits.ts): its stored text in UTF-8
+ * What one message weighs against the read and storage limits (src/protocol/limits.ts): its stored text in UTF-8
  * bytes, plus 128 for its seq, ids and dates, so many tiny messages weigh too. octet_length reads a row's
  * header, not its text.
  */

@@ -1,6 +1,6 @@
 /**
  * Every size and default of the memory layer, in one place (the runtime-wide
- * ones are in src/core/limits.ts). Chosen against Workers KV's limits: keys
+ * ones are in src/protocol/limits.ts). Chosen against Workers KV's limits: keys
  * ≤ 512 bytes, metadata ≤ 1,024 bytes, 1 write/s per key, ≤ 1,000 keys per
  * list page and ≤ 1,000 KV operations per invocation.
  */
