@@ -5,6 +5,7 @@
  * became visible (injection), and what could not be read (missing).
  */
 import { z } from "zod";
+import { ToolAnnotations } from "./methods";
 
 /** Contexts (an app's provider) and resources (pushed by an app) are separate namespaces of the ledger. */
 export const LedgerKind = z.enum(["context", "resource"]);
@@ -100,6 +101,8 @@ export const OfferedTool = z.object({
   qualified: z.string().nullable(),
   source: z.enum(["bound", "runtime", "loaded"]),
   tokens: z.number(),
+  /** The app's hints (read-only, destructive, …): what a frontend may ask the user's approval on. */
+  annotations: ToolAnnotations.optional(),
 });
 export type OfferedTool = z.infer<typeof OfferedTool>;
 

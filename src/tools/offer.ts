@@ -35,16 +35,16 @@ export function offerTools(input: OfferInput): ToolOffer {
   const offered: OfferedTool[] = [];
   const skipped: ToolOffer["skipped"] = [];
   const names = new Set<string>();
-  const add = (tool: FunctionTool, qualified: string | null, source: OfferedTool["source"]) => {
+  const add = (tool: FunctionTool, qualified: string | null, source: OfferedTool["source"], annotations?: ToolSpec["annotations"]) => {
     if (names.has(tool.function.name)) {
       if (qualified) skipped.push({ qualified, reason: "duplicate_name" });
       return;
     }
     names.add(tool.function.name);
     tools.push(tool);
-    offered.push({ name: tool.function.name, qualified, source, tokens: countTokens(JSON.stringify(tool)) });
+    offered.push({ name: tool.function.name, qualified, source, tokens: countTokens(JSON.stringify(tool)), ...(annotations ? { annotations } : {}) });
   };
-  for (const spec of input.bound) add(functionTool(spec), spec.name, "bound");
+  for (const spec of input.bound) add(functionTool(spec), spec.name, "bound", spec.annotations);
   const runtime: RuntimeToolName[] = [
     ...(input.catalog.length ? (["search_tools"] as const) : []),
     ...(input.skills.length ? (["read_skill"] as const) : []),
@@ -54,7 +54,7 @@ export function offerTools(input: OfferInput): ToolOffer {
   const catalog = new Map(input.catalog.map((t) => [t.name, t]));
   for (const name of input.loaded) {
     const spec = catalog.get(name);
-    if (spec) add(functionTool(spec), spec.name, "loaded");
+    if (spec) add(functionTool(spec), spec.name, "loaded", spec.annotations);
   }
   return { tools, offered, tokens: offered.reduce((sum, t) => sum + t.tokens, 0), skipped };
 }

@@ -96,6 +96,15 @@ export async function runCalls(calls: readonly ModelCall[], ctx: RunContext): Pr
       .map(async (call) => outcomes.set(call.id, await runAppTool(call, byModelName.get(call.name)!, ctx))),
   );
   const loaded = [...ctx.loaded];
+  // A catalog tool the model called by its exact name joins the list, as if found: its schema is shown from now on.
+  const bound = new Set(ctx.toolbox.bound.map((t) => t.name));
+  for (const call of calls) {
+    const spec = byModelName.get(call.name);
+    if (spec && !bound.has(spec.name) && !loaded.includes(spec.name) && loaded.length < LIMITS.loadedToolsPerConversation) {
+      loaded.push(spec.name);
+      report.loaded.push({ name: spec.name, query: `called by name: ${call.name}`, toolCallId: call.id });
+    }
+  }
   for (const call of calls) {
     if (!isRuntimeTool(call.name)) continue;
     const started = Date.now();
@@ -203,7 +212,8 @@ function searchTools(query: string, limit: number, toolCallId: string, ctx: RunC
       loaded.push(hit.name);
       report.loaded.push({ name: hit.name, query, toolCallId });
     }
-    return `- ${modelToolName(hit.name)}: ${specs.get(hit.name)!.description}${known ? " (already in your list)" : ""}`;
+    const offline = specs.get(hit.name)!.online ? "" : " (its app is not connected now: a call would fail)";
+    return `- ${modelToolName(hit.name)}: ${specs.get(hit.name)!.description}${known ? " (already in your list)" : ""}${offline}`;
   });
   const note = full ? `\n(${LIMITS.loadedToolsPerConversation} tools are loaded already, the most a conversation holds: ${full} found here could not be added.)` : "";
   return `Tools for "${query}", now in your tool list for the rest of the conversation (call them by these names):\n${lines.join("\n")}${note}`;

@@ -99,6 +99,17 @@ describe("running the calls the runtime serves", () => {
     expect(text).toContain(`(${LIMITS.loadedToolsPerConversation} tools are loaded already`);
   });
 
+  it("loads a catalog tool the model calls by its exact name, and says when a found tool's app is offline", async () => {
+    const offline = { ...spec("app:quiet"), online: false };
+    const toolbox = box({ bound: [spec("app:a")], catalog: [spec("app:b"), offline] });
+    const report = await runCalls([call("1", "app__b", {}), call("2", "app__a", {}), call("3", "search_tools", { query: "select:app:quiet" })], ctx(toolbox));
+    expect(report.loaded).toEqual([
+      { name: "app:b", query: "called by name: app__b", toolCallId: "1" },
+      { name: "app:quiet", query: "select:app:quiet", toolCallId: "3" },
+    ]);
+    expect(report.results[2]!.content).toContain("- app__quiet: app:quiet does its thing (its app is not connected now: a call would fail)");
+  });
+
   it("opens a skill by its menu name or an unambiguous bare name, and refuses others with the menu", async () => {
     const toolbox = box({ skills: [{ name: "app:style", description: "d" }, { name: "kit:style", description: "d" }, { name: "kit:plan", description: "d" }] });
     const report = await runCalls([call("1", "read_skill", { name: "plan" }), call("2", "read_skill", { name: "style" }), call("3", "read_skill", { name: "app:style" })], ctx(toolbox));

@@ -96,6 +96,9 @@ describe("tools apps serve, on a turn", () => {
       ["list_contexts", null, "runtime"],
       ["read_context", null, "runtime"],
     ]);
+    // A frontend reads the apps' hints here, to ask the user before a destructive call.
+    expect(offered[1]!.annotations).toEqual({ destructiveHint: false });
+    expect(offered[2]!.annotations).toBeUndefined();
     expect(turn.usage.tools).toBe(offered.reduce((sum, o) => sum + o.tokens, 0));
     expect(turn.usage.tools).toBeGreaterThan(100);
     expect(turn.envelope.assembly.blocks).toContainEqual({ kind: "tools", tokens: turn.usage.tools, target: "tool_definitions" });
