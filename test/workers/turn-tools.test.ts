@@ -240,6 +240,21 @@ describe("tools apps serve, on a turn", () => {
   });
 });
 
+describe("approvals riding with a new message", () => {
+  it("runs the approved call and closes the rest when the user's decision comes with a new message", async () => {
+    const s = await setup({ agent: { tools: ["delete_event", "list_events"] } });
+    await s.turn({ message: "Delete the standup and list Friday." });
+    const model = reply(["calendar__delete_event", { id: "standup" }], ["calendar__list_events", { date: "2026-11-27" }]);
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [model] });
+    await s.frontend.json("POST", `${s.path}/approvals`, { toolCallId: model.tool_calls[0]!.id });
+    const turn = await s.turn({ message: "Yes, delete it.", approvals: [{ toolCallId: model.tool_calls[0]!.id, approved: true }] });
+    expect(toolsCalled(s.app).map((c) => c.name)).toEqual(["delete_event"]);
+    const read = results(turn);
+    expect(read.get(model.tool_calls[0]!.id)).toBe('delete_event ok: {"id":"standup"}');
+    expect(read.get(model.tool_calls[1]!.id)).toBe("[no result: this tool call was not answered before the conversation moved on]");
+  });
+});
+
 describe("a catalog the model searches", () => {
   it("loads what search_tools finds: appended after the others, kept through compaction and eviction", async () => {
     const s = await setup({ agent: { tools: ["list_events"], catalog: ["calendar:*"] }, compaction: SMALL_WINDOW });

@@ -53,7 +53,10 @@ export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
   });
   // Tools loaded this turn join the list now: the model can call them in its next step.
   const loaded = [...deps.toolState.loaded(), ...toolRun.loaded.map((l) => l.name)];
-  const offer = listTools({ bound: toolbox.bound.map(admit), catalog: toolbox.catalog.map(admit), loaded, skills, browseContexts: toolbox.agent.browseContexts });
+  // Only the catalog's loaded tools are shown: the rest need not pass the boundary.
+  const shown = new Set(loaded);
+  const catalog = toolbox.catalog.map((t) => (shown.has(t.name) ? admit(t) : t));
+  const offer = listTools({ bound: toolbox.bound.map(admit), catalog, loaded, skills, browseContexts: toolbox.agent.browseContexts });
   const budget = d.policy.contextWindow === undefined ? DEFAULT_MENU_TOKENS : Math.floor(d.policy.contextWindow / 100);
   const skillsMenu = renderSkillsMenu(skills, budget, countTokens);
   return ok({
