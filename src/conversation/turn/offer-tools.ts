@@ -52,7 +52,8 @@ export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
     return { name: s.name, description: description.text };
   });
   // Tools loaded this turn join the list now: the model can call them in its next step.
-  const loaded = [...deps.toolState.loaded(), ...toolRun.loaded.map((l) => l.name)];
+  // Only an agent with a catalog loads tools, and only one with skills links them: the others read neither table.
+  const loaded = toolbox.catalog.length ? [...deps.toolState.loaded(), ...toolRun.loaded.map((l) => l.name)] : [];
   // Only the catalog's loaded tools are shown: the rest need not pass the boundary.
   const shown = new Set(loaded);
   const catalog = toolbox.catalog.map((t) => (shown.has(t.name) ? admit(t) : t));
@@ -60,7 +61,7 @@ export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
   const budget = d.policy.contextWindow === undefined ? DEFAULT_MENU_TOKENS : Math.floor(d.policy.contextWindow / 100);
   const skillsMenu = renderSkillsMenu(skills, budget, countTokens);
   return ok({
-    out: { hasTools: d.agent.tools.length > 0 || offer.tools.length > 0, offer, skillsMenu, menuBudget: budget, linked: deps.toolState.linked(), toolHits },
+    out: { hasTools: d.agent.tools.length > 0 || offer.tools.length > 0, offer, skillsMenu, menuBudget: budget, linked: skills.length ? deps.toolState.linked() : [], toolHits },
     decided: {
       bound: offer.offered.filter((t) => t.source === "bound").length,
       runtime: offer.offered.filter((t) => t.source === "runtime").map((t) => t.name),
