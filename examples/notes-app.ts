@@ -3,7 +3,8 @@
  * sanqian-notes does:
  *   editor-state — getCurrent only: the open note, cursor and selection
  *   notes        — getCurrent (an overview), getList (browse) and getById (one note)
- * and an "assistant" agent that attaches both.
+ * a read-only `search` tool (notes by the words in them), a `weekly-review` skill,
+ * and an "assistant" agent that attaches both providers, binds `search` and names the skill.
  *
  * Run it on its own (`npm run example:notes`) to keep it connected while you
  * call the HTTP API yourself; examples/drive-turns.ts starts it in-process.
@@ -28,6 +29,21 @@ export function createNotesApp(options: { url: string; token: string }) {
     ].map((n) => [n.id, { ...n, updatedAt: "2026-11-20T09:00:00Z" }]),
   );
   const editor = { openNoteId: "q4-plan", cursorLine: 1, selection: "" };
+  /** Every tool call the runtime sent this app, in order. */
+  const toolCalls: { tool: string; args: Record<string, unknown>; toolCallId: string }[] = [];
+
+  /** The notes whose title or body holds every word of the query (case-insensitive), one line each. */
+  function searchNotes(query: string): string {
+    const words = query.toLowerCase().split(/\W+/).filter(Boolean);
+    const hits = [...notes.values()].filter((n) => words.length > 0 && words.every((w) => `${n.title}\n${n.body}`.toLowerCase().includes(w)));
+    if (!hits.length) return `No notes match "${query}".`;
+    return hits
+      .map((n) => {
+        const line = n.body.split("\n").find((l) => words.some((w) => l.toLowerCase().includes(w))) ?? n.body.split("\n")[0];
+        return `- ${n.title} (${n.id}), updated ${n.updatedAt}: ${line}`;
+      })
+      .join("\n");
+  }
 
   const app = new ContextApp({
     url: options.url,
@@ -64,10 +80,37 @@ export function createNotesApp(options: { url: string; token: string }) {
         },
       },
     ],
+    tools: [
+      {
+        name: "search",
+        description: "Search the user's notes by words in their title or text; returns each matching note's id, title and a matching line.",
+        inputSchema: { type: "object", properties: { query: { type: "string", description: "Words that must all appear in the note" } }, required: ["query"] },
+        annotations: { readOnlyHint: true },
+        handler: async (args, { toolCallId }) => {
+          toolCalls.push({ tool: "search", args, toolCallId });
+          return searchNotes(String(args.query));
+        },
+      },
+    ],
+    skills: [
+      {
+        name: "weekly-review",
+        description: "How to review the week's notes: what changed, what is still open, what comes next.",
+        manual: [
+          "# Weekly review",
+          "",
+          "1. Read the notes overview: every note updated in the last seven days is part of the review.",
+          "2. For each, say in one line what changed. Use notes__search to find open items (words such as \"todo\", \"ship\", \"write\").",
+          "3. List what is still open, oldest first, and ask the user which to carry into next week.",
+          "4. Keep it short: bullet points, no more than ten lines, in the user's words.",
+        ].join("\n"),
+      },
+    ],
   });
 
   return {
     app,
+    toolCalls,
     /** Connects and registers the assistant agent; resolves to its full id, "notes:assistant". */
     async start(): Promise<string> {
       await app.connect();
@@ -75,7 +118,8 @@ export function createNotesApp(options: { url: string; token: string }) {
         agentId: "assistant",
         name: "Notes Assistant",
         systemPrompt: "You are the Notes Assistant. You help the user write and organise their notes.",
-        tools: ["search_notes", "get_note"],
+        tools: ["search"],
+        skills: ["notes:weekly-review"],
         attachedContexts: ["notes:editor-state", "notes:notes"],
         memory: true,
       });
