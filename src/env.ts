@@ -17,6 +17,8 @@ export interface Env {
   SUMMARY_MODEL_URL?: string;
   SUMMARY_MODEL?: string;
   SUMMARY_MODEL_KEY?: string;
+  /** Origins allowed to call the frontend API from a browser, comma-separated; `*` (any) is for local development only. */
+  CORS_ORIGINS?: string;
 }
 
 /** Who is asking, from the verified credential only: never from a request body. */

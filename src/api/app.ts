@@ -10,10 +10,12 @@ import { memories } from "./memory";
 import { approvals } from "./approvals";
 import { artifacts } from "./artifacts";
 import { problemResponse } from "./problem-response";
+import { corsForFrontends } from "./cors";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
 
 /** The Worker front: authentication, validation and routing; state lives in the Durable Objects. */
 export const api = new Hono<ApiEnv>();
+api.use("/v1/*", corsForFrontends); // before authentication: a preflight never meets a 401
 
 api.get("/health", (c) => c.json({ ok: true }));
 

@@ -1,0 +1,69 @@
+import { cors } from "hono/cors";
+import { createMiddleware } from "hono/factory";
+import type { Env } from "../env";
+
+/**
+ * CORS for frontends in the browser (`/v1/*` and `/openapi.json`), mounted before authentication so a preflight
+ * never meets a 401. Allowed origins come from `CORS_ORIGINS` (comma-separated, e.g.
+ * `https://app.example.com,http://localhost:5173`); `*` allows any origin and is meant for local development only.
+ * Without `CORS_ORIGINS` no origin is allowed. A request from an origin not allowed gets no CORS header at all (a
+ * preflight from one is answered 204, empty), so the browser refuses it; requests without `Origin` pass untouched.
+ */
+
+/** What the frontend API uses: bearer keys, JSON bodies, and the gateway's conversation header. */
+export const CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "X-Conversation-Id"];
+export const CORS_ALLOW_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS"];
+export const CORS_EXPOSE_HEADERS = ["X-Conversation-Id", "Server-Timing"];
+/** Browsers may cache a preflight this long (Chromium caps it at 2 hours). */
+export const CORS_MAX_AGE_SECONDS = 600;
+
+export type AllowedOrigins = "*" | ReadonlySet<string>;
+
+/** `CORS_ORIGINS` parsed: `*` anywhere in the list means any origin; entries that are not http(s) origins are ignored. */
+export function allowedOrigins(setting: string | undefined): AllowedOrigins {
+  const entries = (setting ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (entries.includes("*")) return "*";
+  return new Set(entries.map(normalOrigin).filter((o): o is string => o !== null));
+}
+
+/** `scheme://host[:port]` as browsers send it in `Origin` (lower case, default port dropped), or null. */
+export function normalOrigin(value: string): string | null {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+let parsed: { setting: string | undefined; origins: AllowedOrigins } | null = null;
+
+function originsOf(env: Env): AllowedOrigins {
+  if (parsed === null || parsed.setting !== env.CORS_ORIGINS) parsed = { setting: env.CORS_ORIGINS, origins: allowedOrigins(env.CORS_ORIGINS) };
+  return parsed.origins;
+}
+
+/** The value of `Access-Control-Allow-Origin` for `origin`, or null when it is not allowed. */
+export function allowOrigin(origins: AllowedOrigins, origin: string | undefined): string | null {
+  if (!origin) return null;
+  if (origins === "*") return "*";
+  const normal = normalOrigin(origin);
+  return normal !== null && origins.has(normal) ? origin : null;
+}
+
+const allowed = cors({
+  origin: (origin, c) => allowOrigin(originsOf(c.env as Env), origin),
+  allowMethods: CORS_ALLOW_METHODS,
+  allowHeaders: CORS_ALLOW_HEADERS,
+  exposeHeaders: CORS_EXPOSE_HEADERS,
+  maxAge: CORS_MAX_AGE_SECONDS,
+});
+
+export const corsForFrontends = createMiddleware<{ Bindings: Env }>(async (c, next) => {
+  const origins = originsOf(c.env);
+  if (allowOrigin(origins, c.req.header("Origin")) !== null) return allowed(c, next);
+  // Not allowed (or not a browser): no CORS header. A preflight still never reaches authentication.
+  if (c.req.method === "OPTIONS") return c.body(null, 204, { Vary: "Origin" });
+  await next();
+  if (origins !== "*") c.header("Vary", "Origin", { append: true });
+});
