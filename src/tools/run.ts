@@ -69,8 +69,10 @@ export interface RunContext {
 export function servedCalls(calls: readonly ModelCall[], toolbox: Toolbox): ModelCall[] {
   const tools = [...toolbox.bound, ...toolbox.catalog];
   const names = new Set(tools.map((t) => modelToolName(t.name)));
-  // A name in an app's form (`app__…`) for an app the agent uses is the runtime's to answer, made up or not.
-  const apps = new Set(tools.map((t) => `${t.name.slice(0, t.name.indexOf(":"))}__`));
+  // A name in an app's form (`app__…`) for an app the agent uses is the runtime's to answer, made up or not: an app
+  // whose tools it offers, or one its bindings name (whose tools may not be registered).
+  const named = [...tools.map((t) => t.name), ...toolbox.agent.tools, ...toolbox.agent.catalog];
+  const apps = new Set(named.map((name) => `${name.slice(0, name.indexOf(":"))}__`));
   const appForm = (name: string) => name.includes("__") && apps.has(name.slice(0, name.indexOf("__") + 2));
   return calls.filter((c) => names.has(c.name) || appForm(c.name) || (isRuntimeTool(c.name) && runtimeToolEnabled(c.name, toolbox)));
 }

@@ -75,6 +75,13 @@ describe("running the calls the runtime serves", () => {
     expect(servedCalls(calls, toolbox).map((c) => c.id)).toEqual(["1", "2", "5"]);
   });
 
+  it("answers a made-up name in the form of an app the agent's bindings name, even when that app registered nothing", async () => {
+    const toolbox = box({ agent: agent({ tools: ["ghost:search"], catalog: ["other:*"] }) });
+    expect(servedCalls([call("1", "ghost__search", {}), call("2", "other__x", {}), call("3", "mine__y", {})], toolbox).map((c) => c.id)).toEqual(["1", "2"]);
+    const report = await runCalls([call("1", "ghost__search", {})], ctx(toolbox));
+    expect(report.results[0]!.content).toBe("[tool error: there is no tool named ghost__search; call one of the tools in your list]");
+  });
+
   it("answers every call in call order, bad arguments with a note and without asking the app", async () => {
     const h = host();
     const toolbox = box({ bound: [spec("app:a")], catalog: [spec("app:b")] });
