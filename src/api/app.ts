@@ -5,6 +5,7 @@ import { LIMITS } from "../protocol/limits";
 import { hubStub } from "../env";
 import { appCredential, offersAppSubprotocol, requireApiKey, type ApiEnv } from "./auth";
 import { conversations } from "./conversations";
+import { conversationList } from "./conversation-list";
 import { history } from "./history";
 import { memories } from "./memory";
 import { approvals } from "./approvals";
@@ -58,6 +59,7 @@ v1.use(
   }),
 );
 v1.route("/conversations", conversations);
+v1.route("/conversations", conversationList);
 v1.route("/conversations", history);
 v1.route("/conversations", approvals);
 v1.route("/memories", memories);

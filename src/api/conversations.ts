@@ -55,7 +55,7 @@ conversations.post("/:id/messages", async (c) => {
   const stub = conversationInPath(c)?.stub;
   if (!stub) return noSuchConversation(c);
   const body = await readJson(c, AppendMessagesBody);
-  return body.ok ? reply(c, await stub.appendMessages(c.var.owner, body.value.messages), 201) : problemResponse(c, body.problem);
+  return body.ok ? reply(c, await stub.appendMessages(c.var.owner, body.value.messages, body.value.usage), 201) : problemResponse(c, body.problem);
 });
 
 conversations.get("/:id/attachments", async (c) => {

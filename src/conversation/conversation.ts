@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, RunToolsBody, SetMessagesBody, TurnBody } from "../protocol/http";
+import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, ReportedUsage, RunToolsBody, SetMessagesBody, TurnBody } from "../protocol/http";
 import { contextKey } from "../core/attachments";
 import { acknowledgedApps, mergeAttachments } from "../core/attachments";
 import type { ContextList } from "../protocol/context-data";
@@ -16,18 +16,21 @@ import { decideApproval, requestApproval, type ApprovalDeps } from "./approvals"
 import { CompactionStore } from "./compaction-store";
 import { History, type CompactionReport } from "./history";
 import type { AppHub } from "../hub/app-hub";
-import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, MessagePage, ResourceInfo, TurnResult } from "../protocol/frontend";
+import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, MessagePage, PastTurn, ResourceInfo, TurnResult, UsageReport } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
 import { migrate } from "../storage/migrate";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ToolStateStore } from "./tool-state-store";
+import { GatewayStore, type GatewayCursor, type ModelUsage } from "./gateway-store";
 import { runOpenCalls } from "./tool-runs";
 import type { ToolHost } from "../tools/run";
 import type { ToolRunResult, ToolSpec } from "../protocol/tools";
 import { ConversationStore, type ConversationMeta } from "./store";
 import type { ToolResultReport } from "./tool-results";
 import { checkAttachable, takeTurn } from "./turn/index";
+import { replay } from "./turn/replay";
+import type { TurnDeps } from "./turn/deps";
 import { ConversationContextManager } from "./context-manager";
 import type { CompactionStatus, RequestMessages } from "../protocol/history";
 import { turnSections } from "./turn-sections";
@@ -54,6 +57,7 @@ export class Conversation extends DurableObject<Env> {
   private readonly compactions: CompactionStore;
   private readonly approvals: ApprovalStore;
   private readonly toolState: ToolStateStore;
+  private readonly gateway: GatewayStore;
   private readonly queue = new SerialQueue();
   /** Apps' contexts past the trust boundary at the version last pulled: an unchanged context is not redacted every turn. */
   private readonly admittedContexts = new Map<string, { version: string; title: string; content: string }>();
@@ -66,6 +70,7 @@ export class Conversation extends DurableObject<Env> {
     this.compactions = new CompactionStore(ctx.storage);
     this.approvals = new ApprovalStore(ctx.storage);
     this.toolState = new ToolStateStore(ctx.storage);
+    this.gateway = new GatewayStore(ctx.storage);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, CONVERSATION_MIGRATIONS);
     });
@@ -83,7 +88,7 @@ export class Conversation extends DurableObject<Env> {
       }
       const createdAt = new Date().toISOString();
       this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, compactionPolicy, createdAt, nonce: newNonce() });
-      await this.hub(owner).conversationActive(conversationId);
+      await this.hub(owner).conversationCreated({ id: conversationId, agent: agent ?? null, createdAt });
       return ok(this.describe(this.store.meta()!));
     });
   }
@@ -127,6 +132,31 @@ export class Conversation extends DurableObject<Env> {
     });
   }
 
+  // ── the model gateway (src/gateway/) ──
+
+  /** Where the gateway is in the client's copy of the conversation: null before its first request here. */
+  gatewayCursor(owner: Owner): Result<{ cursor: GatewayCursor | null; messageCount: number }> {
+    return this.read(owner, () => ok({ cursor: this.gateway.cursor(), messageCount: this.store.messageCount() }));
+  }
+
+  /**
+   * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
+   * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply).
+   */
+  gatewayRecord(owner: Owner, record: { cursor?: GatewayCursor; usage?: ModelUsage[] }): Promise<Result<{ lastSeq: number }>> {
+    return this.serve(owner, "queued", () => {
+      const at = new Date().toISOString();
+      const lastSeq = this.store.lastSeq();
+      this.store.transaction(() => {
+        if (record.cursor) this.gateway.setCursor(record.cursor, at);
+        for (const { turnId, step, ...u } of record.usage ?? []) {
+          this.store.addEvent(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
+        }
+      });
+      return ok({ lastSeq });
+    });
+  }
+
   // ── the context-manager contract (src/history/contract.ts) ──
 
   messages(owner: Owner, page: MessagesQuery): Result<MessagePage> {
@@ -134,9 +164,38 @@ export class Conversation extends DurableObject<Env> {
     return manager.ok ? manager.value.getMessages(page) : manager;
   }
 
-  async appendMessages(owner: Owner, messages: AppendableMessage[]): Promise<Result<{ appended: number; lastSeq: number; toolResults: ToolResultReport[] }>> {
+  async appendMessages(owner: Owner, messages: AppendableMessage[], usage?: ReportedUsage): Promise<Result<{ appended: number; lastSeq: number; toolResults: ToolResultReport[] }>> {
     const manager = this.manager(owner, { live: true });
-    return manager.ok ? manager.value.addMessages(messages) : manager;
+    if (!manager.ok) return manager;
+    if (usage?.turnId !== undefined && !this.store.turn(usage.turnId)) return fail("not-found", `no turn '${usage.turnId}' in this conversation`);
+    const appended = await manager.value.addMessages(messages);
+    if (appended.ok && usage) this.recordUsage(usage, appended.value.lastSeq);
+    return appended;
+  }
+
+  /** The model's real usage a frontend's own loop reported: a `model.usage` event on its turn (default: the latest). */
+  private recordUsage(usage: ReportedUsage, lastSeq: number): void {
+    const turnId =
+      usage.turnId ?? this.ctx.storage.sql.exec<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY user_seq DESC, created_at DESC LIMIT 1").toArray()[0]?.turn_id ?? null;
+    const data = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedTokens: usage.cachedTokens ?? null, model: usage.model ?? null, lastSeq };
+    this.store.addEvent(turnId, "model.usage", usage.model ?? null, data, new Date().toISOString());
+  }
+
+  /** A turn answered before: its stored result with the model input it read then (as a replay builds it), and the usage reported for it. */
+  pastTurn(owner: Owner, turnId: string): Result<PastTurn> {
+    return this.read(owner, (meta) => {
+      const prior = this.store.turn(turnId);
+      if (!prior) return fail("not-found", `no turn '${turnId}' in this conversation`);
+      // A replay reads only the store, the history and the conversation's nonce.
+      const deps: Pick<TurnDeps, "store" | "history" | "meta"> = { store: this.store, history: this.history(owner, meta), meta };
+      const sql = this.ctx.storage.sql;
+      const createdAt = sql.exec<{ created_at: string }>("SELECT created_at FROM turns WHERE turn_id = ?", turnId).one().created_at;
+      const reportedUsage = sql
+        .exec<{ data: string; at: string }>("SELECT data, at FROM events WHERE turn_id = ? AND type = 'model.usage' ORDER BY seq", turnId)
+        .toArray()
+        .map((e) => ({ ...(JSON.parse(e.data) as Omit<UsageReport, "at">), at: e.at }));
+      return ok({ ...replay(deps as TurnDeps, prior), createdAt, reportedUsage });
+    });
   }
 
   requestMessages(owner: Owner, maxTokens: number | undefined): Result<RequestMessages> {
@@ -325,7 +384,7 @@ export class Conversation extends DurableObject<Env> {
       });
       const hub = this.hub(owner);
       await Promise.all([
-        hub.conversationEnded(meta.conversationId),
+        hub.conversationEnded(meta.conversationId, at),
         ...resources.map((r) => hub.notifyResourceRemoved(meta.conversationId, r.fullId)),
       ]);
       return ok({ ...this.describe(this.store.meta()!), resourcesRemoved: resources.length });

@@ -8,7 +8,8 @@ import { splitQualified } from "../protocol/names";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import { providerDeadlineMs, toolDeadlineMs, type Env, type Owner } from "../env";
-import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
+import type { AgentInfo, ConversationPage, ConversationSummary, ProviderInfo } from "../protocol/frontend";
+import type { ConversationsQuery } from "../protocol/http";
 import { ErrorCode, issuesOf, readFrame, rpcError, rpcNotification, rpcRequest, rpcResult, type FrameIssue, type JsonRpcResponse } from "../protocol/jsonrpc";
 import { APP_SUBPROTOCOL, ToolsCallResult, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
 import type { SkillContent, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "../protocol/tools";
@@ -195,7 +196,19 @@ export class AppHub extends DurableObject<Env> {
     this.registry.setActiveConversation(conversationId);
   }
 
-  conversationEnded(conversationId: string): void {
+  /** A new conversation: listed (GET /v1/conversations) and, as the most recent, active. */
+  conversationCreated(conversation: Pick<ConversationSummary, "id" | "agent" | "createdAt">): void {
+    this.registry.indexConversation(conversation);
+    this.conversationActive(conversation.id);
+  }
+
+  listConversations(query: ConversationsQuery): Result<ConversationPage> {
+    const page = this.registry.conversationPage(query.cursor, query.limit);
+    return page ? ok(page) : fail("invalid-request", "the cursor was not issued by this listing; start again without it");
+  }
+
+  conversationEnded(conversationId: string, endedAt?: string): void {
+    if (endedAt !== undefined) this.registry.indexConversationEnded(conversationId, endedAt);
     if (this.activeConversation !== conversationId) return;
     this.activeConversation = null;
     this.registry.clearActiveConversation(conversationId);

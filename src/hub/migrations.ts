@@ -1,10 +1,12 @@
 import init from "../../migrations/hub/0001_init.sql";
 import agentPolicies from "../../migrations/hub/0002_agent_policies.sql";
 import toolsSkills from "../../migrations/hub/0003_tools_skills.sql";
+import conversations from "../../migrations/hub/0004_conversations.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
   { version: 1, name: "0001_init", sql: init },
   { version: 2, name: "0002_agent_policies", sql: agentPolicies },
   { version: 3, name: "0003_tools_skills", sql: toolsSkills },
+  { version: 4, name: "0004_conversations", sql: conversations },
 ];

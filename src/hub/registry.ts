@@ -3,7 +3,7 @@ import { LIMITS } from "../protocol/limits";
 import { fail, ok, type Result } from "../core/problem";
 import { qualify, splitQualified } from "../protocol/names";
 import type { z } from "zod";
-import type { AgentInfo, ProviderInfo } from "../protocol/frontend";
+import type { AgentInfo, ConversationPage, ConversationSummary, ProviderInfo } from "../protocol/frontend";
 import type { AgentDefinition, InitializeParams, ProviderMethod, ToolAnnotations } from "../protocol/methods";
 import type { JsonObject } from "../protocol/json";
 import type { SkillSpec, ToolSpec } from "../protocol/tools";
@@ -206,6 +206,29 @@ export class Registry {
     this.sql.exec("DELETE FROM active_conversation WHERE conversation_id = ?", conversationId);
   }
 
+  // ── the user's conversations, for GET /v1/conversations ──
+
+  indexConversation(c: Pick<ConversationSummary, "id" | "agent" | "createdAt">): void {
+    this.sql.exec("INSERT OR IGNORE INTO conversations (conversation_id, agent, created_at) VALUES (?, ?, ?)", c.id, c.agent, c.createdAt);
+  }
+
+  indexConversationEnded(conversationId: string, endedAt: string): void {
+    this.sql.exec("UPDATE conversations SET ended_at = ? WHERE conversation_id = ?", endedAt, conversationId);
+  }
+
+  /** Newest first; `cursor` is the one a previous page gave (null: it was not one). */
+  conversationPage(cursor: string | undefined, limit: number): ConversationPage | null {
+    const before = cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeCursor(cursor);
+    if (before === null) return null;
+    const rows = this.sql.exec<ConversationRow>("SELECT * FROM conversations WHERE seq < ? ORDER BY seq DESC LIMIT ?", before, limit + 1).toArray();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      conversations: page.map((r) => ({ id: r.conversation_id, createdAt: r.created_at, endedAt: r.ended_at, agent: r.agent })),
+      nextCursor: rows.length > limit && last ? encodeCursor(last.seq) : null,
+    };
+  }
+
   setActiveConversation(conversationId: string): void {
     this.sql.exec(
       "INSERT OR REPLACE INTO active_conversation (id, conversation_id, at) VALUES (1, ?, ?)",
@@ -213,6 +236,25 @@ export class Registry {
       new Date().toISOString(),
     );
   }
+}
+
+interface ConversationRow extends Record<string, SqlStorageValue> {
+  seq: number;
+  conversation_id: string;
+  agent: string | null;
+  created_at: string;
+  ended_at: string | null;
+}
+
+/** A page's position, opaque to the caller: `c` and the seq of the page's last row, in base 36. */
+function encodeCursor(seq: number): string {
+  return `c${seq.toString(36)}`;
+}
+
+function decodeCursor(cursor: string): number | null {
+  const match = /^c([0-9a-z]{1,11})$/.exec(cursor);
+  const seq = match ? parseInt(match[1]!, 36) : NaN;
+  return Number.isSafeInteger(seq) && seq > 0 ? seq : null;
 }
 
 function providerRecord(row: ProviderRow): ProviderRecord {

@@ -180,3 +180,26 @@ export type AgentList = z.infer<typeof AgentList>;
 /** GET /v1/contexts. */
 export const ProviderList = z.object({ providers: z.array(ProviderInfo) });
 export type ProviderList = z.infer<typeof ProviderList>;
+
+/** One conversation in GET /v1/conversations: `agent` is the one it was created with. */
+export const ConversationSummary = ConversationInfo.omit({ messageCount: true });
+export type ConversationSummary = z.infer<typeof ConversationSummary>;
+/** GET /v1/conversations: newest first; ask again with `cursor=nextCursor` while it is not null. */
+export const ConversationPage = z.object({ conversations: z.array(ConversationSummary), nextCursor: z.string().nullable() });
+export type ConversationPage = z.infer<typeof ConversationPage>;
+
+/** The model's real usage a frontend reported with a reply it appended (POST …/messages `usage`). */
+export const UsageReport = z.object({
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  cachedTokens: z.number().nullable(),
+  model: z.string().nullable(),
+  /** The seq of the last message appended with the report. */
+  lastSeq: z.number(),
+  at: z.string(),
+});
+export type UsageReport = z.infer<typeof UsageReport>;
+
+/** GET …/turns/{turnId}: the turn as it was answered (its model input rebuilt as it read then), when, and the usage reported for it. */
+export const PastTurn = TurnResult.extend({ createdAt: z.string(), reportedUsage: z.array(UsageReport) });
+export type PastTurn = z.infer<typeof PastTurn>;

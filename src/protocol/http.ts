@@ -110,8 +110,35 @@ export const RunToolsBody = z
   .strict();
 export type RunToolsBody = z.infer<typeof RunToolsBody>;
 
+/** Token counts as large as any model's window allows, and then some. */
+const TokenCount = z.number().int().min(0).max(1_000_000_000);
+
+/**
+ * The model's real usage for the reply a frontend's own loop appends (the provider's own counts, e.g. openai's
+ * `usage.prompt_tokens`, `usage.completion_tokens` and `usage.prompt_tokens_details.cached_tokens`). It is recorded as
+ * a `model.usage` event on the turn named, else on the conversation's latest turn.
+ */
+export const ReportedUsage = z
+  .object({
+    promptTokens: TokenCount,
+    completionTokens: TokenCount,
+    /** Prompt tokens the provider read from its cache (part of promptTokens). */
+    cachedTokens: TokenCount.optional(),
+    /** The model that answered, as the provider named it. */
+    model: z.string().min(1).max(200).optional(),
+    /** The turn whose model input the reply answers (default: the latest turn). */
+    turnId: TurnId.optional(),
+  })
+  .strict()
+  .refine((u) => u.cachedTokens === undefined || u.cachedTokens <= u.promptTokens, { message: "cached tokens are part of the prompt tokens", path: ["cachedTokens"] });
+export type ReportedUsage = z.infer<typeof ReportedUsage>;
+
 export const AppendMessagesBody = z
-  .object({ messages: z.array(AppendableMessage).min(1).max(LIMITS.messagesPerAppend) })
+  .object({
+    messages: z.array(AppendableMessage).min(1).max(LIMITS.messagesPerAppend),
+    /** The model's real usage for this reply, when the frontend runs its own loop. */
+    usage: ReportedUsage.optional(),
+  })
   .strict();
 export type AppendMessagesBody = z.infer<typeof AppendMessagesBody>;
 
@@ -159,3 +186,12 @@ export const EventsQuery = z
   })
   .strict();
 export type EventsQuery = z.infer<typeof EventsQuery>;
+
+/** A page of the caller's conversations, newest first: ask again with `cursor=nextCursor` while it is not null. */
+export const ConversationsQuery = z
+  .object({
+    cursor: z.string().min(1).max(512).optional(),
+    limit: z.coerce.number().int().min(1).max(LIMITS.listItemsPerPage).default(20),
+  })
+  .strict();
+export type ConversationsQuery = z.output<typeof ConversationsQuery>;
