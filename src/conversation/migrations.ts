@@ -10,6 +10,7 @@ import nonce from "../../migrations/conversation/0009_nonce.sql";
 import runningBytes from "../../migrations/conversation/0010_running_bytes.sql";
 import imageBoundary from "../../migrations/conversation/0011_image_boundary.sql";
 import tools from "../../migrations/conversation/0012_tools.sql";
+import gateway from "../../migrations/conversation/0013_gateway.sql";
 import type { Migration } from "../storage/migrate";
 import { admitStoredResources } from "./admit-stored";
 import { backfillTokenCounts } from "./message-store";
@@ -27,4 +28,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 10, name: "0010_running_bytes", sql: runningBytes },
   { version: 11, name: "0011_image_boundary", sql: imageBoundary },
   { version: 12, name: "0012_tools", sql: tools },
+  { version: 13, name: "0013_gateway", sql: gateway },
 ];
