@@ -12,6 +12,7 @@ import { approvals } from "./approvals";
 import { artifacts } from "./artifacts";
 import { problemResponse } from "./problem-response";
 import { corsForFrontends } from "./cors";
+import { openApiDocument } from "./openapi";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
 
 /** The Worker front: authentication, validation and routing; state lives in the Durable Objects. */
@@ -19,6 +20,7 @@ export const api = new Hono<ApiEnv>();
 api.use("/v1/*", corsForFrontends); // before authentication: a preflight never meets a 401
 
 api.get("/health", (c) => c.json({ ok: true }));
+api.get("/openapi.json", corsForFrontends, (c) => c.json(openApiDocument())); // no auth: the API's description
 
 /** Apps connect here; the hub for the token's tenant+user takes the socket. */
 api.get("/v1/apps/connect", async (c) => {

@@ -29,7 +29,7 @@ function conversationId(c: ApiContext): string | null {
   return id.success ? id.data : null;
 }
 
-const RefQuery = z
+export const RefQuery = z
   .object({
     task: TaskId,
     version: z.coerce.number().int().min(1).max(999_999_999).optional(),

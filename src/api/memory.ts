@@ -24,7 +24,7 @@ const Source = z
   .max(MEMORY_LIMITS.sourceChars)
   .regex(/^[A-Za-z0-9 _.:/@-]+$/, "use letters, digits, spaces and '_', '.', ':', '/', '@' or '-'");
 
-const WriteBody = z
+export const WriteBody = z
   .object({
     text: z.string().min(1).max(MEMORY_LIMITS.textChars, `a memory is at most ${MEMORY_LIMITS.textChars} characters; store documents as artifacts`),
     level: LevelName.optional(),
@@ -37,7 +37,7 @@ const WriteBody = z
   .strict();
 type WriteBody = z.infer<typeof WriteBody>;
 
-const BatchBody = z.object({ memories: z.array(WriteBody).min(1).max(MEMORY_LIMITS.batchItems) }).strict();
+export const BatchBody = z.object({ memories: z.array(WriteBody).min(1).max(MEMORY_LIMITS.batchItems) }).strict();
 
 const LevelQuery = {
   level: LevelName.optional(),
@@ -45,7 +45,7 @@ const LevelQuery = {
   task: ScopeId.optional(),
 };
 
-const ListQuery = z
+export const ListQuery = z
   .object({
     ...LevelQuery,
     cursor: z.string().min(1).max(1024).optional(),
@@ -53,7 +53,7 @@ const ListQuery = z
   })
   .strict();
 
-const SearchQuery = z
+export const SearchQuery = z
   .object({
     q: z.string().trim().min(1).max(MEMORY_LIMITS.queryChars),
     session: ScopeId.optional(),
@@ -65,7 +65,7 @@ const SearchQuery = z
   .strict()
   .refine((q) => q.task === undefined || q.session !== undefined, { message: "a task needs its session", path: ["task"] });
 
-const DeleteQuery = z.object(LevelQuery).strict();
+export const DeleteQuery = z.object(LevelQuery).strict();
 
 const DEFAULT_SOURCE = "api";
 
