@@ -30,6 +30,10 @@ export default defineConfig({
                 SUMMARY_MODEL_URL: "https://summariser.test/v1/chat/completions",
                 SUMMARY_MODEL: "fake-summariser",
                 SUMMARY_MODEL_KEY: "summariser-test-key",
+                // The model gateway's upstream: the gateway tests answer for this host in place of the network (test/workers/gateway-*.test.ts).
+                UPSTREAM_URL: "https://upstream.test/v1",
+                UPSTREAM_MODEL: "fake-upstream",
+                UPSTREAM_KEY: "upstream-test-key",
                 // The workerd property tests draw from the same seed as fast-check's (PROPERTY_SEED).
                 PROPERTY_SEED: String(seed),
               },

@@ -17,6 +17,12 @@ export interface Env {
   SUMMARY_MODEL_URL?: string;
   SUMMARY_MODEL?: string;
   SUMMARY_MODEL_KEY?: string;
+  /** The model gateway's upstream (docs/gateway.md): an OpenAI-compatible base URL, its default model, and (a secret) its key. */
+  UPSTREAM_URL?: string;
+  UPSTREAM_MODEL?: string;
+  UPSTREAM_KEY?: string;
+  /** Upstream calls one gateway request may make, the runtime's tool rounds included (default 8). */
+  GATEWAY_MAX_STEPS?: string;
   /** Origins allowed to call the frontend API from a browser, comma-separated; `*` (any) is for local development only. */
   CORS_ORIGINS?: string;
 }

@@ -11,6 +11,7 @@ import { memories } from "./memory";
 import { approvals } from "./approvals";
 import { artifacts } from "./artifacts";
 import { problemResponse } from "./problem-response";
+import { gatewayOpenAI } from "../gateway/openai-route";
 import { corsForFrontends } from "./cors";
 import { openApiDocument } from "./openapi";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
@@ -65,6 +66,7 @@ v1.route("/conversations", conversationList);
 v1.route("/conversations", history);
 v1.route("/conversations", approvals);
 v1.route("/memories", memories);
+v1.route("/", gatewayOpenAI); // the model gateway: POST /v1/chat/completions (docs/gateway.md)
 v1.route("/", artifacts);
 v1.get("/agents", async (c) => c.json({ agents: await hubStub(c.env, c.var.owner).agents() }));
 v1.get("/contexts", async (c) => c.json({ providers: await hubStub(c.env, c.var.owner).providers() }));

@@ -1,0 +1,137 @@
+import { sha256Hex } from "../core/version";
+import type { GatewayCursor } from "../conversation/gateway-store";
+import type { ChatRequestMessage } from "../protocol/gateway-openai";
+import { gatewayError, type GatewayError } from "./errors";
+
+/** A message of the client's side of the conversation: what it sent, and the answers the gateway returned. */
+type ClientMessage = ChatRequestMessage;
+
+/** What a request brings that the conversation has not consumed yet, as a turn takes it. */
+export type NewPart =
+  | {
+      kind: "new";
+      /** The user's words (several user messages in a row are joined by a blank line); absent when only results came. */
+      message?: string;
+      images?: { url: string; detail?: "low" | "high" | "auto" }[];
+      toolResults?: { tool_call_id: string; content: string }[];
+      /** The cursor once the turn has taken it. */
+      consumed: GatewayCursor;
+    }
+  /** Nothing new, and the model still owes an answer to what was consumed: continue (a retry after a failure). */
+  | { kind: "retry"; consumed: GatewayCursor };
+
+/** The client's messages the conversation is made of: system and developer messages are the client's own instructions, not turns. */
+export function clientSide(messages: readonly ClientMessage[]): ClientMessage[] {
+  return messages.filter((m) => m.role !== "system" && m.role !== "developer");
+}
+
+function textOf(content: ClientMessage["content"]): string {
+  if (content == null) return "";
+  if (typeof content === "string") return content;
+  return content.flatMap((p) => (p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("\n");
+}
+
+/**
+ * A message as the diff compares it: what the model would read of it, so the keys clients add or drop (`refusal:
+ * null`, `annotations`, `name`, `type`) and `""` against `null` do not count as an edit.
+ */
+function canonical(m: ClientMessage): unknown {
+  switch (m.role) {
+    case "assistant":
+      return ["assistant", textOf(m.content) || m.refusal || null, (m.tool_calls ?? []).map((c) => [c.id, c.function.name, c.function.arguments])];
+    case "tool":
+      return ["tool", m.tool_call_id ?? "", textOf(m.content)];
+    default: {
+      const images = Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === "image_url" ? [JSON.stringify(p.image_url)] : [])) : [];
+      return [m.role, textOf(m.content), images];
+    }
+  }
+}
+
+export function messageHash(m: ClientMessage): Promise<string> {
+  return sha256Hex(JSON.stringify(canonical(m)));
+}
+
+/**
+ * The diff rule (docs/gateway.md#the-diff-rule). With `consumed` client messages taken so far and `lastHash` the hash
+ * of the last of them:
+ * 1. the request holds at least that many and its message at that place hashes the same: the client resends its whole
+ *    history, and what follows is new;
+ * 2. else, a request without any assistant message sends only what is new;
+ * 3. else the client's history differs from what the conversation consumed (edited, or another conversation's):
+ *    409 `history_mismatch`.
+ * When nothing is new (1), or the new part is the last consumed message again (2), and the model still owes an answer
+ * (the last attempt failed), the request is a retry: the turn continues. Otherwise nothing new is a 400.
+ */
+export async function newPart(all: readonly ClientMessage[], cursor: GatewayCursor | null): Promise<{ ok: true; value: NewPart } | { ok: false; error: GatewayError }> {
+  const messages = clientSide(all);
+  const consumed = cursor?.consumed ?? 0;
+  let fresh: ClientMessage[];
+  if (cursor && consumed > 0 && messages.length >= consumed && (await messageHash(messages[consumed - 1]!)) === cursor.lastHash) {
+    fresh = messages.slice(consumed);
+    if (fresh.length === 0) {
+      if (cursor.awaiting) return { ok: true, value: { kind: "retry", consumed: cursor } };
+      return { ok: false, error: gatewayError(400, "the messages bring nothing new: end them with the user's next message or your tools' results", "nothing_new", { param: "messages" }) };
+    }
+  } else if (!messages.some((m) => m.role === "assistant")) {
+    fresh = messages;
+    if (cursor?.awaiting && fresh.length > 0 && (await messageHash(fresh.at(-1)!)) === cursor.lastHash) return { ok: true, value: { kind: "retry", consumed: cursor } };
+  } else {
+    return {
+      ok: false,
+      error: gatewayError(
+        409,
+        consumed === 0
+          ? "this conversation has no history from this client to continue: send only the new messages, or start a new conversation (no X-Conversation-Id) with only the user's message"
+          : `the messages do not continue this conversation: message ${consumed} (system messages aside) differs from the one it consumed, or is missing. Resend the history as you received it, send only the new messages, or start a new conversation`,
+        "history_mismatch",
+        { param: "messages" },
+      ),
+    };
+  }
+  return shape(fresh, { consumed: consumed + fresh.length, lastHash: await messageHash(fresh.at(-1)!), awaiting: true }, messages.length - fresh.length);
+}
+
+/** The new part as a turn takes it: results of the client's tools first, then the user's message. */
+function shape(fresh: ClientMessage[], consumed: GatewayCursor, offset: number): { ok: true; value: NewPart } | { ok: false; error: GatewayError } {
+  const toolResults: { tool_call_id: string; content: string }[] = [];
+  const words: string[] = [];
+  const images: NonNullable<Extract<NewPart, { kind: "new" }>["images"]> = [];
+  for (const [i, m] of fresh.entries()) {
+    const param = `messages[${offset + i}]`;
+    const bad = (message: string) => ({ ok: false as const, error: gatewayError(400, message, "invalid_message", { param }) });
+    if (m.role === "tool") {
+      if (words.length) return bad("a tool result after the user's message: send results before the next user message");
+      if (!m.tool_call_id) return bad("a tool message needs its tool_call_id");
+      if (Array.isArray(m.content) && m.content.some((p) => p.type !== "text")) return bad("a tool result is text, or text parts");
+      toolResults.push({ tool_call_id: m.tool_call_id, content: textOf(m.content) });
+    } else if (m.role === "user") {
+      for (const p of Array.isArray(m.content) ? m.content : []) {
+        if (p.type === "image_url") {
+          const image = p.image_url as { url?: unknown; detail?: unknown } | undefined;
+          if (typeof image?.url !== "string") return bad("an image_url part needs image_url.url");
+          images.push({ url: image.url, ...(image.detail === "low" || image.detail === "high" || image.detail === "auto" ? { detail: image.detail } : {}) });
+        } else if (p.type !== "text") return bad(`content parts of type '${p.type}' are not supported: text and image_url are`);
+      }
+      const text = textOf(m.content);
+      if (text.trim()) words.push(text);
+    } else {
+      return bad(
+        m.role === "assistant"
+          ? "an assistant message the conversation did not produce: the gateway stores the model's answers itself (send only user messages and tool results)"
+          : `'${m.role}' messages are not supported`,
+      );
+    }
+  }
+  if (images.length && !words.length) return { ok: false, error: gatewayError(400, "images come with the user's words", "invalid_message", { param: "messages" }) };
+  return {
+    ok: true,
+    value: {
+      kind: "new",
+      ...(words.length ? { message: words.join("\n\n") } : {}),
+      ...(images.length ? { images } : {}),
+      ...(toolResults.length ? { toolResults } : {}),
+      consumed,
+    },
+  };
+}

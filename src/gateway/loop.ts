@@ -1,0 +1,153 @@
+import type { Conversation } from "../conversation/conversation";
+import type { ModelUsage } from "../conversation/gateway-store";
+import type { Owner } from "../env";
+import type { TurnResult } from "../protocol/frontend";
+import type { ClientTool, CompletionUsage, FinishReason, OutToolCall } from "../protocol/gateway-openai";
+import { AppendableMessage } from "../protocol/messages";
+import { TurnBody } from "../protocol/http";
+import type { UpstreamConfig } from "./config";
+import { gatewayError, fromProblem } from "./errors";
+import { messageHash } from "./diff";
+import { openUpstream, readCompletion, readStream, type Outcome, type StepAnswer } from "./upstream";
+
+/** One gateway request's run: what it was asked, and where it goes. */
+export interface LoopContext {
+  stub: DurableObjectStub<Conversation>;
+  owner: Owner;
+  agent: string;
+  config: UpstreamConfig;
+  upstreamModel: string;
+  /** Sampling and output settings passed through as the client gave them. */
+  params: Record<string, unknown>;
+  toolChoice: unknown;
+  clientTools: ClientTool[];
+  stream: boolean;
+  maxSteps: number;
+  /** The client messages the conversation consumed before this request's answer. */
+  consumed: number;
+}
+
+/** What goes back to the client: one assistant message for all the upstream calls the request took. */
+export interface LoopAnswer {
+  content: string | null;
+  refusal: string | null;
+  toolCalls: OutToolCall[];
+  finishReason: FinishReason;
+  usage: CompletionUsage;
+  steps: number;
+}
+
+/** The model's text as it streams, separators between steps included. */
+export type TextSink = (delta: { content?: string; refusal?: string }) => Promise<void>;
+
+/**
+ * The upstream request for a turn: the runtime's assembled input and tools, then the client's own tools (a client tool
+ * named like one of the runtime's is left out: the runtime's answers that name), and the client's settings. A
+ * `tool_choice` that forces a call holds for the first step only, or every step would call a tool again.
+ */
+export function upstreamBody(ctx: LoopContext, turn: TurnResult, step: number): Record<string, unknown> {
+  const runtime = turn.tools ?? [];
+  const taken = new Set(runtime.map((t) => t.function.name));
+  const tools = [...runtime, ...ctx.clientTools.filter((t) => !taken.has(t.function.name))];
+  const forced = ctx.toolChoice !== undefined && ctx.toolChoice !== "auto" && ctx.toolChoice !== "none";
+  const choice = ctx.toolChoice !== undefined && (step === 1 || !forced) ? { tool_choice: ctx.toolChoice } : {};
+  const { parallel_tool_calls, ...params } = ctx.params;
+  return {
+    model: ctx.upstreamModel,
+    messages: turn.messages,
+    ...(tools.length ? { tools, ...choice, ...(parallel_tool_calls === undefined ? {} : { parallel_tool_calls }) } : {}),
+    ...params,
+    ...(ctx.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  };
+}
+
+const FINISH: Record<string, FinishReason> = { stop: "stop", length: "length", tool_calls: "tool_calls", content_filter: "content_filter", function_call: "tool_calls" };
+
+/**
+ * Runs the model until it answers or calls the client's tools, within `maxSteps` upstream calls: each step reads the
+ * turn's input; calls to the tools the runtime serves go back as the next turn's `reply` (the runtime runs them and
+ * assembles the next input). The final message is stored (appended); a reply that mixes the runtime's calls and the
+ * client's is stored whole, the runtime's calls run (`tools/run`) and only the client's go back. At the step limit the
+ * runtime's calls are run and stored the same way and the model's text goes back with finish_reason "length".
+ * A failure on the way stores nothing of the failed step: the conversation then awaits an answer, and a retry continues.
+ */
+export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; response: Response }, sink: TextSink | null): Promise<Outcome<LoopAnswer>> {
+  const usage: ModelUsage[] = [];
+  const texts: string[] = [];
+  let refusal: string | null = null;
+  let turn = first.turn;
+  let response = first.response;
+  const clientNames = (t: TurnResult) => {
+    const taken = new Set((t.tools ?? []).map((x) => x.function.name));
+    return new Set(ctx.clientTools.map((x) => x.function.name).filter((n) => !taken.has(n)));
+  };
+  const fail = async (error: Outcome<never> & { ok: false }): Promise<Outcome<LoopAnswer>> => {
+    if (usage.length) await ctx.stub.gatewayRecord(ctx.owner, { usage });
+    return error;
+  };
+  for (let step = 1; ; step++) {
+    let startedStep = false;
+    const onText: TextSink = async (d) => {
+      if (d.content !== undefined) {
+        const separated = !startedStep && texts.length > 0 ? `\n\n${d.content}` : d.content;
+        startedStep = true;
+        await sink?.({ content: separated });
+      }
+      if (d.refusal !== undefined) await sink?.({ refusal: d.refusal });
+    };
+    const read = ctx.stream ? await readStream(response, onText) : await readCompletion(response);
+    if (!read.ok) return fail(read);
+    const answer: StepAnswer = read.value;
+    if (answer.usage) usage.push({ turnId: turn.turnId, step, model: answer.model, promptTokens: answer.usage.promptTokens, completionTokens: answer.usage.completionTokens, cachedTokens: answer.usage.cachedTokens });
+    if (answer.content) texts.push(answer.content);
+    if (answer.refusal) refusal = (refusal ?? "") + answer.refusal;
+
+    const forClient = clientNames(turn);
+    const clientCalls = answer.toolCalls.filter((c) => forClient.has(c.function.name));
+    const runtimeCalls = answer.toolCalls.filter((c) => !forClient.has(c.function.name));
+    const reply = { role: "assistant", content: answer.content ?? answer.refusal ?? (answer.toolCalls.length ? null : ""), ...(answer.toolCalls.length ? { tool_calls: answer.toolCalls } : {}) };
+
+    if (runtimeCalls.length && !clientCalls.length && step < ctx.maxSteps) {
+      // The runtime's tools only: the reply is the next turn's, which runs them and assembles the next input.
+      const body = TurnBody.safeParse({ agent: ctx.agent, reply });
+      if (!body.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${body.error.issues[0]?.message}`, "upstream_invalid") });
+      const next = await ctx.stub.turn(ctx.owner, body.data);
+      if (!next.ok) return fail({ ok: false, error: fromProblem(next.problem) });
+      turn = next.value;
+      const opened = await openUpstream(ctx.config, upstreamBody(ctx, turn, step + 1));
+      if (!opened.ok) return fail(opened);
+      response = opened.value;
+      continue;
+    }
+
+    // The answer, the client's calls, or the step limit: the reply is stored as it came.
+    const message = AppendableMessage.safeParse(reply);
+    if (!message.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${message.error.issues[0]?.message}`, "upstream_invalid") });
+    const appended = await ctx.stub.appendMessages(ctx.owner, [message.data]);
+    if (!appended.ok) return fail({ ok: false, error: fromProblem(appended.problem) });
+    if (runtimeCalls.length) {
+      const ran = await ctx.stub.runTools(ctx.owner, { agent: ctx.agent });
+      if (!ran.ok) return fail({ ok: false, error: fromProblem(ran.problem) });
+    }
+    const finishReason: FinishReason = clientCalls.length ? "tool_calls" : runtimeCalls.length ? "length" : (FINISH[answer.finishReason] ?? "stop");
+    const content = texts.length ? texts.join("\n\n") : null;
+    const returned = { role: "assistant" as const, content, refusal, ...(clientCalls.length ? { tool_calls: clientCalls } : {}) };
+    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash: await messageHash(returned), awaiting: false }, usage });
+    return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), steps: step } };
+  }
+}
+
+/** The upstream calls' usage added up: what this request cost. */
+function totalUsage(steps: readonly ModelUsage[], last: StepAnswer): CompletionUsage {
+  const prompt = steps.reduce((n, s) => n + s.promptTokens, 0);
+  const completion = steps.reduce((n, s) => n + s.completionTokens, 0);
+  const cached = steps.some((s) => s.cachedTokens !== null) ? steps.reduce((n, s) => n + (s.cachedTokens ?? 0), 0) : null;
+  const reasoning = last.usage?.reasoningTokens;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    ...(cached === null ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+    ...(reasoning == null ? {} : { completion_tokens_details: { reasoning_tokens: reasoning } }),
+  };
+}
