@@ -8,14 +8,15 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
-export async function startLocalRuntime(secret: string): Promise<{ url: string; stop: () => Promise<void> }> {
+/** `options.vars`: more `--var NAME:value` for this runtime (e.g. the model gateway's UPSTREAM_URL). */
+export async function startLocalRuntime(secret: string, options: { vars?: Record<string, string> } = {}): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), "context-runtime-"));
   // node_modules/.bin first: its Node 22 runs wrangler even where the system Node is 20.
   const path = `${join(process.cwd(), "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}`;
   const child = spawn(
     "wrangler",
-    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--var", `AUTH_SECRET:${secret}`, "--show-interactive-dev-session=false"],
+    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--var", `AUTH_SECRET:${secret}`, ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]), "--show-interactive-dev-session=false"],
     { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, PATH: path, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } },
   );
   let output = "";
