@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The SDK (src/sdk: ContextClient, ContextApp) as a package and in the browser, with esbuild (wrangler's own).
 //
-//   node scripts/bundle-sdk.mjs build   `npm run build`: dist/index.js (ESM for Node and bundlers; zod and ws stay
-//                                       imports), dist/browser/context-runtime.js (ESM for a <script type="module">,
+//   node scripts/bundle-sdk.mjs build   `npm run build`: dist/index.js and dist/client.js (ContextClient alone; ESM for
+//                                       Node and bundlers, zod and ws stay imports), dist/browser/context-runtime.js (ESM for a <script type="module">,
 //                                       zod inside, minified), dist/browser/context-client.js (ContextClient alone)
 //                                       and dist/types/ (the .d.ts, by tsc -p tsconfig.build.json)
 //   node scripts/bundle-sdk.mjs browser <file>   the browser bundle alone, at <file> (test/e2e/browser-sdk.test.ts)
@@ -58,7 +58,22 @@ export async function buildBrowserBundle(outfile) {
 async function buildPackage() {
   rmSync(DIST, { recursive: true, force: true });
   // For Node and bundlers: one module, its dependencies left as imports so they are installed and deduplicated.
-  await build({ plugins: [zodNamespace], entryPoints: [ENTRY], outfile: join(DIST, "index.js"), bundle: true, format: "esm", platform: "neutral", target: "es2022", external: ["zod", "ws"], sourcemap: true, logLevel: "warning" });
+  // ContextClient is its own entry (./client), and split out of index.js too: with `"sideEffects": false` a bundler
+  // that sees only ContextClient imported from "." drops ContextApp's chunk, and zod with it.
+  await build({
+    plugins: [zodNamespace],
+    entryPoints: { index: ENTRY, client: join(ROOT, "src/sdk/context-client.ts"), app: join(ROOT, "src/sdk/context-app.ts") },
+    outdir: DIST,
+    splitting: true,
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    external: ["zod", "ws"],
+    sourcemap: true,
+    logLevel: "warning",
+  });
   // For a page without a bundler: everything but ws in one minified module.
   await buildBrowserBundle(join(DIST, "browser/context-runtime.js"));
   // ContextClient alone (no zod at all: it imports only types), for pages that only run turns.
@@ -66,7 +81,7 @@ async function buildPackage() {
   const tsc = spawnSync(join(ROOT, "node_modules/.bin/tsc"), ["-p", join(ROOT, "tsconfig.build.json")], { stdio: "inherit" });
   if (tsc.status !== 0) throw new Error("tsc -p tsconfig.build.json failed");
   addJsExtensions(join(DIST, "types"));
-  console.log(`built ${relative(ROOT, DIST)}/: index.js, browser/context-runtime.js, browser/context-client.js, types/sdk/index.d.ts`);
+  console.log(`built ${relative(ROOT, DIST)}/: index.js, client.js, browser/context-runtime.js, browser/context-client.js, types/sdk/index.d.ts`);
 }
 
 /** Relative specifiers in the declarations get `.js`, so TypeScript resolves them under node16/nodenext too. */

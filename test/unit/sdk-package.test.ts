@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = join(__dirname, "../..");
@@ -29,7 +30,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe("the SDK package", () => {
   it("packs the built files only: ESM, the browser bundles, the declarations", () => {
     const files = run("tar", ["-tzf", join(work, tarball)], work).split("\n").filter(Boolean).map((f) => f.replace(/^package\//, ""));
-    expect(files).toEqual(expect.arrayContaining(["package.json", "dist/index.js", "dist/browser/context-runtime.js", "dist/browser/context-client.js", "dist/types/sdk/index.d.ts"]));
+    expect(files).toEqual(expect.arrayContaining(["package.json", "dist/index.js", "dist/client.js", "dist/browser/context-runtime.js", "dist/browser/context-client.js", "dist/types/sdk/index.d.ts"]));
     expect(files.filter((f) => f.startsWith("src/") || f.startsWith("test/") || f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
   });
 
@@ -37,6 +38,7 @@ describe("the SDK package", () => {
     const script = `
       import { ContextApp, ContextClient, ContextRuntimeError } from "context-runtime";
       import * as sdk from "context-runtime/sdk";
+      import { ContextClient as Client } from "context-runtime/client";
       const calls = [];
       const fetch = async (url, init) => {
         calls.push({ url, method: init.method, auth: init.headers.Authorization, body: init.body });
@@ -47,7 +49,7 @@ describe("the SDK package", () => {
       const client = new ContextClient({ url: "http://runtime.test/", apiKey: "key", fetch });
       const created = await client.createConversation({ agent: "notes:assistant" });
       const error = await client.conversation("nope").catch((e) => e);
-      console.log(JSON.stringify({ created, calls, error: error instanceof ContextRuntimeError ? error.status : String(error), same: sdk.ContextClient === ContextClient, app: typeof ContextApp }));
+      console.log(JSON.stringify({ created, calls, error: error instanceof ContextRuntimeError ? error.status : String(error), same: sdk.ContextClient === ContextClient && Client === ContextClient, app: typeof ContextApp }));
     `;
     writeFileSync(join(consumer, "run.mjs"), script);
     const out = JSON.parse(run("node", ["run.mjs"], consumer)) as Record<string, unknown>;
@@ -93,6 +95,23 @@ describe("the SDK package", () => {
     }
     expect(failure).toMatch(/misuse\.ts.*agent/s);
     rmSync(join(consumer, "misuse.ts"));
+  });
+
+  it("lets a bundler that sees only ContextClient imported drop ContextApp and zod", async () => {
+    const result = await build({
+      stdin: { contents: `export { ContextClient } from "context-runtime";`, resolveDir: consumer, loader: "js" },
+      bundle: true,
+      minify: true,
+      format: "esm",
+      platform: "browser",
+      write: false,
+      metafile: true,
+    });
+    // What ends up in the output (the metafile's inputs list also holds what was read and then dropped).
+    const kept = Object.values(result.metafile.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([path]) => path));
+    expect(kept.filter((path) => path.includes("node_modules/zod/"))).toEqual([]);
+    expect(kept.some((path) => path.includes("context-runtime/dist/"))).toBe(true);
+    expect(result.outputFiles[0]!.contents.length).toBeLessThan(8 * 1024);
   });
 
   it("keeps ws out of the browser: the bundles never import it statically, and the package maps it away for bundlers", () => {
