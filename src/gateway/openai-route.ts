@@ -38,6 +38,9 @@ gatewayOpenAI.post("/chat/completions", async (c) => {
   const named = c.req.header(CONVERSATION_HEADER);
   let conversationId: string;
   let cursor = null;
+  // Checked before a new conversation is made, so a refused request leaves none behind.
+  const early = named === undefined ? await newPart(request.messages, null) : null;
+  if (early && !early.ok) return errorResponse(early.error);
   if (named !== undefined) {
     const id = ConversationId.safeParse(named);
     const found = id.success ? await conversationStub(c.env, owner, id.data).gatewayCursor(owner) : null;
@@ -52,9 +55,9 @@ gatewayOpenAI.post("/chat/completions", async (c) => {
   const stub = conversationStub(c.env, owner, conversationId);
   const headers: Record<string, string> = { [CONVERSATION_HEADER]: conversationId };
 
-  const fresh = await newPart(request.messages, cursor);
-  if (!fresh.ok) return errorResponse(fresh.error, headers);
-  const part = fresh.value;
+  const diffed = early ?? (await newPart(request.messages, cursor));
+  if (!diffed.ok) return errorResponse(diffed.error, headers);
+  const part = diffed.value;
   const body = TurnBody.safeParse(
     part.kind === "retry"
       ? { agent: agent.data }

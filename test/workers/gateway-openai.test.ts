@@ -214,6 +214,10 @@ describe("POST /v1/chat/completions", () => {
     const edited = await chat({ messages: [{ role: "user", content: "one" }, { role: "assistant", content: "Something else." }, { role: "user", content: "four" }] }, conversation);
     expect(edited.status).toBe(409);
     expect(OpenAIError.parse(await edited.json()).error).toMatchObject({ type: "invalid_request_error", code: "history_mismatch", param: "messages" });
+    // A whole history sent to a new conversation is refused before one is made.
+    const stray = await chat({ messages: [{ role: "user", content: "one" }, { role: "assistant", content: "First answer." }, { role: "user", content: "two" }] });
+    expect(stray.status).toBe(409);
+    expect(stray.headers.get("X-Conversation-Id")).toBeNull();
   });
 
   it("runs an app's tool itself between two upstream calls, and records each call's usage on its turn", async () => {
