@@ -50,6 +50,7 @@ import {
   SetMessagesBody,
   TurnBody,
 } from "../protocol/http";
+import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, OpenAIError } from "../protocol/gateway-openai";
 import { ChatMessage } from "../protocol/messages";
 import { CompactionPolicy } from "../protocol/policies";
 import { ToolRunResult } from "../protocol/tools";
@@ -154,6 +155,10 @@ const SCHEMAS = {
   Resolution,
   AgentList,
   ProviderList,
+  ChatCompletionRequest,
+  ChatCompletion,
+  ChatCompletionChunk,
+  OpenAIError,
 } satisfies Record<string, z.ZodType>;
 type SchemaName = keyof typeof SCHEMAS;
 
@@ -170,6 +175,12 @@ export interface RouteDoc {
   bodyOptional?: boolean;
   /** Status → the answer's schema; `text` for plain text, `null` for no JSON body. */
   responses: Record<number, SchemaName | "text" | null>;
+  /** Also answers with server-sent events of this schema (one JSON object per `data:` line) when asked to stream. */
+  stream?: SchemaName;
+  /** Request headers the route reads, and answer headers it sets. */
+  headers?: { request?: Record<string, string>; response?: Record<string, string> };
+  /** Failures other than 401 in this schema, as `application/json` (the gateway answers in OpenAI's error shape). */
+  errors?: SchemaName;
   /** Only `/v1/apps/connect` (app tokens); every other route takes a frontend API key. */
   security?: "appToken";
 }
@@ -215,6 +226,16 @@ export const ROUTES: RouteDoc[] = [
   { method: "delete", path: "/v1/memories/{id}", summary: "Delete a memory", query: "MemoryDeleteQuery", responses: { 200: "MemoryDeleted" } },
   { method: "get", path: "/v1/agents", summary: "Registered agents", responses: { 200: "AgentList" } },
   { method: "get", path: "/v1/contexts", summary: "Providers and whether their app is online", responses: { 200: "ProviderList" } },
+  {
+    method: "post",
+    path: "/v1/chat/completions",
+    summary: "The model gateway, OpenAI Chat Completions (docs/gateway.md): `model` names the agent",
+    body: "ChatCompletionRequest",
+    responses: { 200: "ChatCompletion" },
+    stream: "ChatCompletionChunk",
+    headers: { request: { "X-Conversation-Id": "The conversation (default: a new one)" }, response: { "X-Conversation-Id": "The conversation the request ran in" } },
+    errors: "OpenAIError",
+  },
 ];
 
 type JsonSchema = Record<string, unknown>;
@@ -240,6 +261,8 @@ const PROBLEM = (description: string) => ({ description, content: { "application
 
 function operation(route: RouteDoc, schemas: Record<SchemaName, JsonSchema>) {
   const parameters: object[] = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name, in: "path", required: true, schema: { type: "string" } }));
+  for (const [name, description] of Object.entries(route.headers?.request ?? {})) parameters.push({ name, in: "header", required: false, description, schema: { type: "string" } });
+  const headers = route.headers?.response ? { headers: Object.fromEntries(Object.entries(route.headers.response).map(([name, description]) => [name, { description, schema: { type: "string" } }])) } : {};
   if (route.query) {
     const query = schemas[route.query] as { properties?: Record<string, object>; required?: string[] };
     for (const [name, schema] of Object.entries(query.properties ?? {})) {
@@ -249,13 +272,19 @@ function operation(route: RouteDoc, schemas: Record<SchemaName, JsonSchema>) {
   const responses: Record<string, object> = {};
   for (const [status, answer] of Object.entries(route.responses)) {
     const description = status === "101" ? "Switching Protocols (WebSocket)" : status === "201" ? "Created" : "OK";
-    responses[status] =
-      answer === null ? { description } : answer === "text" ? { description, content: { "text/plain": { schema: { type: "string" } } } } : { description, content: { "application/json": { schema: ref(answer) } } };
+    const content: Record<string, object> =
+      answer === null ? {} : answer === "text" ? { "text/plain": { schema: { type: "string" } } } : { "application/json": { schema: ref(answer) } };
+    if (route.stream && status === "200") {
+      const eventSchema = ref(route.stream).$ref;
+      content["text/event-stream"] = { schema: { type: "string", description: `Server-sent events: each \`data:\` line is a ${eventSchema.split("/").pop()} (${eventSchema}), then \`data: [DONE]\`` } };
+    }
+    responses[status] = { description, ...headers, ...(Object.keys(content).length ? { content } : {}) };
   }
-  if (route.body || route.query) responses["400"] = PROBLEM("Invalid input (`issues` name each)");
+  const failure = (description: string) => (route.errors ? { description, content: { "application/json": { schema: ref(route.errors) } } } : PROBLEM(description));
+  if (route.body || route.query) responses["400"] = failure("Invalid input");
   if (route.security !== "appToken") responses["401"] = PROBLEM("No valid frontend API key");
   if (route.path.includes("{")) responses["404"] = PROBLEM("Not found (or another tenant's or user's)");
-  responses["default"] = PROBLEM("Any other problem (RFC 9457; `type` is stable)");
+  responses["default"] = failure(route.errors ? "Any other failure, in the API's own error shape" : "Any other problem (RFC 9457; `type` is stable)");
   return {
     operationId: operationId(route),
     summary: route.summary,

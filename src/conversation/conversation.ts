@@ -177,7 +177,7 @@ export class Conversation extends DurableObject<Env> {
   private recordUsage(usage: ReportedUsage, lastSeq: number): void {
     const turnId =
       usage.turnId ?? this.ctx.storage.sql.exec<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY user_seq DESC, created_at DESC LIMIT 1").toArray()[0]?.turn_id ?? null;
-    const data = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedTokens: usage.cachedTokens ?? null, model: usage.model ?? null, lastSeq };
+    const data = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedTokens: usage.cachedTokens ?? null, model: usage.model ?? null, lastSeq, source: "frontend" };
     this.store.addEvent(turnId, "model.usage", usage.model ?? null, data, new Date().toISOString());
   }
 

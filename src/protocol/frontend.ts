@@ -194,8 +194,11 @@ export const UsageReport = z.object({
   completionTokens: z.number(),
   cachedTokens: z.number().nullable(),
   model: z.string().nullable(),
-  /** The seq of the last message appended with the report. */
+  /** The seq of the last message appended with the report (the gateway: the last stored before its call). */
   lastSeq: z.number(),
+  /** Who reported it: a frontend's own loop (POST …/messages `usage`) or the model gateway (with its upstream call's `step`). */
+  source: z.enum(["frontend", "gateway"]).optional(),
+  step: z.number().optional(),
   at: z.string(),
 });
 export type UsageReport = z.infer<typeof UsageReport>;

@@ -39,7 +39,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the SDK in headless Chromium", () => {
     if (built.status !== 0) throw new Error(`bundle failed: ${built.stderr}`);
     pagePort = await freePort();
     pages = await servePages(pagePort, readFileSync(bundle, "utf8"));
-    runtime = await withEnv({ CLOUDFLARE_INCLUDE_PROCESS_ENV: "true", CORS_ORIGINS: `http://127.0.0.1:${pagePort}` }, () => startLocalRuntime(secret));
+    runtime = await startLocalRuntime(secret, { vars: { CORS_ORIGINS: `http://127.0.0.1:${pagePort}` } });
     browser = await Chromium.launch(CHROMIUM, work);
   }, 120_000);
 
@@ -77,18 +77,6 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the SDK in headless Chromium", () => {
     expect(result.error).toMatch(/Failed to fetch/);
   }, 60_000);
 });
-
-/** Runs `start` with extra environment variables (wrangler reads them as vars with CLOUDFLARE_INCLUDE_PROCESS_ENV). */
-async function withEnv<T>(vars: Record<string, string>, start: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return await start();
-  } finally {
-    for (const [k, v] of Object.entries(before)) if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-}
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">

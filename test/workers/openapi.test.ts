@@ -71,7 +71,7 @@ describe("GET /openapi.json", () => {
         // Every {param} of the path is declared, and nothing else is a path parameter.
         const declared = (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name);
         expect(declared).toEqual([...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]));
-        for (const p of op.parameters ?? []) expect(["path", "query"]).toContain(p.in);
+        for (const p of op.parameters ?? []) expect(["path", "query", "header"]).toContain(p.in);
       }
     }
   });

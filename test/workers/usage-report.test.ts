@@ -34,7 +34,7 @@ describe("usage reported with an appended reply", () => {
       ["t2", 1300],
       ["t1", 5],
     ]);
-    expect(usage[0]).toMatchObject({ subject: "gpt-4.1-mini", data: { completionTokens: 40, cachedTokens: 1024, model: "gpt-4.1-mini", lastSeq: appended.lastSeq } });
+    expect(usage[0]).toMatchObject({ subject: "gpt-4.1-mini", data: { completionTokens: 40, cachedTokens: 1024, model: "gpt-4.1-mini", lastSeq: appended.lastSeq, source: "frontend" } });
     expect(usage[1]!.data).toMatchObject({ cachedTokens: null, model: null });
 
     const t1 = PastTurn.parse(await frontend.json("GET", `/v1/conversations/${conversation}/turns/t1`));
