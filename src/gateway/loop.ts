@@ -109,7 +109,8 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
 
     if (runtimeCalls.length && !clientCalls.length && step < ctx.maxSteps) {
       // The runtime's tools only: the reply is the next turn's, which runs them and assembles the next input.
-      const body = TurnBody.safeParse({ agent: ctx.agent, reply });
+      // A turnId of its own: a model that repeats a call exactly (a poll) is not taken for a retry.
+      const body = TurnBody.safeParse({ turnId: crypto.randomUUID(), agent: ctx.agent, reply });
       if (!body.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${body.error.issues[0]?.message}`, "upstream_invalid") });
       const next = await ctx.stub.turn(ctx.owner, body.data);
       if (!next.ok) return fail({ ok: false, error: fromProblem(next.problem) });

@@ -210,6 +210,9 @@ describe("tools apps serve, on a turn", () => {
     expect((await expectProblem(again, 409, "conflict")).detail).toContain("send it again with the same turnId");
     const { messages } = await s.frontend.json<{ messages: StoredMessage[] }>("GET", `${s.path}/messages`);
     expect(messages.map((m) => m.message.role)).toEqual(["user", "assistant", "tool"]);
+    // With a turnId of its own it is a new step (a model polling with the very same call), and runs.
+    const polled = await s.turn({ turnId: "poll-2", reply: model });
+    expect(polled.envelope.tools!.ran!.map((r) => r.outcome)).toEqual(["unknown_tool"]);
   });
 
   it("keeps the tool list byte for byte across 50 turns, and changes it only when the bindings change", async () => {

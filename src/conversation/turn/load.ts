@@ -52,11 +52,12 @@ export async function load(deps: TurnDeps, body: TurnBody): Promise<Result<Stage
   if (deps.meta.endedAt) return fail("conflict", "this conversation has ended");
   const policy = turnPolicy(deps.meta.compactionPolicy, body.budget);
   if (!policy.ok) return policy;
-  // A reply sent again (a retry without its turnId) would run its calls twice: its calls, ids and arguments alike,
-  // are the newest stored. (Ids alone may repeat: some models number every reply's calls from call_0.)
+  // A reply sent again (a retry without a turnId) would run its calls twice: its calls, ids and arguments alike, are
+  // the newest stored. (Ids alone may repeat: some models number every reply's calls from call_0.) A request with a
+  // turnId of its own is trusted: a retry of it replays, and a model polling with the same call is let through.
   const calls = (list: readonly { id: string; function: { name: string; arguments: string } }[]) => JSON.stringify(list.map((c) => [c.id, c.function.name, c.function.arguments]));
   const replied = body.reply?.tool_calls ?? [];
-  if (replied.length && calls(replied) === calls(deps.store.lastCalls())) {
+  if (givenId === undefined && replied.length && calls(replied) === calls(deps.store.lastCalls())) {
     return fail("conflict", `this reply is stored already (its calls ${replied.map((c) => `'${c.id}'`).join(", ")} came in an earlier request): to retry a turn safely, send it again with the same turnId`);
   }
   const usable = compactionLimits(policy.value)?.usable;
