@@ -4,6 +4,7 @@ import type {
   ApprovalDecisionBody,
   Attachment,
   CompactBody,
+  ConversationsQuery,
   CreateConversationBody,
   EventsQuery,
   ItemsQuery,
@@ -25,9 +26,11 @@ import type {
   ClearResult,
   CompactResult,
   ConversationInfo,
+  ConversationPage,
   EventPage,
   MessagePage,
   ProblemDocument,
+  PastTurn,
   ProviderList,
   ResourceList,
   StoredMessage,
@@ -75,6 +78,16 @@ export class ContextClient {
     return this.send("GET", conversationPath(id));
   }
 
+  /** One page of the caller's conversations, newest first: ask again with `cursor: nextCursor` while it is not null. */
+  conversations(page: Partial<ConversationsQuery> = {}): Promise<ConversationPage> {
+    return this.send("GET", "/v1/conversations", { query: page });
+  }
+
+  /** A past turn as it was answered: its result, its model input, when, and the usage reported for it. */
+  pastTurn(id: string, turnId: string): Promise<PastTurn> {
+    return this.send("GET", `${conversationPath(id)}/turns/${encodeURIComponent(turnId)}`);
+  }
+
   async endConversation(id: string): Promise<void> {
     await this.send("DELETE", conversationPath(id));
   }
@@ -88,8 +101,9 @@ export class ContextClient {
     return this.send("POST", `${conversationPath(id)}/tools/run`, { body });
   }
 
-  async appendMessages(id: string, messages: z.input<typeof AppendMessagesBody>["messages"]): Promise<void> {
-    await this.send("POST", `${conversationPath(id)}/messages`, { body: { messages } });
+  /** The model's reply and tool results; `usage`, the model's real counts for the reply, lands on the turn's evidence. */
+  async appendMessages(id: string, messages: z.input<typeof AppendMessagesBody>["messages"], usage?: z.input<typeof AppendMessagesBody>["usage"]): Promise<void> {
+    await this.send("POST", `${conversationPath(id)}/messages`, { body: { messages, ...(usage ? { usage } : {}) } });
   }
 
   /** One page of the stored messages: those after seq `after` (default 0), at most `limit` (default and most 1,000). */

@@ -49,6 +49,10 @@ describe("ContextClient requests", () => {
   it.each([
     ["turn", (c: ContextClient) => c.turn("conv-0001", { turnId: "t1", agent: "notes:assistant", message: "hi" }), "POST", "/v1/conversations/conv-0001/turns", { turnId: "t1", agent: "notes:assistant", message: "hi" }],
     ["appendMessages", (c: ContextClient) => c.appendMessages("conv-0001", [{ role: "assistant", content: "hello" }]), "POST", "/v1/conversations/conv-0001/messages", { messages: [{ role: "assistant", content: "hello" }] }],
+    ["appendMessages with usage", (c: ContextClient) => c.appendMessages("conv-0001", [{ role: "assistant", content: "hi" }], { promptTokens: 812, completionTokens: 40, cachedTokens: 512 }), "POST", "/v1/conversations/conv-0001/messages", { messages: [{ role: "assistant", content: "hi" }], usage: { promptTokens: 812, completionTokens: 40, cachedTokens: 512 } }],
+    ["conversations", (c: ContextClient) => c.conversations({ cursor: "c2", limit: 10 }), "GET", "/v1/conversations?cursor=c2&limit=10", undefined],
+    ["pastTurn", (c: ContextClient) => c.pastTurn("conv-0001", "turn:1"), "GET", "/v1/conversations/conv-0001/turns/turn%3A1", undefined],
+    ["runTools", (c: ContextClient) => c.runTools("conv-0001", { toolCallIds: ["call_1"] }), "POST", "/v1/conversations/conv-0001/tools/run", { toolCallIds: ["call_1"] }],
     ["messages", (c: ContextClient) => c.messages("conv-0001"), "GET", "/v1/conversations/conv-0001/messages", undefined],
     ["messages, a page", (c: ContextClient) => c.messages("conv-0001", { after: 40, limit: 20 }), "GET", "/v1/conversations/conv-0001/messages?after=40&limit=20", undefined],
     ["approvals", (c: ContextClient) => c.approvals("conv-0001"), "GET", "/v1/conversations/conv-0001/approvals", undefined],
