@@ -12,6 +12,7 @@ import { approvals } from "./approvals";
 import { artifacts } from "./artifacts";
 import { problemResponse } from "./problem-response";
 import { gatewayOpenAI } from "../gateway/openai-route";
+import { gatewayAnthropic } from "../gateway/anthropic-route";
 import { corsForFrontends } from "./cors";
 import { openApiDocument } from "./openapi";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
@@ -70,6 +71,7 @@ v1.route("/", gatewayOpenAI); // the model gateway: POST /v1/chat/completions (d
 v1.route("/", artifacts);
 v1.get("/agents", async (c) => c.json({ agents: await hubStub(c.env, c.var.owner).agents() }));
 v1.get("/contexts", async (c) => c.json({ providers: await hubStub(c.env, c.var.owner).providers() }));
+api.route("/v1", gatewayAnthropic); // POST /v1/messages (docs/gateway.md): ahead of v1, it takes x-api-key and answers in Anthropic's shape
 api.route("/v1", v1);
 
 api.notFound((c) => problemResponse(c, { type: "not-found", detail: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }));

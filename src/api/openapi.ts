@@ -51,6 +51,7 @@ import {
   TurnBody,
 } from "../protocol/http";
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, OpenAIError } from "../protocol/gateway-openai";
+import { AnthropicError, AnthropicMessage, AnthropicStreamEvent, MessagesRequest } from "../protocol/gateway-anthropic";
 import { ChatMessage } from "../protocol/messages";
 import { CompactionPolicy } from "../protocol/policies";
 import { ToolRunResult } from "../protocol/tools";
@@ -159,6 +160,10 @@ const SCHEMAS = {
   ChatCompletion,
   ChatCompletionChunk,
   OpenAIError,
+  MessagesRequest,
+  AnthropicMessage,
+  AnthropicStreamEvent,
+  AnthropicError,
 } satisfies Record<string, z.ZodType>;
 type SchemaName = keyof typeof SCHEMAS;
 
@@ -181,6 +186,10 @@ export interface RouteDoc {
   headers?: { request?: Record<string, string>; response?: Record<string, string> };
   /** Failures other than 401 in this schema, as `application/json` (the gateway answers in OpenAI's error shape). */
   errors?: SchemaName;
+  /** The 401 too is in `errors`' schema (the Anthropic side answers every failure in its API's shape). */
+  ownAuthErrors?: boolean;
+  /** How the event stream is framed, when not `data:` lines ended by `data: [DONE]`. */
+  streamFraming?: string;
   /** Only `/v1/apps/connect` (app tokens); every other route takes a frontend API key. */
   security?: "appToken";
 }
@@ -236,6 +245,21 @@ export const ROUTES: RouteDoc[] = [
     headers: { request: { "X-Conversation-Id": "The conversation (default: a new one)" }, response: { "X-Conversation-Id": "The conversation the request ran in" } },
     errors: "OpenAIError",
   },
+  {
+    method: "post",
+    path: "/v1/messages",
+    summary: "The model gateway, Anthropic Messages (docs/gateway.md): `model` names the agent; the key as `x-api-key` or a bearer token",
+    body: "MessagesRequest",
+    responses: { 200: "AnthropicMessage" },
+    stream: "AnthropicStreamEvent",
+    streamFraming: "Server-sent events, each an `event: <type>` line and a `data:` line with an AnthropicStreamEvent of that type, from message_start to message_stop (or an `error` event)",
+    headers: {
+      request: { "X-Conversation-Id": "The conversation (default: a new one)", "x-api-key": "The frontend API key (or send it as Authorization: Bearer)" },
+      response: { "X-Conversation-Id": "The conversation the request ran in", "request-id": "This request's id" },
+    },
+    errors: "AnthropicError",
+    ownAuthErrors: true,
+  },
 ];
 
 type JsonSchema = Record<string, unknown>;
@@ -276,13 +300,14 @@ function operation(route: RouteDoc, schemas: Record<SchemaName, JsonSchema>) {
       answer === null ? {} : answer === "text" ? { "text/plain": { schema: { type: "string" } } } : { "application/json": { schema: ref(answer) } };
     if (route.stream && status === "200") {
       const eventSchema = ref(route.stream).$ref;
-      content["text/event-stream"] = { schema: { type: "string", description: `Server-sent events: each \`data:\` line is a ${eventSchema.split("/").pop()} (${eventSchema}), then \`data: [DONE]\`` } };
+      const framing = route.streamFraming ?? `Server-sent events: each \`data:\` line is a ${eventSchema.split("/").pop()} (${eventSchema}), then \`data: [DONE]\``;
+      content["text/event-stream"] = { schema: { type: "string", description: framing } };
     }
     responses[status] = { description, ...headers, ...(Object.keys(content).length ? { content } : {}) };
   }
   const failure = (description: string) => (route.errors ? { description, content: { "application/json": { schema: ref(route.errors) } } } : PROBLEM(description));
   if (route.body || route.query) responses["400"] = failure("Invalid input");
-  if (route.security !== "appToken") responses["401"] = PROBLEM("No valid frontend API key");
+  if (route.security !== "appToken") responses["401"] = route.ownAuthErrors ? failure("No valid frontend API key") : PROBLEM("No valid frontend API key");
   if (route.path.includes("{")) responses["404"] = PROBLEM("Not found (or another tenant's or user's)");
   responses["default"] = failure(route.errors ? "Any other failure, in the API's own error shape" : "Any other problem (RFC 9457; `type` is stable)");
   return {

@@ -63,7 +63,7 @@ export function messageHash(m: ClientMessage): Promise<string> {
  * When nothing is new (1), or the new part is the last consumed message again (2), and the model still owes an answer
  * (the last attempt failed), the request is a retry: the turn continues. Otherwise nothing new is a 400.
  */
-export async function newPart(all: readonly ClientMessage[], cursor: GatewayCursor | null): Promise<{ ok: true; value: NewPart } | { ok: false; error: GatewayError }> {
+export async function newPart(all: readonly ClientMessage[], cursor: GatewayCursor | null, where: (index: number) => string = (i) => `messages[${i}]`): Promise<{ ok: true; value: NewPart } | { ok: false; error: GatewayError }> {
   const messages = clientSide(all);
   const consumed = cursor?.consumed ?? 0;
   let fresh: ClientMessage[];
@@ -89,16 +89,16 @@ export async function newPart(all: readonly ClientMessage[], cursor: GatewayCurs
       ),
     };
   }
-  return shape(fresh, { consumed: consumed + fresh.length, lastHash: await messageHash(fresh.at(-1)!), awaiting: true }, messages.length - fresh.length);
+  return shape(fresh, { consumed: consumed + fresh.length, lastHash: await messageHash(fresh.at(-1)!), awaiting: true }, messages.length - fresh.length, where);
 }
 
 /** The new part as a turn takes it: results of the client's tools first, then the user's message. */
-function shape(fresh: ClientMessage[], consumed: GatewayCursor, offset: number): { ok: true; value: NewPart } | { ok: false; error: GatewayError } {
+function shape(fresh: ClientMessage[], consumed: GatewayCursor, offset: number, where: (index: number) => string): { ok: true; value: NewPart } | { ok: false; error: GatewayError } {
   const toolResults: { tool_call_id: string; content: string }[] = [];
   const words: string[] = [];
   const images: NonNullable<Extract<NewPart, { kind: "new" }>["images"]> = [];
   for (const [i, m] of fresh.entries()) {
-    const param = `messages[${offset + i}]`;
+    const param = where(offset + i);
     const bad = (message: string) => ({ ok: false as const, error: gatewayError(400, message, "invalid_message", { param }) });
     if (m.role === "tool") {
       if (words.length) return bad("a tool result after the user's message: send results before the next user message");

@@ -2,7 +2,7 @@ import type { Conversation } from "../conversation/conversation";
 import type { ModelUsage } from "../conversation/gateway-store";
 import type { Owner } from "../env";
 import type { TurnResult } from "../protocol/frontend";
-import type { ClientTool, CompletionUsage, FinishReason, OutToolCall } from "../protocol/gateway-openai";
+import type { ChatRequestMessage, ClientTool, CompletionUsage, FinishReason, OutToolCall } from "../protocol/gateway-openai";
 import { AppendableMessage } from "../protocol/messages";
 import { TurnBody } from "../protocol/http";
 import type { UpstreamConfig } from "./config";
@@ -25,6 +25,20 @@ export interface LoopContext {
   maxSteps: number;
   /** The client messages the conversation consumed before this request's answer. */
   consumed: number;
+  /** The answer as the client holds it, in chat form: the cursor keeps its hash. */
+  held: (answer: HeldAnswer) => ChatRequestMessage;
+}
+
+/** What the client gets back of the run, before its wire format. */
+export interface HeldAnswer {
+  content: string | null;
+  refusal: string | null;
+  toolCalls: OutToolCall[];
+}
+
+/** The answer as an OpenAI client holds it (`choices[0].message`). */
+export function openAIHeld(answer: HeldAnswer): ChatRequestMessage {
+  return { role: "assistant", content: answer.content, refusal: answer.refusal, ...(answer.toolCalls.length ? { tool_calls: answer.toolCalls } : {}) };
 }
 
 /** What goes back to the client: one assistant message for all the upstream calls the request took. */
@@ -35,6 +49,8 @@ export interface LoopAnswer {
   finishReason: FinishReason;
   usage: CompletionUsage;
   steps: number;
+  /** The run stopped at GATEWAY_MAX_STEPS with the runtime's calls run: the same history resent continues it. */
+  stepLimit: boolean;
 }
 
 /** The model's text as it streams, separators between steps included. */
@@ -132,9 +148,11 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     }
     const finishReason: FinishReason = clientCalls.length ? "tool_calls" : runtimeCalls.length ? "length" : (FINISH[answer.finishReason] ?? "stop");
     const content = texts.length ? texts.join("\n\n") : null;
-    const returned = { role: "assistant" as const, content, refusal, ...(clientCalls.length ? { tool_calls: clientCalls } : {}) };
-    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash: await messageHash(returned), awaiting: false }, usage });
-    return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), steps: step } };
+    const stepLimit = !clientCalls.length && runtimeCalls.length > 0;
+    const held = ctx.held({ content, refusal, toolCalls: clientCalls });
+    // At the step limit the model owes the rest of its answer: the same history resent (nothing new) continues the turn.
+    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash: await messageHash(held), awaiting: stepLimit }, usage });
+    return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), steps: step, stepLimit } };
   }
 }
 

@@ -1,0 +1,172 @@
+import type { Context } from "hono";
+import type { ApiEnv } from "../api/auth";
+import type { GatewayCursor } from "../conversation/gateway-store";
+import { conversationStub } from "../env";
+import type { ChatRequestMessage, ClientTool } from "../protocol/gateway-openai";
+import { TurnBody } from "../protocol/http";
+import { ConversationId } from "../protocol/methods";
+import { QualifiedName } from "../protocol/names";
+import { maxSteps, type UpstreamConfig } from "./config";
+import { newPart } from "./diff";
+import { fromProblem, gatewayError, type GatewayError } from "./errors";
+import { upstreamBody, type HeldAnswer, type LoopContext } from "./loop";
+import { openUpstream } from "./upstream";
+import type { TurnResult } from "../protocol/frontend";
+
+/**
+ * The gateway core both wire formats share (docs/gateway.md): a request read from either API becomes a GatewayRequest
+ * (the client's messages in chat form, the upstream settings in OpenAI's names), and `startRun` does the rest up to the
+ * first upstream call: the agent, the conversation, the diff rule, the turn, the cursor. The route then reads the run
+ * with `runLoop` and answers in its own format.
+ */
+
+export const CONVERSATION_HEADER = "X-Conversation-Id";
+
+export interface GatewayRequest {
+  /** `model` as the client sent it: `app:agent`, optionally `@upstream-model`. */
+  model: string;
+  /** The client's messages in chat form (system messages, if any, are left out by the diff). */
+  messages: readonly ChatRequestMessage[];
+  stream: boolean;
+  /** Settings passed to every upstream call, in the upstream's (OpenAI's) names. */
+  params: Record<string, unknown>;
+  toolChoice: unknown;
+  clientTools: ClientTool[];
+  /** The answer as the client holds it, in chat form (the cursor hashes it to recognise it when it is resent). */
+  held: (answer: HeldAnswer) => ChatRequestMessage;
+  /** Where message `i` of `messages` (system messages aside) is in the client's own request, for errors' `param`. */
+  where?: (index: number) => string;
+}
+
+export interface StartedRun {
+  ctx: LoopContext;
+  first: { turn: TurnResult; response: Response };
+  /** X-Conversation-Id and X-Turn-Id, for every answer from here. */
+  headers: Record<string, string>;
+}
+
+export type Started = { ok: true; value: StartedRun } | { ok: false; error: GatewayError; headers: Record<string, string> };
+
+/** Runs the request's turn and opens its first upstream call; every failure comes back as a GatewayError. */
+export async function startRun(c: Context<ApiEnv>, config: UpstreamConfig, request: GatewayRequest): Promise<Started> {
+  const headers: Record<string, string> = {};
+  const failed = (error: GatewayError): Started => ({ ok: false, error, headers });
+
+  // `model` is the agent, `app:agent`, optionally with the upstream model after an `@`.
+  const at = request.model.indexOf("@");
+  const agent = QualifiedName.safeParse(at === -1 ? request.model : request.model.slice(0, at));
+  if (!agent.success) return failed(gatewayError(400, "`model` names the agent as 'app:agent' (optionally 'app:agent@upstream-model')", "invalid_model", { param: "model" }));
+  const upstreamModel = at === -1 ? config.model : request.model.slice(at + 1);
+  if (!upstreamModel) return failed(gatewayError(400, "no upstream model: name it in `model` as 'app:agent@upstream-model', or set UPSTREAM_MODEL", "invalid_model", { param: "model" }));
+
+  // The conversation: the one named, else a new one for this agent.
+  const owner = c.var.owner;
+  const named = c.req.header(CONVERSATION_HEADER);
+  let conversationId: string;
+  let cursor: GatewayCursor | null = null;
+  // Checked before a new conversation is made, so a refused request leaves none behind.
+  const early = named === undefined ? await newPart(request.messages, null, request.where) : null;
+  if (early && !early.ok) return failed(early.error);
+  if (named !== undefined) {
+    const id = ConversationId.safeParse(named);
+    const found = id.success ? await conversationStub(c.env, owner, id.data).gatewayCursor(owner) : null;
+    if (!id.success || !found?.ok) return failed(gatewayError(404, `no conversation '${named}'`, "conversation_not_found", { param: CONVERSATION_HEADER }));
+    conversationId = id.data;
+    cursor = found.value.cursor;
+  } else {
+    conversationId = crypto.randomUUID();
+    const created = await conversationStub(c.env, owner, conversationId).create(owner, conversationId, agent.data);
+    if (!created.ok) return failed(modelProblem(fromProblem(created.problem)));
+  }
+  const stub = conversationStub(c.env, owner, conversationId);
+  headers[CONVERSATION_HEADER] = conversationId;
+
+  const diffed = early ?? (await newPart(request.messages, cursor, request.where));
+  if (!diffed.ok) return failed(diffed.error);
+  const part = diffed.value;
+  const body = TurnBody.safeParse(
+    part.kind === "retry"
+      ? { agent: agent.data }
+      : { agent: agent.data, ...(part.message === undefined ? {} : { message: part.message }), ...(part.images ? { images: part.images } : {}), ...(part.toolResults ? { toolResults: part.toolResults } : {}) },
+  );
+  if (!body.success) {
+    const issue = body.error.issues[0]!;
+    return failed(gatewayError(400, `messages: ${issue.message} (${issue.path.join(".")})`, "invalid_message", { param: "messages" }));
+  }
+  const turn = await stub.turn(owner, body.data);
+  if (!turn.ok) return failed(modelProblem(fromProblem(turn.problem)));
+  headers["X-Turn-Id"] = turn.value.turnId;
+  // Consumed, and awaiting the model's answer: from here a failure leaves a conversation a retry continues.
+  await stub.gatewayRecord(owner, { cursor: part.consumed });
+
+  const ctx: LoopContext = {
+    stub,
+    owner,
+    agent: agent.data,
+    config,
+    upstreamModel,
+    params: request.params,
+    toolChoice: request.toolChoice,
+    clientTools: request.clientTools,
+    stream: request.stream,
+    maxSteps: maxSteps(c.env),
+    consumed: part.consumed.consumed,
+    held: request.held,
+  };
+  const opened = await openUpstream(config, upstreamBody(ctx, turn.value, 1));
+  if (!opened.ok) return failed(opened.error);
+  return { ok: true, value: { ctx, first: { turn: turn.value, response: opened.value }, headers } };
+}
+
+/** An unknown agent is an unknown `model` to a client. */
+function modelProblem(error: GatewayError): GatewayError {
+  if (error.body.error.code === "not-found" && /agent/.test(error.body.error.message)) {
+    return gatewayError(404, error.body.error.message, "model_not_found", { param: "model" });
+  }
+  return error;
+}
+
+/**
+ * A streamed answer: `produce` writes the events (already framed as SSE text) and runs after the response is returned,
+ * under waitUntil. A client gone away does not stop the run: the answer is still stored, so the conversation stays
+ * whole. If `produce` throws, `crashed` is the last event sent.
+ */
+export function sseResponse(
+  c: Context<ApiEnv>,
+  headers: Record<string, string>,
+  produce: (send: (event: string) => Promise<void>) => Promise<void>,
+  crashed: string,
+): Response {
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const encoder = new TextEncoder();
+  let open = true;
+  const send = async (event: string) => {
+    if (!open) return;
+    await writer.write(encoder.encode(event)).catch(() => (open = false));
+  };
+  const run = (async () => {
+    await produce(send);
+    if (open) await writer.close().catch(() => undefined);
+  })().catch(async (error: unknown) => {
+    console.error("gateway stream failed", error instanceof Error ? error.message : String(error));
+    await send(crashed);
+    await writer.close().catch(() => undefined);
+  });
+  c.executionCtx.waitUntil(run);
+  return new Response(readable, { status: 200, headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", ...headers } });
+}
+
+/** The request body as JSON, or the 400 that says it is not. */
+export async function readJson(raw: Request): Promise<{ ok: true; value: unknown } | { ok: false; error: GatewayError }> {
+  try {
+    return { ok: true, value: JSON.parse(await raw.text()) };
+  } catch {
+    return { ok: false, error: gatewayError(400, "the body is not valid JSON", "invalid_json") };
+  }
+}
+
+/** A zod issue's path as a `param`: `messages[2].content`. */
+export function paramOf(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
+}
