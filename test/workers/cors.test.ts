@@ -35,6 +35,15 @@ describe("CORS for frontends in the browser", () => {
     }
   });
 
+  it("allows the headers the official model SDKs send from a page, and exposes the gateway's", async () => {
+    const asked = "authorization,content-type,x-api-key,anthropic-version,x-stainless-os,x-stainless-retry-count,x-conversation-id";
+    const res = await preflight(APP, "/v1/messages", "POST", asked);
+    expect(res.headers.get("Access-Control-Allow-Headers")!.toLowerCase().split(",")).toEqual(expect.arrayContaining(asked.split(",")));
+    expect(res.headers.get("Vary")).toContain("Access-Control-Request-Headers");
+    const refused = await preflight("https://evil.example", "/v1/messages", "POST", asked);
+    expect(refused.headers.get("Access-Control-Allow-Headers")).toBeNull();
+  });
+
   it("matches origins as browsers send them (a trailing slash or upper case in the setting does not matter)", async () => {
     expect((await preflight(DEV)).headers.get("Access-Control-Allow-Origin")).toBe(DEV);
     expect((await preflight(APP, "/v1/conversations", "GET", "authorization", " HTTPS://App.Example.com/ ")).headers.get("Access-Control-Allow-Origin")).toBe(APP);
@@ -58,12 +67,12 @@ describe("CORS for frontends in the browser", () => {
     expect(corsHeaders(unset)).toEqual([]);
   });
 
-  it("puts the CORS headers on answers, errors included, and exposes X-Conversation-Id and Server-Timing", async () => {
+  it("puts the CORS headers on answers, errors included, and exposes the gateway's headers and Server-Timing", async () => {
     const key = await apiKey(freshIdentity());
     const created = await call("/v1/conversations", { method: "POST", headers: { Origin: APP, Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: "{}" });
     expect(created.status).toBe(201);
     expect(created.headers.get("Access-Control-Allow-Origin")).toBe(APP);
-    expect(created.headers.get("Access-Control-Expose-Headers")!.split(",")).toEqual(["X-Conversation-Id", "Server-Timing"]);
+    expect(created.headers.get("Access-Control-Expose-Headers")!.split(",")).toEqual(["X-Conversation-Id", "X-Turn-Id", "X-Gateway-Steps", "request-id", "Retry-After", "Server-Timing"]);
     expect(created.headers.get("Server-Timing")).toMatch(/total;dur=/);
     expect(created.headers.get("Vary")).toContain("Origin");
     // A browser can read why it was refused.
