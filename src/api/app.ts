@@ -9,6 +9,7 @@ import { conversationList } from "./conversation-list";
 import { history } from "./history";
 import { memories } from "./memory";
 import { approvals } from "./approvals";
+import { delegations } from "./delegations";
 import { artifacts } from "./artifacts";
 import { problemResponse } from "./problem-response";
 import { gatewayOpenAI } from "../gateway/openai-route";
@@ -66,6 +67,7 @@ v1.route("/conversations", conversations);
 v1.route("/conversations", conversationList);
 v1.route("/conversations", history);
 v1.route("/conversations", approvals);
+v1.route("/conversations", delegations);
 v1.route("/memories", memories);
 v1.route("/", gatewayOpenAI); // the model gateway: POST /v1/chat/completions (docs/gateway.md)
 v1.route("/", artifacts);

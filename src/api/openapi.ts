@@ -53,6 +53,7 @@ import {
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, OpenAIError } from "../protocol/gateway-openai";
 import { AnthropicError, AnthropicMessage, AnthropicStreamEvent, MessagesRequest } from "../protocol/gateway-anthropic";
 import { ChatMessage } from "../protocol/messages";
+import { CompleteDelegationBody, DelegationCompleted, DelegationList } from "../protocol/delegation";
 import { CompactionPolicy } from "../protocol/policies";
 import { ToolRunResult } from "../protocol/tools";
 import { RefQuery } from "./artifacts";
@@ -138,6 +139,9 @@ const SCHEMAS = {
   ApprovalRequested,
   ApprovalDecisionBody,
   ApprovalDecided,
+  CompleteDelegationBody,
+  DelegationCompleted,
+  DelegationList,
   MemoryWriteBody: WriteBody,
   MemoryBatchBody: BatchBody,
   MemorySearchQuery: SearchQuery,
@@ -218,6 +222,8 @@ export const ROUTES: RouteDoc[] = [
   { method: "get", path: `${C}/approvals`, summary: "Approvals of the calls still open", responses: { 200: "ApprovalList" } },
   { method: "post", path: `${C}/approvals`, summary: "Ask for the user's approval of a call", body: "ApprovalRequestBody", responses: { 200: "ApprovalRequested", 201: "ApprovalRequested" } },
   { method: "post", path: `${C}/approvals/{toolCallId}`, summary: "Record the user's decision", body: "ApprovalDecisionBody", responses: { 200: "ApprovalDecided" } },
+  { method: "post", path: `${C}/delegation/complete`, summary: "A subagent's final answer: closes its parent's delegate call", body: "CompleteDelegationBody", responses: { 200: "DelegationCompleted" } },
+  { method: "get", path: `${C}/delegations`, summary: "The conversation's delegate calls and their child conversations", responses: { 200: "DelegationList" } },
   { method: "get", path: `${C}/attachments`, summary: "Runtime attachments", responses: { 200: "AttachmentList" } },
   { method: "post", path: `${C}/attachments`, summary: "Attach a context or an item", body: "Attachment", responses: { 201: "AttachmentList" } },
   { method: "delete", path: `${C}/attachments`, summary: "Detach", body: "Attachment", responses: { 200: "AttachmentList" } },

@@ -7,7 +7,7 @@ import { LIMITS } from "../protocol/limits";
 import type { AppendableMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
-import { hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from "../env";
+import { conversationStub, hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from "../env";
 import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
 import type { CompactionPolicy } from "../protocol/policies";
 import { chooseSummariser } from "../history/summarise";
@@ -38,6 +38,14 @@ import { auditRecords, tenantAuditKey } from "../protect/audit";
 import { admitText } from "../protect/boundary";
 import type { SecretHit } from "../protect/redact";
 import { newNonce } from "../core/runtime-tag";
+import { DelegationStore } from "./delegation-store";
+import { answerText, delegationSection } from "./delegation";
+import type { DelegationCompleted, DelegationInfo, DelegationStart } from "../protocol/delegation";
+import type { ToolResultEvidence } from "../protocol/evidence";
+import { textOf, type ChatMessage } from "../protocol/messages";
+import { admitMessages, storeAdmitted } from "./tool-results";
+import { checkRoom } from "./capacity";
+import type { TurnSections } from "./turn-sections";
 
 export interface PushedResource {
   fullId: string;
@@ -58,6 +66,7 @@ export class Conversation extends DurableObject<Env> {
   private readonly approvals: ApprovalStore;
   private readonly toolState: ToolStateStore;
   private readonly gateway: GatewayStore;
+  private readonly delegations: DelegationStore;
   private readonly queue = new SerialQueue();
   /** Apps' contexts past the trust boundary at the version last pulled: an unchanged context is not redacted every turn. */
   private readonly admittedContexts = new Map<string, { version: string; title: string; content: string }>();
@@ -71,6 +80,7 @@ export class Conversation extends DurableObject<Env> {
     this.approvals = new ApprovalStore(ctx.storage);
     this.toolState = new ToolStateStore(ctx.storage);
     this.gateway = new GatewayStore(ctx.storage);
+    this.delegations = new DelegationStore(ctx.storage);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, CONVERSATION_MIGRATIONS);
     });
@@ -98,26 +108,152 @@ export class Conversation extends DurableObject<Env> {
   }
 
   turn(owner: Owner, body: TurnBody): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", async (owned) => {
-      const nonce = owned.nonce ?? this.store.giveNonce(newNonce());
-      const meta = { ...owned, nonce };
-      const deps = {
-        store: this.store,
-        hub: this.hub(owner),
-        meta,
-        history: this.history(owner, meta),
-        approvals: this.approvals,
-        toolState: this.toolState,
-        tools: this.toolHost(owner),
-        summariser: this.summariser,
-        admittedContexts: this.admittedContexts,
-        admittedTools: this.admittedTools,
-        auditKey: await this.auditKey(owner),
-        now: () => new Date(),
-        sections: turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce),
+    return this.serve(owner, "queued", (owned) => this.takeTurnNow(owner, owned, body));
+  }
+
+  /** A turn, inside the queue; `more` adds appendix sections (a subagent's first turn: its parent's hints). */
+  private async takeTurnNow(owner: Owner, owned: ConversationMeta, body: TurnBody, more?: (nonce: string | null, own: TurnSections) => Promise<TurnSections>): Promise<Result<TurnResult>> {
+    const nonce = owned.nonce ?? this.store.giveNonce(newNonce());
+    const meta = { ...owned, nonce };
+    const sections = turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce);
+    const deps: TurnDeps = {
+      store: this.store,
+      hub: this.hub(owner),
+      meta,
+      history: this.history(owner, meta),
+      approvals: this.approvals,
+      toolState: this.toolState,
+      tools: this.toolHost(owner),
+      summariser: this.summariser,
+      admittedContexts: this.admittedContexts,
+      admittedTools: this.admittedTools,
+      auditKey: await this.auditKey(owner),
+      now: () => new Date(),
+      delegations: this.delegations,
+      // A subagent runs in a conversation of its own, in its own Durable Object (same tenant and user).
+      delegate: (start) => conversationStub(this.env, owner, start.childConversationId).startDelegation(owner, start),
+      sections: more ? async (agent) => more(nonce, await sections(agent)) : sections,
+    };
+    return takeTurn(deps, body);
+  }
+
+  // ── subagents (src/conversation/delegation.ts; docs/tools.md, "Subagents") ──
+
+  /**
+   * The child's side of a `delegate` call: this conversation is created for the subagent, with its parent, call and
+   * depth in its meta, and takes its first turn at once: the task is its user message, and its parent's hints (the
+   * call's `context` and a slice of the parent's memory) are fenced in that message's appendix. It never sees the
+   * parent's history.
+   */
+  startDelegation(owner: Owner, start: DelegationStart): Promise<Result<{ turnId: string }>> {
+    return this.queue.run(async () => {
+      if (this.store.meta()) return fail("conflict", "conversation already exists");
+      const found = await this.hub(owner).agent(start.agent);
+      if (!found) return fail("not-found", `no agent '${start.agent}' is registered`);
+      const createdAt = new Date().toISOString();
+      this.store.create({
+        conversationId: start.childConversationId,
+        tenant: owner.tenant,
+        user: owner.user,
+        agent: start.agent,
+        agentContexts: found.attachedContexts,
+        resultPolicies: found.resultPolicies,
+        compactionPolicy: DEFAULT_COMPACTION_POLICY,
+        createdAt,
+        nonce: newNonce(),
+        parent: { conversationId: start.parent.conversationId, toolCallId: start.parent.toolCallId },
+        depth: start.parent.depth,
+      });
+      await this.hub(owner).conversationCreated({ id: start.childConversationId, agent: start.agent, createdAt });
+      let received: { memories: number; hits: SecretHit[] } = { memories: 0, hits: [] };
+      const hints = async (nonce: string | null, own: TurnSections): Promise<TurnSections> => {
+        const ownIds = new Set(own.sections.filter((s) => s.kind === "memory").flatMap((s) => s.entries.map((e) => e.id)));
+        const slice = await delegationSection(this.env.MEMORY, owner, start, nonce, ownIds, memoryHalfLifeHours(this.env));
+        received = { memories: slice.memories, hits: slice.hits };
+        const memoryError = own.memoryError ?? slice.memoryError;
+        return { ...own, sections: slice.section ? [slice.section, ...own.sections] : own.sections, ...(memoryError ? { memoryError } : {}) };
       };
-      return takeTurn(deps, body);
+      const turn = await this.takeTurnNow(owner, this.store.meta()!, { agent: start.agent, message: start.task }, hints);
+      const redactions = await auditRecords(received.hits, await this.auditKey(owner));
+      const data = { toolCallId: start.parent.toolCallId, depth: start.parent.depth, context: start.context !== undefined, memories: received.memories, ...(redactions.length ? { redactions } : {}) };
+      this.store.addEvent(turn.ok ? turn.value.turnId : null, "delegation.received", start.parent.conversationId, data, createdAt);
+      if (turn.ok) return ok({ turnId: turn.value.turnId });
+      // A child that could not take its first turn never runs: it ends, and the parent's call reads why.
+      await this.endNow(owner, this.store.meta()!);
+      return turn;
     });
+  }
+
+  /**
+   * The child's final answer (POST …/delegation/complete, or the gateway's loop): stored in the child past the trust
+   * boundary, then handed to the parent, whose `delegate` call it closes as the call's result; the child then ends.
+   * Nothing is stored when the parent refuses it (its call was closed already).
+   */
+  completeDelegation(owner: Owner, reply: ChatMessage): Promise<Result<DelegationCompleted>> {
+    return this.serve(owner, "live", async (meta) => {
+      if (!meta.parent) return fail("conflict", "this conversation is not a subagent's: no delegate call waits for its answer");
+      if (reply.role !== "assistant" || reply.tool_calls?.length) return fail("invalid-request", "the final answer is an assistant message without tool calls");
+      const open = this.store.openCalls();
+      if (open.calls.size) {
+        return fail("conflict", `tool calls ${[...open.calls.keys()].map((id) => `'${id}'`).join(", ")} are still open: send the reply that made them as the child's next turn before its final answer`);
+      }
+      const auditKey = await this.auditKey(owner);
+      const admitted = await admitMessages(open.calls, [reply], { policies: meta.resultPolicies, auditKey, nonce: meta.nonce });
+      if (!admitted.ok) return admitted;
+      const room = checkRoom(this.store, admitted.value.messages);
+      if (!room.ok) return room;
+      const answer = textOf(admitted.value.messages[0]!);
+      const childTurnIds = this.ctx.storage.sql.exec<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY created_at, user_seq").toArray().map((r) => r.turn_id);
+      const parent = conversationStub(this.env, owner, meta.parent.conversationId);
+      const closed = await parent.closeDelegation(owner, { childConversationId: meta.conversationId, toolCallId: meta.parent.toolCallId, answer: answer.trim() ? answer : null, childTurnIds });
+      if (!closed.ok) return closed;
+      const at = new Date().toISOString();
+      this.store.transaction(() => {
+        storeAdmitted(this.store, null, admitted.value, at);
+        this.store.addEvent(null, "delegation.completed", meta.parent!.conversationId, { toolCallId: meta.parent!.toolCallId, childTurnIds }, at);
+      });
+      const ended = await this.endNow(owner, this.store.meta()!);
+      return ok({ parentConversationId: meta.parent.conversationId, toolCallId: meta.parent.toolCallId, toolResult: closed.value.toolResult, childTurnIds, endedAt: ended.endedAt ?? at });
+    });
+  }
+
+  /**
+   * The parent's side: a child's final answer closes its `delegate` call, through the tool-result envelope (routed
+   * to the call, neutralised, redacted, trimmed by the agent's policy for `delegate`). Refused when the call is no
+   * longer open (a new message closed it first, or a result came from elsewhere).
+   */
+  closeDelegation(owner: Owner, done: { childConversationId: string; toolCallId: string; answer: string | null; childTurnIds: string[] }): Promise<Result<{ toolResult: ToolResultEvidence }>> {
+    return this.serve(owner, "live", async (meta) => {
+      const delegation = this.delegations.byChild(done.childConversationId);
+      if (!delegation || delegation.toolCallId !== done.toolCallId) return fail("not-found", `no delegate call started conversation '${done.childConversationId}' here`);
+      const open = this.store.openCalls();
+      if (delegation.status !== "running" || open.seq !== delegation.callSeq || !open.calls.has(done.toolCallId)) {
+        return fail("conflict", `the delegate call '${done.toolCallId}' was closed before its subagent answered (the conversation moved on): the answer can no longer reach it`);
+      }
+      const content = answerText(done.answer, delegation.agent);
+      const admitted = await admitMessages(open.calls, [{ role: "tool", tool_call_id: done.toolCallId, content }], {
+        policies: meta.resultPolicies,
+        auditKey: await this.auditKey(owner),
+        nonce: meta.nonce,
+        awaitingApproval: this.approvals.awaiting(open),
+        runtimeWritten: new Set(done.answer === null ? [done.toolCallId] : []),
+      });
+      if (!admitted.ok) return admitted;
+      const room = checkRoom(this.store, admitted.value.messages);
+      if (!room.ok) return room;
+      const at = new Date().toISOString();
+      this.store.transaction(() => {
+        storeAdmitted(this.store, `delegation:${done.childConversationId}`, admitted.value, at);
+        this.delegations.completed(done.childConversationId, done.childTurnIds, at);
+        this.store.addEvent(delegation.turnId, "delegation.completed", done.childConversationId, { toolCallId: done.toolCallId, agent: delegation.agent, childTurnIds: done.childTurnIds }, at);
+      });
+      return ok({ toolResult: admitted.value.reports[0]! });
+    });
+  }
+
+  /** The conversation's `delegate` calls and their children, oldest first. */
+  listDelegations(owner: Owner): Result<{ delegations: DelegationInfo[] }> {
+    return this.read(owner, () => ok({ delegations: this.delegations.list() }));
   }
 
   /** The open calls the runtime serves, run outside a turn; their results are stored like appended ones. */
@@ -127,7 +263,7 @@ export class Conversation extends DurableObject<Env> {
       if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
       const toolbox = await this.hub(owner).toolbox(agent);
       if (!toolbox) return fail("not-found", `no agent '${agent}' is registered`);
-      const deps = { store: this.store, approvals: this.approvals, toolState: this.toolState, host: this.toolHost(owner), auditKey: await this.auditKey(owner), meta, now: new Date() };
+      const deps = { store: this.store, approvals: this.approvals, toolState: this.toolState, delegations: this.delegations, host: this.toolHost(owner), auditKey: await this.auditKey(owner), meta, now: new Date() };
       return runOpenCalls(deps, toolbox, body.toolCallIds);
     });
   }
@@ -371,8 +507,12 @@ export class Conversation extends DurableObject<Env> {
 
   /** Ends the session: resources are cleared and each app told; further turns are refused. */
   end(owner: Owner): Promise<Result<ConversationInfo & { resourcesRemoved: number }>> {
-    return this.serve(owner, "queued", async (meta) => {
-      if (meta.endedAt) return ok({ ...this.describe(meta), resourcesRemoved: 0 });
+    return this.serve(owner, "queued", async (meta) => ok(await this.endNow(owner, meta)));
+  }
+
+  private async endNow(owner: Owner, meta: ConversationMeta): Promise<ConversationInfo & { resourcesRemoved: number }> {
+    {
+      if (meta.endedAt) return { ...this.describe(meta), resourcesRemoved: 0 };
       const resources = this.store.resources();
       const at = new Date().toISOString();
       this.store.transaction(() => {
@@ -387,8 +527,8 @@ export class Conversation extends DurableObject<Env> {
         hub.conversationEnded(meta.conversationId, at),
         ...resources.map((r) => hub.notifyResourceRemoved(meta.conversationId, r.fullId)),
       ]);
-      return ok({ ...this.describe(this.store.meta()!), resourcesRemoved: resources.length });
-    });
+      return { ...this.describe(this.store.meta()!), resourcesRemoved: resources.length };
+    }
   }
 
   private history(owner: Owner, meta: ConversationMeta): History {
@@ -461,6 +601,7 @@ export class Conversation extends DurableObject<Env> {
       endedAt: meta.endedAt,
       agent: meta.agent,
       messageCount: this.store.messageCount(),
+      ...(meta.parent ? { parent: { ...meta.parent, depth: meta.depth } } : {}),
     };
   }
 }

@@ -11,6 +11,7 @@ import runningBytes from "../../migrations/conversation/0010_running_bytes.sql";
 import imageBoundary from "../../migrations/conversation/0011_image_boundary.sql";
 import tools from "../../migrations/conversation/0012_tools.sql";
 import gateway from "../../migrations/conversation/0013_gateway.sql";
+import subagents from "../../migrations/conversation/0014_subagents.sql";
 import type { Migration } from "../storage/migrate";
 import { admitStoredResources } from "./admit-stored";
 import { backfillTokenCounts } from "./message-store";
@@ -29,4 +30,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 11, name: "0011_image_boundary", sql: imageBoundary },
   { version: 12, name: "0012_tools", sql: tools },
   { version: 13, name: "0013_gateway", sql: gateway },
+  { version: 14, name: "0014_subagents", sql: subagents },
 ];

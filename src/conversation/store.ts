@@ -23,6 +23,10 @@ export interface ConversationMeta {
   compactionPolicy: CompactionPolicy;
   createdAt: string;
   endedAt: string | null;
+  /** A subagent's conversation: the conversation and `delegate` call that started it; null for one nobody delegated. */
+  parent: { conversationId: string; toolCallId: string } | null;
+  /** How deep it is among subagents: 0 unless a `delegate` call started it (then its parent's depth + 1). */
+  depth: number;
 }
 
 export interface InjectedEntry extends LedgerEntry {
@@ -69,12 +73,14 @@ export class ConversationStore extends MessageStore {
       compactionPolicy: { ...DEFAULT_COMPACTION_POLICY, ...(JSON.parse(row.compaction_policy as string) as Partial<CompactionPolicy>) },
       createdAt: row.created_at as string,
       endedAt: row.ended_at as string | null,
+      parent: row.parent_conversation_id ? { conversationId: row.parent_conversation_id as string, toolCallId: row.parent_tool_call_id as string } : null,
+      depth: (row.depth as number | null) ?? 0,
     };
   }
 
-  create(meta: Omit<ConversationMeta, "endedAt" | "identity" | "personaAgent">): void {
+  create(meta: Omit<ConversationMeta, "endedAt" | "identity" | "personaAgent" | "parent" | "depth"> & Partial<Pick<ConversationMeta, "parent" | "depth">>): void {
     this.sql.exec(
-      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, result_policies, compaction_policy, created_at, nonce) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO conversation (id, conversation_id, tenant, user, agent, agent_contexts, result_policies, compaction_policy, created_at, nonce, parent_conversation_id, parent_tool_call_id, depth) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       meta.conversationId,
       meta.tenant,
       meta.user,
@@ -84,6 +90,9 @@ export class ConversationStore extends MessageStore {
       JSON.stringify(meta.compactionPolicy),
       meta.createdAt,
       meta.nonce,
+      meta.parent?.conversationId ?? null,
+      meta.parent?.toolCallId ?? null,
+      meta.depth ?? 0,
     );
   }
 

@@ -12,6 +12,7 @@ import type { OpenCalls } from "./message-store";
 import type { ConversationMeta, ConversationStore } from "./store";
 import type { ToolStateStore } from "./tool-state-store";
 import { admitMessages, storeAdmitted } from "./tool-results";
+import type { DelegationStore } from "./delegation-store";
 
 /** The stored open calls with their arguments: the message that made them holds those. */
 export function storedCalls(store: ConversationStore, open: OpenCalls): ModelCall[] {
@@ -73,7 +74,7 @@ export function resultSeqs(messages: readonly AppendableMessage[], seqs: readonl
  * envelope and is stored, as if the frontend had appended it. Calls waiting for the user's approval are not run.
  */
 export async function runOpenCalls(
-  deps: { store: ConversationStore; approvals: ApprovalStore; toolState: ToolStateStore; host: ToolHost; auditKey: CryptoKey; meta: ConversationMeta; now: Date },
+  deps: { store: ConversationStore; approvals: ApprovalStore; toolState: ToolStateStore; delegations?: DelegationStore; host: ToolHost; auditKey: CryptoKey; meta: ConversationMeta; now: Date },
   toolbox: Toolbox,
   only: readonly string[] | undefined,
 ): Promise<Result<ToolRunResult>> {
@@ -81,11 +82,14 @@ export async function runOpenCalls(
   const open = store.openCalls();
   const awaiting = deps.approvals.awaiting(open);
   const wanted = only && new Set(only);
+  // A `delegate` call whose subagent is at work gets its result from the child, never from a run here.
+  const delegating = new Set([...open.calls.keys()].filter((id) => deps.delegations?.runningFor(id, open.seq)));
   for (const id of only ?? []) {
     if (!open.calls.has(id)) return fail("conflict", `no open tool call '${id}': its result came, or a new message closed it`);
     if (awaiting.has(id)) return fail("conflict", `tool call '${id}' is waiting for the user's approval`);
+    if (delegating.has(id)) return fail("conflict", `tool call '${id}' is waiting for its subagent's final answer`);
   }
-  const pending = storedCalls(store, open).filter((c) => (wanted ? wanted.has(c.id) : !awaiting.has(c.id)));
+  const pending = storedCalls(store, open).filter((c) => !delegating.has(c.id) && (wanted ? wanted.has(c.id) : !awaiting.has(c.id)));
   const served = servedCalls(pending, toolbox);
   const unserved = wanted && pending.find((c) => !served.includes(c));
   if (unserved) return fail("invalid-request", `the runtime does not serve '${unserved.name}' (call '${unserved.id}'): its result comes from the frontend`);

@@ -9,6 +9,7 @@ import type { UpstreamConfig } from "./config";
 import { gatewayError, fromProblem } from "./errors";
 import { messageHash } from "./diff";
 import { openUpstream, readCompletion, readStream, type Outcome, type StepAnswer } from "./upstream";
+import { settleDelegations } from "./subagents";
 
 /** One gateway request's run: what it was asked, and where it goes. */
 export interface LoopContext {
@@ -130,7 +131,10 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
       if (!body.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${body.error.issues[0]?.message}`, "upstream_invalid") });
       const next = await ctx.stub.turn(ctx.owner, body.data);
       if (!next.ok) return fail({ ok: false, error: fromProblem(next.problem) });
-      turn = next.value;
+      // Subagents the model's `delegate` calls started run here to their final answers (src/gateway/subagents.ts).
+      const settled = await settleDelegations(ctx, next.value);
+      if (!settled.ok) return fail(settled);
+      turn = settled.value;
       const opened = await openUpstream(ctx.config, upstreamBody(ctx, turn, step + 1));
       if (!opened.ok) return fail(opened);
       response = opened.value;

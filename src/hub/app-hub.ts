@@ -230,6 +230,19 @@ export class AppHub extends DurableObject<Env> {
   toolbox(agentId: string): Toolbox | null {
     const agent = this.registry.agent(agentId);
     if (!agent) return null;
+    const box = this.toolsOf(agent);
+    if (!agent.subagents?.length) return box;
+    // The subagents `delegate` may start: those registered now; the others are named unknown, like a missing tool.
+    const subagents: NonNullable<Toolbox["subagents"]> = [];
+    for (const id of agent.subagents) {
+      const sub = this.registry.agent(id);
+      if (sub) subagents.push({ id, name: sub.name, description: sub.description ?? "" });
+      else box.unknown.push(id);
+    }
+    return { ...box, subagents };
+  }
+
+  private toolsOf(agent: AgentInfo): Toolbox {
     // Most turns' agents use no tools: nothing more to read.
     if (agent.tools.length + agent.catalog.length + agent.skills.length === 0) return { agent, bound: [], catalog: [], skills: [], unknown: [] };
     const online = new Map<string, boolean>();

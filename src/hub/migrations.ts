@@ -2,6 +2,7 @@ import init from "../../migrations/hub/0001_init.sql";
 import agentPolicies from "../../migrations/hub/0002_agent_policies.sql";
 import toolsSkills from "../../migrations/hub/0003_tools_skills.sql";
 import conversations from "../../migrations/hub/0004_conversations.sql";
+import subagents from "../../migrations/hub/0005_subagents.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -9,4 +10,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 2, name: "0002_agent_policies", sql: agentPolicies },
   { version: 3, name: "0003_tools_skills", sql: toolsSkills },
   { version: 4, name: "0004_conversations", sql: conversations },
+  { version: 5, name: "0005_subagents", sql: subagents },
 ];

@@ -54,6 +54,7 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   catalog: string;
   skills: string;
   browse_contexts: number;
+  subagents: string;
   updated_at: string;
 }
 
@@ -170,8 +171,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -184,6 +185,7 @@ export class Registry {
       JSON.stringify(qualifyAll(app, def.catalog)),
       JSON.stringify(qualifyAll(app, def.skills)),
       def.browseContexts ? 1 : 0,
+      JSON.stringify(qualifyAll(app, def.subagents)),
       new Date().toISOString(),
     );
   }
@@ -281,6 +283,7 @@ function agentInfo(row: AgentRow): AgentInfo {
     attachedContexts: JSON.parse(row.attached_contexts) as string[],
     memory: row.memory === 1,
     resultPolicies: JSON.parse(row.result_policies) as AgentInfo["resultPolicies"],
+    subagents: JSON.parse(row.subagents) as string[],
     updatedAt: row.updated_at,
   };
   if (row.description !== null) info.description = row.description;

@@ -185,6 +185,11 @@ export const ContextEnvelope = z.object({
       ran: z.array(RanToolCall).optional(),
       /** Tools search_tools loaded this turn, and the query that found each. */
       loaded: z.array(z.object({ name: z.string(), query: z.string(), toolCallId: z.string() })).optional(),
+      /**
+       * `delegate` calls this turn started: each runs in a child conversation of its own, and its call stays open until
+       * the child's final answer closes it (docs/tools.md, "Subagents"). `turnId` is the child's first turn.
+       */
+      delegated: z.array(z.object({ toolCallId: z.string(), childConversationId: z.string(), agent: z.string(), depth: z.number(), turnId: z.string() })).optional(),
       /** Skills read_skill opened this turn. */
       linked: z.array(z.object({ name: z.string(), toolCallId: z.string() })).optional(),
       /** The skills menu: its tokens, its budget, and every description it shortened or left out, and why. */

@@ -25,6 +25,8 @@ export const AgentInfo = z.object({
   attachedContexts: z.array(z.string()),
   memory: z.boolean(),
   resultPolicies: z.record(z.string(), TrimPolicy),
+  /** Agents the model may delegate a task to (`delegate`), qualified, in the agent's order. */
+  subagents: z.array(z.string()),
   updatedAt: z.string(),
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;
@@ -52,6 +54,8 @@ export const ConversationInfo = z.object({
   endedAt: z.string().nullable(),
   agent: z.string().nullable(),
   messageCount: z.number(),
+  /** A subagent's conversation: the conversation whose `delegate` call started it, that call, and how deep it is (1 below a top-level one). */
+  parent: z.object({ conversationId: z.string(), toolCallId: z.string(), depth: z.number() }).optional(),
 });
 export type ConversationInfo = z.infer<typeof ConversationInfo>;
 

@@ -75,4 +75,15 @@ export const LIMITS = {
   conversationBytes: 67_108_864,
   /** Messages in one page of GET …/messages, by default and at most (a page also stops at historyReadBytes). */
   messagesPerPage: 1_000,
+  /**
+   * How deep subagents nest (docs/tools.md, "Subagents"): a conversation started by `delegate` is one level below its
+   * parent; a `delegate` call in a conversation already this deep is answered with an error. The deployment may
+   * lower or raise it with SUBAGENT_MAX_DEPTH (1–8).
+   */
+  subagentDepth: 3,
+  /** Subagents one agent names (`subagents`). */
+  subagentsPerAgent: 16,
+  /** A `delegate` call's `task`, and its `context`, in characters. */
+  delegateTaskChars: 16_000,
+  delegateContextChars: 16_000,
 } as const;

@@ -114,6 +114,11 @@ export const AgentDefinition = z.object({
   memory: z.boolean().default(false),
   /** How each tool's results are trimmed, by tool name (bare or qualified); others get the default policy. */
   resultPolicies: z.record(ToolRef, TrimPolicy).default({}).refine((p) => Object.keys(p).length <= LIMITS.toolsPerAgent, "too many policies"),
+  /**
+   * Agents the model may hand a task to with the runtime's `delegate` tool: `app:agent`, or a bare name for this
+   * app's own. Each runs in a conversation of its own (docs/tools.md, "Subagents").
+   */
+  subagents: z.array(ToolRef).max(LIMITS.subagentsPerAgent).default([]),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });

@@ -38,6 +38,8 @@ export const Toolbox = z.object({
   skills: z.array(SkillSpec),
   /** Names in the agent's `tools` and `skills` that no app has registered (skipped above). */
   unknown: z.array(z.string()),
+  /** The agent's `subagents` that are registered, in its order: what `delegate` may hand a task to (absent when none). */
+  subagents: z.array(z.object({ id: z.string(), name: z.string(), description: z.string() })).optional(),
 });
 export type Toolbox = z.infer<typeof Toolbox>;
 

@@ -23,6 +23,8 @@ export interface OfferInput {
   loaded: readonly string[];
   skills: readonly SkillSpec[];
   browseContexts: boolean;
+  /** The agents `delegate` may hand a task to (it is offered when there is one), past the trust boundary. */
+  subagents?: readonly { id: string; description: string }[];
 }
 
 /**
@@ -51,12 +53,27 @@ export function offerTools(input: OfferInput): ToolOffer {
     ...(input.browseContexts ? (["list_contexts", "read_context"] as const) : []),
   ];
   for (const name of runtime) add({ type: "function", function: { name, description: RUNTIME_TOOLS[name].description, parameters: RUNTIME_TOOLS[name].parameters } }, null, "runtime");
+  if (input.subagents?.length) add(delegateTool(input.subagents), null, "runtime");
   const catalog = new Map(input.catalog.map((t) => [t.name, t]));
   for (const name of input.loaded) {
     const spec = catalog.get(name);
     if (spec) add(functionTool(spec), spec.name, "loaded", spec.annotations);
   }
   return { tools, offered, tokens: offered.reduce((sum, t) => sum + t.tokens, 0), skipped };
+}
+
+/**
+ * `delegate`, for this agent's subagents: its `agent` argument is one of them (an enum), and its description lists
+ * them with what each does. It changes only when the agent's subagents or their descriptions do.
+ */
+export function delegateTool(subagents: readonly { id: string; description: string }[]): FunctionTool {
+  const { description, parameters } = RUNTIME_TOOLS.delegate;
+  const lines = subagents.map((s) => `- ${s.id}${s.description ? `: ${s.description}` : ""}`);
+  const agent = { ...parameters.properties.agent, enum: subagents.map((s) => s.id) };
+  return {
+    type: "function",
+    function: { name: "delegate", description: `${description}\nYour subagents:\n${lines.join("\n")}`, parameters: { ...parameters, properties: { ...parameters.properties, agent } } as FunctionTool["function"]["parameters"] },
+  };
 }
 
 export function functionTool(spec: ToolSpec): FunctionTool {

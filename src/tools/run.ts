@@ -33,7 +33,8 @@ export interface RanCall {
   tool: string;
   /** `app:tool`, or the runtime tool's name. */
   servedBy: string;
-  outcome: "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid" | "not_found";
+  /** `delegated`: a `delegate` call started its subagent (its result comes later); `refused`: a `delegate` call that may not run. */
+  outcome: "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid" | "not_found" | "delegated" | "refused";
   ms: number;
 }
 
@@ -78,6 +79,7 @@ export function servedCalls(calls: readonly ModelCall[], toolbox: Toolbox): Mode
 }
 
 function runtimeToolEnabled(name: RuntimeToolName, toolbox: Toolbox): boolean {
+  if (name === "delegate") return (toolbox.subagents?.length ?? 0) > 0;
   if (name === "search_tools") return toolbox.catalog.length > 0;
   if (name === "read_skill") return toolbox.skills.length > 0;
   return toolbox.agent.browseContexts;
@@ -113,7 +115,7 @@ export async function runCalls(calls: readonly ModelCall[], ctx: RunContext): Pr
     const args = parseArguments(call.arguments);
     const checked = args.ok ? validateArguments(RUNTIME_TOOLS[call.name].parameters, args.value) : { ok: false as const, errors: [args.problem.detail] };
     const answer = checked.ok ? await runRuntimeTool(call, args.ok ? args.value : {}, ctx, loaded, report) : fail("invalid-request", invalidArguments(call.name, checked.errors));
-    const ran: RanCall = { toolCallId: call.id, tool: call.name, servedBy: call.name, outcome: answer.ok ? "ok" : checked.ok ? "not_found" : "invalid_arguments", ms: Date.now() - started };
+    const ran: RanCall = { toolCallId: call.id, tool: call.name, servedBy: call.name, outcome: answer.ok ? "ok" : !checked.ok ? "invalid_arguments" : call.name === "delegate" ? "refused" : "not_found", ms: Date.now() - started };
     const result: CallResult = answer.ok ? { toolCallId: call.id, content: answer.value, runtimeWritten: false } : { toolCallId: call.id, content: `[tool error: ${ctx.neutralize(answer.problem.detail)}]`, runtimeWritten: true };
     outcomes.set(call.id, { result, ran });
   }
@@ -186,6 +188,9 @@ async function runRuntimeTool(call: ModelCall, args: Record<string, unknown>, ct
       return listContexts(args.provider as string | undefined, args.query as string | undefined, ctx);
     case "read_context":
       return readContext(String(args.provider), args.id as string | undefined, call.id, ctx, report);
+    case "delegate":
+      // A turn's run stage starts subagents itself (src/conversation/delegation.ts); elsewhere (POST …/tools/run) none starts.
+      return fail("invalid-request", "delegate was not run: a subagent starts only when the model's reply comes in a turn (its `reply`)");
   }
 }
 

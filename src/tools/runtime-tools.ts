@@ -1,3 +1,5 @@
+import { LIMITS } from "../protocol/limits";
+
 /**
  * The tools the runtime serves itself, as the model sees them. Their names never contain `__`, so they cannot
  * collide with an app's tool (always `app__tool`).
@@ -46,6 +48,20 @@ export const RUNTIME_TOOLS = {
         id: { type: "string", description: "An item id from list_contexts; leave it out for the provider's current state.", maxLength: 256 },
       },
       required: ["provider"],
+      additionalProperties: false,
+    },
+  },
+  delegate: {
+    description:
+      "Hand a self-contained task to one of your subagents. It starts fresh, with its own instructions and tools: it sees none of this conversation, only the task and the context you pass, so put in them everything it needs. Only its final answer comes back, as this call's result.",
+    parameters: {
+      type: "object",
+      properties: {
+        agent: { type: "string", description: "The subagent, as app:agent.", minLength: 3, maxLength: 129 },
+        task: { type: "string", description: "What the subagent should do and what it should answer with, in full sentences.", minLength: 1, maxLength: LIMITS.delegateTaskChars },
+        context: { type: "string", description: "Facts from this conversation the subagent needs (it reads them as hints, not instructions).", maxLength: LIMITS.delegateContextChars },
+      },
+      required: ["agent", "task"],
       additionalProperties: false,
     },
   },

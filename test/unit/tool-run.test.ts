@@ -20,6 +20,7 @@ const agent = (over: Partial<AgentInfo> = {}): AgentInfo => ({
   attachedContexts: [],
   memory: false,
   resultPolicies: {},
+  subagents: [],
   updatedAt: "",
   ...over,
 });

@@ -51,7 +51,9 @@ export async function admit(d: Loaded & Pulled & Ran): Promise<Result<Staged<Adm
     return { role: "tool", tool_call_id: id, content: waiting ? APPROVAL_EXPIRED_RESULT : UNANSWERED_RESULT };
   };
   // Results naming no open call stay in the batch: the envelope refuses them by name.
-  const incoming = [...stored.map(answer), ...(body.reply ? [body.reply, ...replied.map(answer)] : []), ...results.values()];
+  // A `delegate` call that started its subagent stays open: the child's final answer is its result.
+  const delegated = new Set(d.delegated.map((c) => c.toolCallId));
+  const incoming = [...stored.map(answer), ...(body.reply ? [body.reply, ...replied.filter(([id]) => !delegated.has(id)).map(answer)] : []), ...results.values()];
   const closed = new Set(unanswered.map((c) => c.id));
   const admitted = await admitMessages(d.openCalls.calls, incoming, {
     policies: policiesByModelName(d.agent.resultPolicies, d.agent.app, d.toolbox),

@@ -47,7 +47,7 @@ function assembleOnce(d: AssemblyDraft, view: HistoryView, rendered: RenderedHis
   // Any conversation can receive app context (attachments, pushed resources): that block never comes and goes. The
   // summaries block arrives with the first summary, on a compaction turn, whatever windows turns name.
   const runtime = new Set(d.offer.offered.filter((t) => t.source === "runtime").map((t) => t.name));
-  const enabled = { tools: d.hasTools, catalog: runtime.has("search_tools"), skills: runtime.has("read_skill"), browse: runtime.has("read_context") };
+  const enabled = { tools: d.hasTools, catalog: runtime.has("search_tools"), skills: runtime.has("read_skill"), browse: runtime.has("read_context"), delegate: runtime.has("delegate"), delegated: d.deps.meta.parent !== null };
   const systemPrompt = systemMessage(d.identity, { ...enabled, contexts: true, memory: d.agent.memory, summaries: view.summary !== null }, [d.skillsMenu.text, linkedNote(d, view)]);
   const notes = d.reminders.map((r) => r.text).join("\n\n");
   return assembleTurn({
@@ -115,6 +115,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
       ...(d.toolRun.ran.length ? { ran: d.toolRun.ran } : {}),
       ...(d.toolRun.loaded.length ? { loaded: d.toolRun.loaded } : {}),
       ...(d.toolRun.linked.length ? { linked: d.toolRun.linked } : {}),
+      ...(d.delegated.length ? { delegated: d.delegated } : {}),
       ...(d.toolbox.skills.length ? { skillsMenu: { tokens: d.skillsMenu.tokens, budgetTokens: d.menuBudget, cut: d.skillsMenu.cut } } : {}),
     },
     ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),

@@ -48,6 +48,7 @@ export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly
     for (const gone of assembly.ledger.deletes) store.forget(gone.kind, gone.key);
     const inView = new Set(shown);
     recordToolRun(store, deps.toolState, d.toolRun, resultSeqs(d.admitted.messages, seqs.slice(rendered.seqs.length)), (seq) => inView.has(seq), d.turnId, at);
+    recordDelegations(d, seqs.slice(rendered.seqs.length), at);
     result.envelope.stages = [...trace, { stage: "commit", ms: 0, decided: { stored: d.admitted.messages.length + (assembly.userMessage ? 1 : 0), ledger: assembly.ledger.upserts.length + assembly.ledger.deletes.length } }];
     store.saveTurn({ turnId: d.turnId, requestDigest: d.requestDigest, systemPrompt: assembly.messages[0]!.content as string, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
     if (d.typed?.redactions.length) store.addEvent(d.turnId, "message.redacted", null, { redactions: d.typed.redactions }, at);
@@ -55,6 +56,26 @@ export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly
     recordTurnEvents(store, result, assembly.messages.length, at);
   });
   return ok({ out: { shown }, decided: {} });
+}
+
+/**
+ * The subagents this turn started, each with the message that made its call (ids may repeat across messages); and the
+ * running ones whose calls a new message closed before their answer came: abandoned.
+ */
+function recordDelegations(d: AssemblyDraft & Compacted & Assembled, ownSeqs: readonly number[], at: string): void {
+  const { delegations, store } = d.deps;
+  if (d.delegated.length) {
+    const index = d.admitted.messages.findIndex((m) => m.role === "assistant" && (m.tool_calls ?? []).some((c) => c.id === d.delegated[0]!.toolCallId));
+    const callSeq = ownSeqs[index]!;
+    for (const c of d.delegated) {
+      delegations.started({ toolCallId: c.toolCallId, callSeq, childConversationId: c.childConversationId, agent: c.agent, depth: c.depth, turnId: d.turnId, childTurnId: c.turnId }, at);
+      store.addEvent(d.turnId, "delegation.started", c.childConversationId, { toolCallId: c.toolCallId, agent: c.agent, depth: c.depth, childTurnId: c.turnId }, at);
+    }
+  }
+  const closed = d.unanswered.map((c) => c.id);
+  if (closed.length && d.openCalls.calls.size) {
+    for (const child of delegations.abandoned(closed, d.openCalls.seq, at)) store.addEvent(d.turnId, "delegation.abandoned", child, {}, at);
+  }
 }
 
 /** Ascending seqs as [from, to] runs. */

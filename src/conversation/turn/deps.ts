@@ -9,6 +9,9 @@ import type { TurnSections } from "../turn-sections";
 import type { ToolStateStore } from "../tool-state-store";
 import type { ToolHost } from "../../tools/run";
 import type { ToolSpec } from "../../protocol/tools";
+import type { DelegationStart } from "../../protocol/delegation";
+import type { Result } from "../../core/problem";
+import type { DelegationStore } from "../delegation-store";
 
 /** What a turn reaches outside itself: the conversation's storage, the hub, the clock and the readers of KV and R2. */
 export interface TurnDeps {
@@ -28,6 +31,10 @@ export interface TurnDeps {
   admittedContexts: Map<string, { version: string; title: string; content: string }>;
   /** Apps' tools past the trust boundary, by qualified name, with the declaration they were admitted from. */
   admittedTools: Map<string, { raw: string; spec: ToolSpec }>;
+  /** The conversation's `delegate` calls and the children they started. */
+  delegations: DelegationStore;
+  /** Starts a subagent in a child conversation of its own and takes its first turn (the Conversation object's, through its namespace). */
+  delegate?: (start: DelegationStart) => Promise<Result<{ turnId: string }>>;
   /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
   sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
 }

@@ -63,6 +63,19 @@ export async function load(deps: TurnDeps, body: TurnBody): Promise<Result<Stage
   const usable = compactionLimits(policy.value)?.usable;
   const maxTokens = usable === undefined ? body.budget?.maxTokens : Math.min(body.budget?.maxTokens ?? usable, usable);
   const openCalls = deps.store.openCalls();
+  // A `delegate` call whose subagent is still at work has no result to read yet: only the child's answer (or a new
+  // message, which closes the call) moves the conversation on.
+  if (continuation) {
+    for (const id of openCalls.calls.keys()) {
+      const running = deps.delegations.runningFor(id, openCalls.seq);
+      if (running) {
+        return fail(
+          "conflict",
+          `tool call '${id}' (delegate to ${running.agent}) is waiting for its subagent: run conversation '${running.childConversationId}' to its final answer (POST /v1/conversations/${running.childConversationId}/delegation/complete), then continue; or send the user's next message, which closes the call`,
+        );
+      }
+    }
+  }
   const approvals = turnApprovals(openCalls, deps.approvals, body, nonce);
   if (!approvals.ok) return approvals;
   const { checked: decisions, awaiting: awaitingApproval } = approvals.value;

@@ -57,7 +57,13 @@ export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
   // Only the catalog's loaded tools are shown: the rest need not pass the boundary.
   const shown = new Set(loaded);
   const catalog = toolbox.catalog.map((t) => (shown.has(t.name) ? admit(t) : t));
-  const offer = listTools({ bound: toolbox.bound.map(admit), catalog, loaded, skills, browseContexts: toolbox.agent.browseContexts });
+  // The subagents' descriptions are their apps' text: `delegate`'s description lists them.
+  const subagents = (toolbox.subagents ?? []).map((s) => {
+    const description = admitText(s.description || s.name, { nonce });
+    for (const hit of description.hits) toolHits.push({ ...hit, id: `subagent:${s.id}` });
+    return { id: s.id, description: description.text };
+  });
+  const offer = listTools({ bound: toolbox.bound.map(admit), catalog, loaded, skills, browseContexts: toolbox.agent.browseContexts, subagents });
   const budget = d.policy.contextWindow === undefined ? DEFAULT_MENU_TOKENS : Math.floor(d.policy.contextWindow / 100);
   const skillsMenu = renderSkillsMenu(skills, budget, countTokens);
   return ok({

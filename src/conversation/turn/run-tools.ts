@@ -2,6 +2,7 @@ import { fail, ok, type Result } from "../../core/problem";
 import { neutralize } from "../../core/neutralize";
 import { runCalls, servedCalls, type ToolRunReport } from "../../tools/run";
 import { storedCalls } from "../tool-runs";
+import { startDelegations, type DelegatedCall } from "../delegation";
 import type { Loaded } from "./load";
 import type { Pulled } from "./pull";
 import type { Staged } from "./stage";
@@ -9,6 +10,8 @@ import type { Staged } from "./stage";
 export interface Ran {
   /** The calls the runtime ran this turn and what they returned; their results are admitted with the frontend's. */
   toolRun: ToolRunReport;
+  /** `delegate` calls that started a subagent: they stay open (no result, no stand-in) until the child answers. */
+  delegated: DelegatedCall[];
 }
 
 const NOTHING: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [] };
@@ -36,8 +39,19 @@ export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>>
   }
   // A new message closes the open calls instead, but for those the user approved with it.
   const served = d.continuation ? serveable : serveable.filter((c) => approved.has(c.id));
-  if (served.length === 0) return ok({ out: { toolRun: NOTHING }, decided: { served: 0 } });
-  const toolRun = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.tools, conversationId: deps.meta.conversationId, neutralize: (text) => neutralize(text, d.nonce) });
-  const failed = toolRun.ran.filter((r) => r.outcome !== "ok").length;
-  return ok({ out: { toolRun }, decided: { served: served.length, failed, loaded: toolRun.loaded.map((l) => l.name), linked: toolRun.linked.map((l) => l.name) } });
+  if (served.length === 0) return ok({ out: { toolRun: NOTHING, delegated: [] }, decided: { served: 0 } });
+  const neutralizeText = (text: string) => neutralize(text, d.nonce);
+  // `delegate` starts subagents, each in a child conversation; every other call runs on the apps or the runtime.
+  const delegating = served.filter((c) => c.name === "delegate");
+  const others = served.filter((c) => c.name !== "delegate");
+  const [ran, delegation] = await Promise.all([
+    others.length ? runCalls(others, { toolbox, loaded: deps.toolState.loaded(), host: deps.tools, conversationId: deps.meta.conversationId, neutralize: neutralizeText }) : NOTHING,
+    startDelegations(delegating, { toolbox, conversationId: deps.meta.conversationId, depth: deps.meta.depth, memory: d.agent.memory, start: deps.delegate, neutralize: neutralizeText }),
+  ]);
+  const toolRun: ToolRunReport = { ...ran, results: [...ran.results, ...delegation.results], ran: [...ran.ran, ...delegation.ran] };
+  const failed = toolRun.ran.filter((r) => r.outcome !== "ok" && r.outcome !== "delegated").length;
+  return ok({
+    out: { toolRun, delegated: delegation.delegated },
+    decided: { served: served.length, failed, loaded: toolRun.loaded.map((l) => l.name), linked: toolRun.linked.map((l) => l.name), ...(delegation.delegated.length ? { delegated: delegation.delegated.map((c) => c.childConversationId) } : {}) },
+  });
 }

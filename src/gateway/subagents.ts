@@ -1,0 +1,100 @@
+/**
+ * Subagents in gateway mode (docs/tools.md, "Subagents"): when a turn of the gateway's loop started subagents (the
+ * model called `delegate`), the gateway runs each child itself, within the parent's request, before the parent's next
+ * step: the child's turns against the same upstream model, up to the step limit, its own tool calls run by the
+ * runtime (its own subagents too, the same way), and its final answer closes the parent's call. The parent's model
+ * then reads that answer as the call's result, and nothing of the child's steps: they are not streamed to the client.
+ */
+import { env as workerEnv } from "cloudflare:workers";
+import type { Conversation } from "../conversation/conversation";
+import type { ModelUsage } from "../conversation/gateway-store";
+import { conversationStub, type Env, type Owner } from "../env";
+import type { TurnResult } from "../protocol/frontend";
+import { TurnBody } from "../protocol/http";
+import type { UpstreamConfig } from "./config";
+import { fromProblem, gatewayError } from "./errors";
+import type { LoopContext } from "./loop";
+import { openUpstream, readCompletion, type Outcome } from "./upstream";
+
+interface ChildRun {
+  owner: Owner;
+  config: UpstreamConfig;
+  upstreamModel: string;
+  params: Record<string, unknown>;
+  maxSteps: number;
+}
+
+type Delegated = NonNullable<NonNullable<TurnResult["envelope"]["tools"]>["delegated"]>[number];
+
+/**
+ * The one hook the gateway's loop calls after each turn it takes: a turn that started no subagent comes back as it
+ * is; otherwise every child runs to its final answer, then the parent continues and its next input (with the
+ * children's answers as the calls' results) is returned.
+ */
+export async function settleDelegations(ctx: LoopContext, turn: TurnResult): Promise<Outcome<TurnResult>> {
+  if (!turn.envelope.tools?.delegated?.length) return { ok: true, value: turn };
+  const run: ChildRun = { owner: ctx.owner, config: ctx.config, upstreamModel: ctx.upstreamModel, params: ctx.params, maxSteps: ctx.maxSteps };
+  return settle(run, ctx.stub, ctx.agent, turn);
+}
+
+async function settle(run: ChildRun, stub: DurableObjectStub<Conversation>, agent: string, turn: TurnResult): Promise<Outcome<TurnResult>> {
+  const delegated = turn.envelope.tools?.delegated ?? [];
+  if (delegated.length === 0) return { ok: true, value: turn };
+  for (const child of delegated) {
+    const done = await runChild(run, child);
+    if (!done.ok) return done;
+  }
+  const next = await stub.turn(run.owner, { turnId: crypto.randomUUID(), agent });
+  return next.ok ? { ok: true, value: next.value } : { ok: false, error: fromProblem(next.problem) };
+}
+
+const STEP_LIMIT_NOTE = "[the subagent reached its step limit before its final answer]";
+
+/** One child, from its first turn (taken when the call started it) to its final answer, which closes the parent's call. */
+async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>> {
+  const stub = conversationStub(workerEnv as unknown as Env, run.owner, child.childConversationId);
+  const first = await stub.pastTurn(run.owner, child.turnId);
+  if (!first.ok) return { ok: false, error: fromProblem(first.problem) };
+  let turn: TurnResult = first.value;
+  const usage: ModelUsage[] = [];
+  const texts: string[] = [];
+  const failed = async (error: Outcome<never> & { ok: false }) => {
+    if (usage.length) await stub.gatewayRecord(run.owner, { usage });
+    return error;
+  };
+  let answer: string | null = null;
+  for (let step = 1; answer === null; step++) {
+    const tools = turn.tools ?? [];
+    const { parallel_tool_calls, ...params } = run.params;
+    const body = {
+      model: run.upstreamModel,
+      messages: turn.messages,
+      ...(tools.length ? { tools, ...(parallel_tool_calls === undefined ? {} : { parallel_tool_calls }) } : {}),
+      ...params,
+    };
+    const opened = await openUpstream(run.config, body);
+    if (!opened.ok) return failed(opened);
+    const read = await readCompletion(opened.value);
+    if (!read.ok) return failed(read);
+    const step_ = read.value;
+    if (step_.usage) usage.push({ turnId: turn.turnId, step, model: step_.model, promptTokens: step_.usage.promptTokens, completionTokens: step_.usage.completionTokens, cachedTokens: step_.usage.cachedTokens });
+    if (step_.content) texts.push(step_.content);
+    if (step_.toolCalls.length === 0) {
+      answer = step_.content ?? step_.refusal ?? "";
+      break;
+    }
+    // The child's tool calls: its next turn runs them (and starts its own subagents, run here the same way).
+    const reply = { role: "assistant", content: step_.content ?? null, tool_calls: step_.toolCalls };
+    const parsed = TurnBody.safeParse({ turnId: crypto.randomUUID(), agent: child.agent, reply });
+    if (!parsed.success) return failed({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${parsed.error.issues[0]?.message}`, "upstream_invalid") });
+    const next = await stub.turn(run.owner, parsed.data);
+    if (!next.ok) return failed({ ok: false, error: fromProblem(next.problem) });
+    const settled = await settle(run, stub, child.agent, next.value);
+    if (!settled.ok) return failed(settled);
+    turn = settled.value;
+    if (step >= run.maxSteps) answer = texts.length ? `${texts.join("\n\n")}\n\n${STEP_LIMIT_NOTE}` : STEP_LIMIT_NOTE;
+  }
+  if (usage.length) await stub.gatewayRecord(run.owner, { usage });
+  const done = await stub.completeDelegation(run.owner, { role: "assistant", content: answer });
+  return done.ok ? { ok: true, value: true } : { ok: false, error: fromProblem(done.problem) };
+}
