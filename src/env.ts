@@ -21,6 +21,8 @@ export interface Env {
   UPSTREAM_URL?: string;
   UPSTREAM_MODEL?: string;
   UPSTREAM_KEY?: string;
+  /** The API the upstream speaks: `openai` (Chat Completions, the default) or `anthropic` (Messages: `<UPSTREAM_URL>/v1/messages`). */
+  UPSTREAM_API?: string;
   /** Upstream calls one gateway request may make, the runtime's tool rounds included (default 8). */
   GATEWAY_MAX_STEPS?: string;
   /** Origins allowed to call the frontend API from a browser, comma-separated; `*` (any) is for local development only. */

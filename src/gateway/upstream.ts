@@ -1,6 +1,7 @@
 import { UpstreamChunk, UpstreamCompletion, type UpstreamUsage, type WireToolCall } from "../protocol/gateway-openai";
 import type { UpstreamConfig } from "./config";
 import { gatewayError, type GatewayError } from "./errors";
+import { ANTHROPIC_VERSION, anthropicRequest, readAnthropicMessage, readAnthropicStream } from "./upstream-anthropic";
 
 /** The model's message from one upstream call, its finish reason and its real usage. */
 export interface StepAnswer {
@@ -8,7 +9,8 @@ export interface StepAnswer {
   refusal: string | null;
   toolCalls: { id: string; type: "function"; function: { name: string; arguments: string } }[];
   finishReason: string;
-  usage: { promptTokens: number; completionTokens: number; cachedTokens: number | null; reasoningTokens: number | null } | null;
+  /** `cacheWriteTokens`: prompt tokens written to the upstream's cache (an Anthropic upstream reports them; null otherwise). */
+  usage: { promptTokens: number; completionTokens: number; cachedTokens: number | null; reasoningTokens: number | null; cacheWriteTokens?: number | null } | null;
   model: string | null;
 }
 
@@ -17,20 +19,37 @@ export type Outcome<T> = { ok: true; value: T } | { ok: false; error: GatewayErr
 /** Statuses the client may see as they are: its request was refused for what it asked (not for the deployment's key). */
 const PASSED_STATUSES = new Set([400, 404, 408, 409, 413, 422, 429]);
 
-/** Sends one request upstream; a response that is not 2xx becomes an error in OpenAI's shape, with a status the client can act on. */
+/** The answers of an Anthropic upstream (`UPSTREAM_API=anthropic`): readCompletion and readStream read them as Messages. */
+const fromAnthropic = new WeakSet<Response>();
+
+/**
+ * Sends one request upstream; a response that is not 2xx becomes an error in OpenAI's shape, with a status the client
+ * can act on. `body` is the chat-completions body; for an Anthropic upstream it is converted to a Messages request
+ * (src/gateway/upstream-anthropic.ts), and its error shape (`{type: "error", error: {type, message}}`) reads the same.
+ */
 export async function openUpstream(config: UpstreamConfig, body: Record<string, unknown>, signal?: AbortSignal): Promise<Outcome<Response>> {
+  const anthropic = config.api === "anthropic";
+  const accept = { Accept: body.stream ? "text/event-stream" : "application/json" };
+  const auth: Record<string, string> = anthropic
+    ? { "anthropic-version": ANTHROPIC_VERSION, ...(config.key ? { "x-api-key": config.key } : {}) }
+    : config.key
+      ? { Authorization: `Bearer ${config.key}` }
+      : {};
   let res: Response;
   try {
     res = await fetch(config.url, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Accept: body.stream ? "text/event-stream" : "application/json", ...(config.key ? { Authorization: `Bearer ${config.key}` } : {}) },
-      body: JSON.stringify(body),
+      headers: { "Content-Type": "application/json", ...accept, ...auth },
+      body: JSON.stringify(anthropic ? anthropicRequest(body) : body),
       ...(signal ? { signal } : {}),
     });
   } catch (error) {
     return { ok: false, error: gatewayError(502, `the upstream model could not be reached: ${error instanceof Error ? error.message : String(error)}`, "upstream_unreachable") };
   }
-  if (res.ok) return { ok: true, value: res };
+  if (res.ok) {
+    if (anthropic) fromAnthropic.add(res);
+    return { ok: true, value: res };
+  }
   const text = await res.text().catch(() => "");
   let upstream: { message?: unknown; type?: unknown; param?: unknown; code?: unknown } = {};
   try {
@@ -60,6 +79,7 @@ function usageOf(u: UpstreamUsage | null | undefined): StepAnswer["usage"] {
     completionTokens: u.completion_tokens ?? 0,
     cachedTokens: u.prompt_tokens_details?.cached_tokens ?? null,
     reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? null,
+    cacheWriteTokens: null,
   };
 }
 
@@ -75,6 +95,7 @@ export async function readCompletion(res: Response): Promise<Outcome<StepAnswer>
   } catch {
     return { ok: false, error: gatewayError(502, "the upstream model answered with something that is not JSON", "upstream_invalid") };
   }
+  if (fromAnthropic.has(res)) return readAnthropicMessage(json);
   const parsed = UpstreamCompletion.safeParse(json);
   if (!parsed.success) return { ok: false, error: gatewayError(502, "the upstream model's answer is not a chat completion", "upstream_invalid") };
   const choice = parsed.data.choices[0]!;
@@ -123,6 +144,7 @@ async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<stri
 export async function readStream(res: Response, onText: (delta: { content?: string; refusal?: string }) => Promise<void> | void): Promise<Outcome<StepAnswer>> {
   const broken = (why: string): Outcome<StepAnswer> => ({ ok: false, error: gatewayError(502, `the upstream model's stream broke off: ${why}`, "upstream_stream_broken") });
   if (!res.body) return broken("no body");
+  if (fromAnthropic.has(res)) return readAnthropicStream(sseEvents(res.body), onText);
   let content: string | null = null;
   let refusal: string | null = null;
   const calls: { id: string; name: string; arguments: string }[] = [];
