@@ -77,8 +77,7 @@ export const LIMITS = {
   messagesPerPage: 1_000,
   /**
    * How deep subagents nest (docs/tools.md, "Subagents"): a conversation started by `delegate` is one level below its
-   * parent; a `delegate` call in a conversation already this deep is answered with an error. The deployment may
-   * lower or raise it with SUBAGENT_MAX_DEPTH (1–8).
+   * parent; a `delegate` call in a conversation already this deep is answered with an error the model reads.
    */
   subagentDepth: 3,
   /** Subagents one agent names (`subagents`). */

@@ -64,6 +64,18 @@ describe("the tool list", () => {
     expect(after.tokens).toBe(after.offered.reduce((s, t) => s + t.tokens, 0));
   });
 
+  it("offers delegate after the runtime's other tools when the agent has subagents: they are its agent enum, listed in its description", () => {
+    const input = { bound: [spec("app:a")], catalog: [spec("app:z")], loaded: ["app:z"], skills: [], browseContexts: false, subagents: [{ id: "app:helper", description: "Helps." }, { id: "other:writer", description: "" }] };
+    const offer = offerTools(input);
+    expect(offer.tools.map((t) => t.function.name)).toEqual(["app__a", "search_tools", "delegate", "app__z"]);
+    const delegate = offer.tools[2]!.function;
+    expect(delegate.description.endsWith("Your subagents:\n- app:helper: Helps.\n- other:writer")).toBe(true);
+    expect(delegate.parameters).toMatchObject({ required: ["agent", "task"], properties: { agent: { enum: ["app:helper", "other:writer"] } } });
+    expect(offer.offered[2]).toMatchObject({ name: "delegate", qualified: null, source: "runtime" });
+    expect(servedCalls([call("1", "delegate", {})], box({ subagents: [{ id: "app:helper", name: "Helper", description: "" }] }))).toHaveLength(1);
+    expect(servedCalls([call("1", "delegate", {})], box())).toHaveLength(0);
+  });
+
   it("offers no runtime tool an agent cannot use", () => {
     expect(offerTools({ bound: [spec("app:a")], catalog: [], loaded: [], skills: [], browseContexts: false }).tools.map((t) => t.function.name)).toEqual(["app__a"]);
   });
