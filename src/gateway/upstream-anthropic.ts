@@ -20,6 +20,9 @@ export const MAX_BREAKPOINTS = 4;
 
 const EPHEMERAL = { type: "ephemeral" } as const;
 
+/** The user turn put first when the model's input starts with the assistant's (Anthropic starts with the user). */
+export const EARLIER_NOT_SHOWN = "[earlier messages of this conversation are not shown]";
+
 type Json = Record<string, unknown>;
 
 export interface AnthropicBlock {
@@ -139,6 +142,12 @@ export function convertMessages(messages: readonly ChatMessage[]): { system: Ant
     if (previous && previous.role === role) previous.content.push(...blocks);
     else turns.push({ role, content: blocks });
     lastBlock.push({ turn: turns.length - 1, block: turns.at(-1)!.content.length - 1 });
+  }
+  // Anthropic wants a user turn first; a view that starts at an assistant's reply (the budget left out the messages
+  // before it) gets a fixed stand-in, the same every time, so the prefix stays stable.
+  if (turns[0]?.role === "assistant") {
+    turns.unshift({ role: "user", content: [{ type: "text", text: EARLIER_NOT_SHOWN }] });
+    return { system, turns, lastBlock: lastBlock.map((at) => (at && "turn" in at ? { turn: at.turn + 1, block: at.block } : at)) };
   }
   return { system, turns, lastBlock };
 }

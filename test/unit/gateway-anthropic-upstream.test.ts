@@ -3,7 +3,7 @@
  * Messages request with its cache breakpoints, and a Messages answer, whole or streamed, read back into a StepAnswer.
  */
 import { describe, expect, it } from "vitest";
-import { anthropicRequest, convertMessages, DEFAULT_MAX_TOKENS, readAnthropicMessage, readAnthropicStream, toolChoiceOf, usageFrom } from "../../src/gateway/upstream-anthropic";
+import { anthropicRequest, convertMessages, DEFAULT_MAX_TOKENS, EARLIER_NOT_SHOWN, readAnthropicMessage, readAnthropicStream, toolChoiceOf, usageFrom } from "../../src/gateway/upstream-anthropic";
 import { upstreamConfig } from "../../src/gateway/config";
 import type { Env } from "../../src/env";
 
@@ -105,6 +105,17 @@ describe("anthropicRequest", () => {
       { role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] },
       { role: "assistant", content: [{ type: "text", text: "c" }, { type: "tool_use", id: "t1", name: "f", input: {} }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "r" }, { type: "text", text: "d" }] },
+    ]);
+  });
+});
+
+describe("an input that starts with the assistant's reply", () => {
+  it("gets a fixed user turn first, and the breakpoints still land on the right blocks", () => {
+    const r = anthropicRequest({ model: "m", messages: [{ role: "system", content: "sys" }, { role: "assistant", content: "Earlier answer." }, { role: "user", content: "next" }] });
+    expect(r.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: EARLIER_NOT_SHOWN }] },
+      { role: "assistant", content: [{ type: "text", text: "Earlier answer.", cache_control: EPHEMERAL }] },
+      { role: "user", content: [{ type: "text", text: "next", cache_control: EPHEMERAL }] },
     ]);
   });
 });
