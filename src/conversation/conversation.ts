@@ -164,7 +164,7 @@ export class Conversation extends DurableObject<Env> {
         parent: { conversationId: start.parent.conversationId, toolCallId: start.parent.toolCallId },
         depth: start.parent.depth,
       });
-      await this.hub(owner).conversationCreated({ id: start.childConversationId, agent: start.agent, createdAt });
+      await this.hub(owner).conversationCreated({ id: start.childConversationId, agent: start.agent, createdAt }, false);
       let received: { memories: number; hits: SecretHit[] } = { memories: 0, hits: [] };
       const hints = async (nonce: string | null, own: TurnSections): Promise<TurnSections> => {
         const ownIds = new Set(own.sections.filter((s) => s.kind === "memory").flatMap((s) => s.entries.map((e) => e.id)));

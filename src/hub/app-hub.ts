@@ -156,10 +156,10 @@ export class AppHub extends DurableObject<Env> {
    * is null), pulled in parallel under the deadline.
    * A provider's failure is data (a missing context), never a failed turn.
    */
-  async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null): Promise<PreparedTurn | null> {
+  async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active = true): Promise<PreparedTurn | null> {
     const toolbox = this.toolbox(agentId);
     if (!toolbox) return null;
-    this.conversationActive(conversationId);
+    if (active) this.conversationActive(conversationId);
     // A continuation (tool results only) pulls nothing: contexts ride with user messages.
     if (runtime === null) return { toolbox, pulled: [] };
     const requests = mergeAttachments(toolbox.agent.attachedContexts, runtime);
@@ -196,10 +196,13 @@ export class AppHub extends DurableObject<Env> {
     this.registry.setActiveConversation(conversationId);
   }
 
-  /** A new conversation: listed (GET /v1/conversations) and, as the most recent, active. */
-  conversationCreated(conversation: Pick<ConversationSummary, "id" | "agent" | "createdAt">): void {
+  /**
+   * A new conversation: listed (GET /v1/conversations) and, as the most recent, active — unless it is a subagent's,
+   * which the user never speaks in: resources pushed without a conversationId stay with the user's own.
+   */
+  conversationCreated(conversation: Pick<ConversationSummary, "id" | "agent" | "createdAt">, active = true): void {
     this.registry.indexConversation(conversation);
-    this.conversationActive(conversation.id);
+    if (active) this.conversationActive(conversation.id);
   }
 
   listConversations(query: ConversationsQuery): Result<ConversationPage> {

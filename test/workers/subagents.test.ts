@@ -57,7 +57,7 @@ const everything = (messages: readonly ChatMessage[]) => messages.map((m) => JSO
 
 describe("subagents: frontend mode", () => {
   it("delegate starts a child with its own stack and the fenced hints; its final answer closes the parent's one call", async () => {
-    const { frontend, stored, events } = await setup();
+    const { app, frontend, stored, events } = await setup();
     const parent = await frontend.conversation("lab:lead");
     await frontend.json("POST", "/v1/memories", { text: "Project Bluefin is the user's codename for the new sensor.", trust: "curated", session: parent });
 
@@ -78,6 +78,10 @@ describe("subagents: frontend mode", () => {
     expect(delegated[0]).toMatchObject({ toolCallId: callId, agent: "lab:researcher", depth: 1 });
     expect(delegating.envelope.tools?.ran).toEqual([expect.objectContaining({ toolCallId: callId, tool: "delegate", outcome: "delegated" })]);
     expect(delegating.envelope.tools?.unanswered).toEqual([]);
+    // The child is not the user's conversation: a push without a conversationId still goes to the parent (which
+    // refuses this app: the lead attaches none of its contexts), never into the child, whose agent would take it.
+    const pushed = await app.request("resources/push", { title: "Selection", content: "pushed while a child ran" });
+    expect(JSON.stringify(pushed.error)).toContain("lab:lead");
     const child = delegated[0]!.childConversationId;
     expect((await stored(parent)).filter((m) => m.role === "tool")).toHaveLength(0);
 

@@ -33,7 +33,8 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
   const added = body.attachments?.length ? await newAttachments(deps, body.attachments) : ok([]);
   if (!added.ok) return added;
   const runtime = [...deps.store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId })), ...added.value];
-  const prepared = await deps.hub.prepareTurn(deps.meta.conversationId, body.agent, continuation ? null : runtime);
+  // A subagent's conversation is not the user's: it never becomes the one their apps' pushes go to.
+  const prepared = await deps.hub.prepareTurn(deps.meta.conversationId, body.agent, continuation ? null : runtime, deps.meta.parent === null);
   if (!prepared) return fail("not-found", `no agent '${body.agent}' is registered; an app creates it with agents/create`);
   const contextHits: Pulled["contextHits"] = [];
   const admit = (id: string, text: string) => {
