@@ -17,6 +17,8 @@ export interface ModelUsage {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number | null;
+  /** Prompt tokens written to the upstream's cache (an Anthropic upstream reports them); absent otherwise. */
+  cacheWriteTokens?: number | null;
   model: string | null;
   /** Which upstream call of the gateway request this was (1-based). */
   step: number;

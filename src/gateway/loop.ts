@@ -115,7 +115,7 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     const read = ctx.stream ? await readStream(response, onText) : await readCompletion(response);
     if (!read.ok) return fail(read);
     const answer: StepAnswer = read.value;
-    if (answer.usage) usage.push({ turnId: turn.turnId, step, model: answer.model, promptTokens: answer.usage.promptTokens, completionTokens: answer.usage.completionTokens, cachedTokens: answer.usage.cachedTokens });
+    if (answer.usage) usage.push({ turnId: turn.turnId, step, model: answer.model, promptTokens: answer.usage.promptTokens, completionTokens: answer.usage.completionTokens, cachedTokens: answer.usage.cachedTokens, ...(answer.usage.cacheWriteTokens != null ? { cacheWriteTokens: answer.usage.cacheWriteTokens } : {}) });
     if (answer.content) texts.push(answer.content);
     if (answer.refusal) refusal = (refusal ?? "") + answer.refusal;
 

@@ -77,7 +77,7 @@ async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>>
     const read = await readCompletion(opened.value);
     if (!read.ok) return failed(read);
     const step_ = read.value;
-    if (step_.usage) usage.push({ turnId: turn.turnId, step, model: step_.model, promptTokens: step_.usage.promptTokens, completionTokens: step_.usage.completionTokens, cachedTokens: step_.usage.cachedTokens });
+    if (step_.usage) usage.push({ turnId: turn.turnId, step, model: step_.model, promptTokens: step_.usage.promptTokens, completionTokens: step_.usage.completionTokens, cachedTokens: step_.usage.cachedTokens, ...(step_.usage.cacheWriteTokens != null ? { cacheWriteTokens: step_.usage.cacheWriteTokens } : {}) });
     if (step_.content) texts.push(step_.content);
     if (step_.toolCalls.length === 0) {
       answer = step_.content ?? step_.refusal ?? "";

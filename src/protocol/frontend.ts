@@ -197,6 +197,8 @@ export const UsageReport = z.object({
   promptTokens: z.number(),
   completionTokens: z.number(),
   cachedTokens: z.number().nullable(),
+  /** Prompt tokens written to the upstream's cache (the gateway with an Anthropic upstream). */
+  cacheWriteTokens: z.number().nullable().optional(),
   model: z.string().nullable(),
   /** The seq of the last message appended with the report (the gateway: the last stored before its call). */
   lastSeq: z.number(),

@@ -126,9 +126,9 @@ describe("an Anthropic upstream (UPSTREAM_API=anthropic)", () => {
     expect(completion.usage).toEqual({ prompt_tokens: 60 + 1070, completion_tokens: 14, total_tokens: 1144, prompt_tokens_details: { cached_tokens: 1000 } });
     const usage = (await events(conversation)).filter((e) => e.type === "model.usage");
     expect(usage.map((e) => e.data)).toMatchObject([
-      { promptTokens: 60, completionTokens: 7, cachedTokens: 0, model: "claude-fake-2026", step: 1 },
-      { promptTokens: 1070, completionTokens: 7, cachedTokens: 1000, step: 2 },
-      { promptTokens: 2080, completionTokens: 7, cachedTokens: 2000, step: 1 },
+      { promptTokens: 60, completionTokens: 7, cachedTokens: 0, cacheWriteTokens: 50, model: "claude-fake-2026", step: 1 },
+      { promptTokens: 1070, completionTokens: 7, cachedTokens: 1000, cacheWriteTokens: 50, step: 2 },
+      { promptTokens: 2080, completionTokens: 7, cachedTokens: 2000, cacheWriteTokens: 50, step: 1 },
     ]);
   });
 
