@@ -37,6 +37,7 @@ import type {
   TurnResult,
 } from "../protocol/frontend";
 import type { ToolRunResult } from "../protocol/tools";
+import type { CompleteDelegationBody, DelegationCompleted, DelegationList } from "../protocol/delegation";
 
 export interface ContextClientOptions {
   /** The runtime's base URL, e.g. `https://context.example.com`. */
@@ -99,6 +100,19 @@ export class ContextClient {
   /** Runs the open calls the runtime serves (apps' tools, search_tools, read_skill, …) outside a turn, and stores their results. */
   runTools(id: string, body: z.input<typeof RunToolsBody> = {}): Promise<ToolRunResult> {
     return this.send("POST", `${conversationPath(id)}/tools/run`, { body });
+  }
+
+  /**
+   * A subagent's final answer (the model's last message, without tool calls), in the child conversation a `delegate`
+   * call started: the child ends, and the answer closes the parent's call (docs/tools.md, "Subagents").
+   */
+  completeDelegation(childId: string, reply: z.input<typeof CompleteDelegationBody>["reply"]): Promise<DelegationCompleted> {
+    return this.send("POST", `${conversationPath(childId)}/delegation/complete`, { body: { reply } });
+  }
+
+  /** The conversation's `delegate` calls and the child conversations they started. */
+  delegations(id: string): Promise<DelegationList> {
+    return this.send("GET", `${conversationPath(id)}/delegations`);
   }
 
   /** The model's reply and tool results; `usage`, the model's real counts for the reply, lands on the turn's evidence. */

@@ -50,6 +50,8 @@ describe("ContextClient requests", () => {
     ["turn", (c: ContextClient) => c.turn("conv-0001", { turnId: "t1", agent: "notes:assistant", message: "hi" }), "POST", "/v1/conversations/conv-0001/turns", { turnId: "t1", agent: "notes:assistant", message: "hi" }],
     ["appendMessages", (c: ContextClient) => c.appendMessages("conv-0001", [{ role: "assistant", content: "hello" }]), "POST", "/v1/conversations/conv-0001/messages", { messages: [{ role: "assistant", content: "hello" }] }],
     ["appendMessages with usage", (c: ContextClient) => c.appendMessages("conv-0001", [{ role: "assistant", content: "hi" }], { promptTokens: 812, completionTokens: 40, cachedTokens: 512 }), "POST", "/v1/conversations/conv-0001/messages", { messages: [{ role: "assistant", content: "hi" }], usage: { promptTokens: 812, completionTokens: 40, cachedTokens: 512 } }],
+    ["completeDelegation", (c: ContextClient) => c.completeDelegation("child-0001", { role: "assistant", content: "Bluefin ships on 3 March." }), "POST", "/v1/conversations/child-0001/delegation/complete", { reply: { role: "assistant", content: "Bluefin ships on 3 March." } }],
+    ["delegations", (c: ContextClient) => c.delegations("conv-0001"), "GET", "/v1/conversations/conv-0001/delegations", undefined],
     ["conversations", (c: ContextClient) => c.conversations({ cursor: "c2", limit: 10 }), "GET", "/v1/conversations?cursor=c2&limit=10", undefined],
     ["pastTurn", (c: ContextClient) => c.pastTurn("conv-0001", "turn:1"), "GET", "/v1/conversations/conv-0001/turns/turn%3A1", undefined],
     ["runTools", (c: ContextClient) => c.runTools("conv-0001", { toolCallIds: ["call_1"] }), "POST", "/v1/conversations/conv-0001/tools/run", { toolCallIds: ["call_1"] }],
