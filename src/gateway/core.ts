@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { ApiEnv } from "../api/auth";
 import type { GatewayCursor } from "../conversation/gateway-store";
-import { conversationStub } from "../env";
+import { conversationStub, hubStub } from "../env";
 import type { ChatRequestMessage, ClientTool } from "../protocol/gateway-openai";
 import { TurnBody } from "../protocol/http";
 import { ConversationId } from "../protocol/methods";
@@ -56,11 +56,13 @@ export async function startRun(c: Context<ApiEnv>, config: UpstreamConfig, reque
   const at = request.model.indexOf("@");
   const agent = QualifiedName.safeParse(at === -1 ? request.model : request.model.slice(0, at));
   if (!agent.success) return failed(gatewayError(400, "`model` names the agent as 'app:agent' (optionally 'app:agent@upstream-model')", "invalid_model", { param: "model" }));
-  const upstreamModel = at === -1 ? config.model : request.model.slice(at + 1);
-  if (!upstreamModel) return failed(gatewayError(400, "no upstream model: name it in `model` as 'app:agent@upstream-model', or set UPSTREAM_MODEL", "invalid_model", { param: "model" }));
+  // The upstream model: the request's, else the agent's own, else the deployment's.
+  const owner = c.var.owner;
+  const agentModel = at === -1 ? (await hubStub(c.env, owner).agent(agent.data))?.model : undefined;
+  const upstreamModel = at === -1 ? (agentModel ?? config.model) : request.model.slice(at + 1);
+  if (!upstreamModel) return failed(gatewayError(400, "no upstream model: name it in `model` as 'app:agent@upstream-model', give the agent a `model`, or set UPSTREAM_MODEL", "invalid_model", { param: "model" }));
 
   // The conversation: the one named, else a new one for this agent.
-  const owner = c.var.owner;
   const named = c.req.header(CONVERSATION_HEADER);
   let conversationId: string;
   let cursor: GatewayCursor | null = null;

@@ -8,7 +8,7 @@
 import { env as workerEnv } from "cloudflare:workers";
 import type { Conversation } from "../conversation/conversation";
 import type { ModelUsage } from "../conversation/gateway-store";
-import { conversationStub, type Env, type Owner } from "../env";
+import { conversationStub, hubStub, type Env, type Owner } from "../env";
 import type { TurnResult } from "../protocol/frontend";
 import { TurnBody } from "../protocol/http";
 import type { UpstreamConfig } from "./config";
@@ -62,12 +62,14 @@ async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>>
     if (usage.length) await stub.gatewayRecord(run.owner, { usage });
     return error;
   };
+  // The child's own agent may name its upstream model; else the parent's request's.
+  const model = (await hubStub(workerEnv as unknown as Env, run.owner).agent(child.agent))?.model ?? run.upstreamModel;
   let answer: string | null = null;
   for (let step = 1; answer === null; step++) {
     const tools = turn.tools ?? [];
     const { parallel_tool_calls, ...params } = run.params;
     const body = {
-      model: run.upstreamModel,
+      model,
       messages: turn.messages,
       ...(tools.length ? { tools, ...(parallel_tool_calls === undefined ? {} : { parallel_tool_calls }) } : {}),
       ...params,

@@ -3,6 +3,7 @@ import agentPolicies from "../../migrations/hub/0002_agent_policies.sql";
 import toolsSkills from "../../migrations/hub/0003_tools_skills.sql";
 import conversations from "../../migrations/hub/0004_conversations.sql";
 import subagents from "../../migrations/hub/0005_subagents.sql";
+import agentModel from "../../migrations/hub/0006_agent_model.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -11,4 +12,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 3, name: "0003_tools_skills", sql: toolsSkills },
   { version: 4, name: "0004_conversations", sql: conversations },
   { version: 5, name: "0005_subagents", sql: subagents },
+  { version: 6, name: "0006_agent_model", sql: agentModel },
 ];

@@ -55,6 +55,7 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   skills: string;
   browse_contexts: number;
   subagents: string;
+  model: string | null;
   updated_at: string;
 }
 
@@ -171,8 +172,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -186,6 +187,7 @@ export class Registry {
       JSON.stringify(qualifyAll(app, def.skills)),
       def.browseContexts ? 1 : 0,
       JSON.stringify(qualifyAll(app, def.subagents)),
+      def.model ?? null,
       new Date().toISOString(),
     );
   }
@@ -287,6 +289,7 @@ function agentInfo(row: AgentRow): AgentInfo {
     updatedAt: row.updated_at,
   };
   if (row.description !== null) info.description = row.description;
+  if (row.model !== null) info.model = row.model;
   return info;
 }
 

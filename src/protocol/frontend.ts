@@ -27,6 +27,8 @@ export const AgentInfo = z.object({
   resultPolicies: z.record(z.string(), TrimPolicy),
   /** Agents the model may delegate a task to (`delegate`), qualified, in the agent's order. */
   subagents: z.array(z.string()),
+  /** The upstream model the gateway calls for this agent, when it names one. */
+  model: z.string().optional(),
   updatedAt: z.string(),
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;

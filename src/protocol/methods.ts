@@ -119,6 +119,8 @@ export const AgentDefinition = z.object({
    * app's own. Each runs in a conversation of its own (docs/tools.md, "Subagents").
    */
   subagents: z.array(ToolRef).max(LIMITS.subagentsPerAgent).default([]),
+  /** The upstream model the gateway calls for this agent (an id at the deployment's upstream); UPSTREAM_MODEL otherwise. */
+  model: z.string().min(1).max(LIMITS.nameChars * 2).optional(),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });

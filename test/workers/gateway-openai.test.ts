@@ -181,6 +181,19 @@ describe("POST /v1/chat/completions", () => {
     expect(usage[0]).toMatchObject({ turnId: res.headers.get("X-Turn-Id"), subject: "fake-upstream-2026", data: { promptTokens: 100, completionTokens: 7, cachedTokens: 64, model: "fake-upstream-2026", source: "gateway", step: 1 } });
   });
 
+  it("calls the upstream model the request names, else the agent's own, else the deployment's", async () => {
+    const { app, chat } = await setup();
+    await app.request("agents/create", { agentId: "writer", name: "Writer", systemPrompt: "You write.", model: "writer-model-2026" });
+    const answer = () => upstream.script.push({ text: "ok" });
+    answer();
+    await completionOf(await chat({ model: "notes:writer", messages: [{ role: "user", content: "one" }] }));
+    answer();
+    await completionOf(await chat({ model: "notes:writer@explicit-model", messages: [{ role: "user", content: "two" }] }));
+    answer();
+    await completionOf(await chat({ messages: [{ role: "user", content: "three" }] }));
+    expect(upstream.requests.map((r) => r.model)).toEqual(["writer-model-2026", "explicit-model", "fake-upstream"]);
+  });
+
   it("takes only the new part: a client resending its whole history, or sending only the new message, never duplicates one", async () => {
     const { chat, stored, setEditor } = await setup();
     upstream.script = [{ text: "First answer." }, { text: "Second answer." }, { text: "Third answer." }];
