@@ -276,6 +276,22 @@ export class Conversation extends DurableObject<Env> {
   }
 
   /**
+   * The gateway's turn: the client's new part taken and the cursor moved past it in one step of the queue, only if
+   * the cursor is still where the gateway read it. Two requests that read the same cursor cannot both take the same
+   * message: the second is refused (409), as a retry of it would continue the turn the first took.
+   */
+  gatewayTurn(owner: Owner, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }): Promise<Result<TurnResult>> {
+    return this.serve(owner, "queued", async (owned) => {
+      if (JSON.stringify(this.gateway.cursor()) !== JSON.stringify(cursor.expected)) {
+        return fail("conflict", "another request on this conversation moved it on meanwhile: send one request at a time per conversation");
+      }
+      const turn = await this.takeTurnNow(owner, owned, body);
+      if (turn.ok) this.gateway.setCursor(cursor.next, new Date().toISOString());
+      return turn;
+    });
+  }
+
+  /**
    * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
    * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply).
    */

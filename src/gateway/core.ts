@@ -95,11 +95,11 @@ export async function startRun(c: Context<ApiEnv>, config: UpstreamConfig, reque
     const issue = body.error.issues[0]!;
     return failed(gatewayError(400, `messages: ${issue.message} (${issue.path.join(".")})`, "invalid_message", { param: "messages" }));
   }
-  const turn = await stub.turn(owner, body.data);
+  // Consumed, and awaiting the model's answer, with the turn: from here a failure leaves a conversation a retry
+  // continues. Another request that took this part meanwhile makes this one a 409.
+  const turn = await stub.gatewayTurn(owner, body.data, { expected: cursor, next: part.consumed });
   if (!turn.ok) return failed(modelProblem(fromProblem(turn.problem)));
   headers["X-Turn-Id"] = turn.value.turnId;
-  // Consumed, and awaiting the model's answer: from here a failure leaves a conversation a retry continues.
-  await stub.gatewayRecord(owner, { cursor: part.consumed });
 
   const ctx: LoopContext = {
     stub,

@@ -194,6 +194,20 @@ describe("POST /v1/chat/completions", () => {
     expect(upstream.requests.map((r) => r.model)).toEqual(["writer-model-2026", "explicit-model", "fake-upstream"]);
   });
 
+  it("takes a new message once when two requests carry it at the same moment: the second is refused with 409", async () => {
+    const { chat, stored } = await setup();
+    upstream.script = [{ text: "First answer." }, { text: "Second answer." }, { text: "spare" }];
+    const first = await chat({ messages: [{ role: "user", content: "one" }] });
+    const conversation = first.headers.get("X-Conversation-Id")!;
+    const a1 = (await completionOf(first)).choices[0]!.message;
+    const history = { messages: [{ role: "user", content: "one" }, a1, { role: "user", content: "two" }] };
+    const both = await Promise.all([chat(history, conversation), chat(history, conversation)]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    const refused = both.find((r) => r.status === 409)!;
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain("one request at a time per conversation");
+    expect((await stored(conversation)).filter((m) => m.role === "user")).toHaveLength(2);
+  });
+
   it("takes only the new part: a client resending its whole history, or sending only the new message, never duplicates one", async () => {
     const { chat, stored, setEditor } = await setup();
     upstream.script = [{ text: "First answer." }, { text: "Second answer." }, { text: "Third answer." }];
