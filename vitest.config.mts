@@ -34,6 +34,10 @@ export default defineConfig({
                 UPSTREAM_URL: "https://upstream.test/v1",
                 UPSTREAM_MODEL: "fake-upstream",
                 UPSTREAM_KEY: "upstream-test-key",
+                // A named upstream an agent may choose (`upstream: "second"`): the same fake host, its own model and key.
+                UPSTREAM_SECOND_URL: "https://upstream.test/v1",
+                UPSTREAM_SECOND_MODEL: "second-model",
+                UPSTREAM_SECOND_KEY: "second-test-key",
                 // The workerd property tests draw from the same seed as fast-check's (PROPERTY_SEED).
                 PROPERTY_SEED: String(seed),
               },

@@ -7,7 +7,6 @@ import { verifyToken } from "../api/credentials";
 import { MessagesRequest, type AnthropicMessage, type AnthropicStreamEvent } from "../protocol/gateway-anthropic";
 import { LIMITS } from "../protocol/limits";
 import { anthropicError, anthropicUsage, contentBlocks, gatewayRequest, stopReason } from "./anthropic-format";
-import { upstreamConfig } from "./config";
 import { readJson, sseResponse, startRun } from "./core";
 import { gatewayError, type GatewayError } from "./errors";
 import { runLoop } from "./loop";
@@ -45,8 +44,6 @@ gatewayAnthropic.use(
 
 gatewayAnthropic.post("/messages", async (c) => {
   const rid = requestId();
-  const config = upstreamConfig(c.env);
-  if (!config) return failure(gatewayError(503, "the model gateway has no upstream: the deployment sets UPSTREAM_URL (and UPSTREAM_MODEL, UPSTREAM_KEY)", "upstream_not_configured"), { "request-id": rid });
   const json = await readJson(c.req.raw);
   if (!json.ok) return failure(json.error, { "request-id": rid });
   const parsed = MessagesRequest.safeParse(json.value);
@@ -59,7 +56,7 @@ gatewayAnthropic.post("/messages", async (c) => {
   const translated = gatewayRequest(request);
   if (!translated.ok) return failure(translated.error, { "request-id": rid });
 
-  const started = await startRun(c, config, translated.value);
+  const started = await startRun(c, translated.value);
   if (!started.ok) return failure(started.error, { ...started.headers, "request-id": rid });
   const { ctx, first } = started.value;
   const headers: Record<string, string> = { ...started.value.headers, "request-id": rid };

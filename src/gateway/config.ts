@@ -16,19 +16,24 @@ export interface UpstreamConfig {
   api?: UpstreamApi;
 }
 
-/** The deployment's upstream, or null when UPSTREAM_URL is not set. */
-export function upstreamConfig(env: Env): UpstreamConfig | null {
-  const base = env.UPSTREAM_URL?.trim().replace(/\/+$/, "");
+/**
+ * An upstream of the deployment, or null when its URL is not set: the default one (UPSTREAM_URL, UPSTREAM_API,
+ * UPSTREAM_MODEL, the secret UPSTREAM_KEY), or, for an agent that names one, UPSTREAM_<NAME>_URL and the rest.
+ */
+export function upstreamConfig(env: Env, name?: string): UpstreamConfig | null {
+  const vars = env as unknown as Record<string, string | undefined>;
+  const read = (field: string) => vars[name === undefined ? `UPSTREAM_${field}` : `UPSTREAM_${name.toUpperCase()}_${field}`]?.trim() || null;
+  const base = read("URL")?.replace(/\/+$/, "");
   if (!base) return null;
-  const model = env.UPSTREAM_MODEL?.trim() || null;
-  const key = env.UPSTREAM_KEY?.trim() || null;
-  if (upstreamApi(env) === "anthropic") return { url: /\/v1$/.test(base) ? `${base}/messages` : `${base}/v1/messages`, model, key, api: "anthropic" };
+  const model = read("MODEL");
+  const key = read("KEY");
+  if (read("API")?.toLowerCase() === "anthropic") return { url: /\/v1$/.test(base) ? `${base}/messages` : `${base}/v1/messages`, model, key, api: "anthropic" };
   return { url: `${base}/chat/completions`, model, key };
 }
 
-/** UPSTREAM_API: `anthropic`, or `openai` (the default; anything else is taken as `openai` too). */
-export function upstreamApi(env: Env): UpstreamApi {
-  return env.UPSTREAM_API?.trim().toLowerCase() === "anthropic" ? "anthropic" : "openai";
+/** The variable an upstream's URL is read from, for error messages. */
+export function upstreamUrlVar(name?: string): string {
+  return name === undefined ? "UPSTREAM_URL" : `UPSTREAM_${name.toUpperCase()}_URL`;
 }
 
 export const DEFAULT_MAX_STEPS = 8;

@@ -6,7 +6,7 @@ import type { ChatRequestMessage, ClientTool } from "../protocol/gateway-openai"
 import { TurnBody } from "../protocol/http";
 import { ConversationId } from "../protocol/methods";
 import { QualifiedName } from "../protocol/names";
-import { maxSteps, type UpstreamConfig } from "./config";
+import { maxSteps, upstreamConfig, upstreamUrlVar } from "./config";
 import { newPart } from "./diff";
 import { fromProblem, gatewayError, type GatewayError } from "./errors";
 import { upstreamBody, type HeldAnswer, type LoopContext } from "./loop";
@@ -48,7 +48,7 @@ export interface StartedRun {
 export type Started = { ok: true; value: StartedRun } | { ok: false; error: GatewayError; headers: Record<string, string> };
 
 /** Runs the request's turn and opens its first upstream call; every failure comes back as a GatewayError. */
-export async function startRun(c: Context<ApiEnv>, config: UpstreamConfig, request: GatewayRequest): Promise<Started> {
+export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Promise<Started> {
   const headers: Record<string, string> = {};
   const failed = (error: GatewayError): Started => ({ ok: false, error, headers });
 
@@ -56,10 +56,15 @@ export async function startRun(c: Context<ApiEnv>, config: UpstreamConfig, reque
   const at = request.model.indexOf("@");
   const agent = QualifiedName.safeParse(at === -1 ? request.model : request.model.slice(0, at));
   if (!agent.success) return failed(gatewayError(400, "`model` names the agent as 'app:agent' (optionally 'app:agent@upstream-model')", "invalid_model", { param: "model" }));
-  // The upstream model: the request's, else the agent's own, else the deployment's.
+  // The upstream: the agent's named one, else the deployment's; the model: the request's, else the agent's, else the
+  // upstream's own.
   const owner = c.var.owner;
-  const agentModel = at === -1 ? (await hubStub(c.env, owner).agent(agent.data))?.model : undefined;
-  const upstreamModel = at === -1 ? (agentModel ?? config.model) : request.model.slice(at + 1);
+  const agentInfo = await hubStub(c.env, owner).agent(agent.data);
+  const config = upstreamConfig(c.env, agentInfo?.upstream);
+  if (!config) {
+    return failed(gatewayError(503, `the model gateway has no upstream for this agent: the deployment sets ${upstreamUrlVar(agentInfo?.upstream)} (with its model and key)`, "upstream_not_configured"));
+  }
+  const upstreamModel = at === -1 ? (agentInfo?.model ?? config.model) : request.model.slice(at + 1);
   if (!upstreamModel) return failed(gatewayError(400, "no upstream model: name it in `model` as 'app:agent@upstream-model', give the agent a `model`, or set UPSTREAM_MODEL", "invalid_model", { param: "model" }));
 
   // The conversation: the one named, else a new one for this agent.

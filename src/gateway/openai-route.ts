@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import type { ApiEnv } from "../api/auth";
 import { ChatCompletionRequest, PASSED_THROUGH, type ChatCompletion, type ChatCompletionChunk } from "../protocol/gateway-openai";
-import { upstreamConfig } from "./config";
 import { paramOf, readJson, sseResponse, startRun } from "./core";
 import { errorResponse, gatewayError, type GatewayError } from "./errors";
 import { openAIHeld, runLoop, type LoopAnswer } from "./loop";
@@ -13,8 +12,6 @@ import { openAIHeld, runLoop, type LoopAnswer } from "./loop";
 export const gatewayOpenAI = new Hono<ApiEnv>();
 
 gatewayOpenAI.post("/chat/completions", async (c) => {
-  const config = upstreamConfig(c.env);
-  if (!config) return errorResponse(gatewayError(503, "the model gateway has no upstream: the deployment sets UPSTREAM_URL (and UPSTREAM_MODEL, UPSTREAM_KEY)", "upstream_not_configured"));
   const parsed = await readRequest(c.req.raw);
   if (!parsed.ok) return errorResponse(parsed.error);
   const request = parsed.value;
@@ -22,7 +19,7 @@ gatewayOpenAI.post("/chat/completions", async (c) => {
   const stream = request.stream === true;
   const params: Record<string, unknown> = {};
   for (const key of PASSED_THROUGH) if (request[key] != null) params[key] = request[key];
-  const started = await startRun(c, config, {
+  const started = await startRun(c, {
     model: request.model,
     messages: request.messages,
     stream,

@@ -11,7 +11,7 @@ import type { ModelUsage } from "../conversation/gateway-store";
 import { conversationStub, hubStub, type Env, type Owner } from "../env";
 import type { TurnResult } from "../protocol/frontend";
 import { TurnBody } from "../protocol/http";
-import type { UpstreamConfig } from "./config";
+import { upstreamConfig, type UpstreamConfig } from "./config";
 import { fromProblem, gatewayError } from "./errors";
 import type { LoopContext } from "./loop";
 import { openUpstream, readCompletion, type Outcome } from "./upstream";
@@ -62,8 +62,11 @@ async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>>
     if (usage.length) await stub.gatewayRecord(run.owner, { usage });
     return error;
   };
-  // The child's own agent may name its upstream model; else the parent's request's.
-  const model = (await hubStub(workerEnv as unknown as Env, run.owner).agent(child.agent))?.model ?? run.upstreamModel;
+  // The child's own agent may name its upstream and its model; else the parent's request's.
+  const childAgent = await hubStub(workerEnv as unknown as Env, run.owner).agent(child.agent);
+  const named = childAgent?.upstream === undefined ? null : upstreamConfig(workerEnv as unknown as Env, childAgent.upstream);
+  const config = named ?? run.config;
+  const model = childAgent?.model ?? named?.model ?? run.upstreamModel;
   let answer: string | null = null;
   for (let step = 1; answer === null; step++) {
     const tools = turn.tools ?? [];
@@ -74,7 +77,7 @@ async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>>
       ...(tools.length ? { tools, ...(parallel_tool_calls === undefined ? {} : { parallel_tool_calls }) } : {}),
       ...params,
     };
-    const opened = await openUpstream(run.config, body);
+    const opened = await openUpstream(config, body);
     if (!opened.ok) return failed(opened);
     const read = await readCompletion(opened.value);
     if (!read.ok) return failed(read);

@@ -56,6 +56,7 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   browse_contexts: number;
   subagents: string;
   model: string | null;
+  upstream: string | null;
   updated_at: string;
 }
 
@@ -172,8 +173,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -188,6 +189,7 @@ export class Registry {
       def.browseContexts ? 1 : 0,
       JSON.stringify(qualifyAll(app, def.subagents)),
       def.model ?? null,
+      def.upstream ?? null,
       new Date().toISOString(),
     );
   }
@@ -290,6 +292,7 @@ function agentInfo(row: AgentRow): AgentInfo {
   };
   if (row.description !== null) info.description = row.description;
   if (row.model !== null) info.model = row.model;
+  if (row.upstream !== null) info.upstream = row.upstream;
   return info;
 }
 

@@ -29,6 +29,8 @@ export const AgentInfo = z.object({
   subagents: z.array(z.string()),
   /** The upstream model the gateway calls for this agent, when it names one. */
   model: z.string().optional(),
+  /** The deployment's named upstream the gateway calls for this agent, when it names one. */
+  upstream: z.string().optional(),
   updatedAt: z.string(),
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;

@@ -119,8 +119,13 @@ export const AgentDefinition = z.object({
    * app's own. Each runs in a conversation of its own (docs/tools.md, "Subagents").
    */
   subagents: z.array(ToolRef).max(LIMITS.subagentsPerAgent).default([]),
-  /** The upstream model the gateway calls for this agent (an id at the deployment's upstream); UPSTREAM_MODEL otherwise. */
+  /** The upstream model the gateway calls for this agent (an id at its upstream); the upstream's own model otherwise. */
   model: z.string().min(1).max(LIMITS.nameChars * 2).optional(),
+  /**
+   * A named upstream of the deployment the gateway calls for this agent (`UPSTREAM_<NAME>_URL`, `_API`, `_MODEL` and
+   * the secret `_KEY`); the deployment's default upstream otherwise.
+   */
+  upstream: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,31}$/, "a name of letters, digits and '_', as in UPSTREAM_<NAME>_URL").optional(),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });

@@ -194,6 +194,18 @@ describe("POST /v1/chat/completions", () => {
     expect(upstream.requests.map((r) => r.model)).toEqual(["writer-model-2026", "explicit-model", "fake-upstream"]);
   });
 
+  it("calls an agent's named upstream with its own model and key, and says which variable a missing one needs", async () => {
+    const { app, chat } = await setup();
+    await app.request("agents/create", { agentId: "second", name: "Second", systemPrompt: "You help.", upstream: "second" });
+    await app.request("agents/create", { agentId: "lost", name: "Lost", systemPrompt: "You help.", upstream: "nowhere" });
+    upstream.script.push({ text: "ok" });
+    await completionOf(await chat({ model: "notes:second", messages: [{ role: "user", content: "hi" }] }));
+    expect([upstream.requests[0]!.model, upstream.auth[0]]).toEqual(["second-model", "Bearer second-test-key"]);
+    const lost = await chat({ model: "notes:lost", messages: [{ role: "user", content: "hi" }] });
+    expect(lost.status).toBe(503);
+    expect(((await lost.json()) as { error: { message: string; code: string } }).error).toMatchObject({ code: "upstream_not_configured", message: expect.stringContaining("UPSTREAM_NOWHERE_URL") });
+  });
+
   it("takes a new message once when two requests carry it at the same moment: the second is refused with 409", async () => {
     const { chat, stored } = await setup();
     upstream.script = [{ text: "First answer." }, { text: "Second answer." }, { text: "spare" }];
