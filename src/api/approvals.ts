@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";

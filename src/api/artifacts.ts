@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { resolveWith, ResolveBody } from "../artifacts/declare-fields";
 import { artifactRef, readArtifact } from "../artifacts/read";
 import { storeArtifact, StoreArtifactBody } from "../artifacts/store";

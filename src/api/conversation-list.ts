@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { hubStub } from "../env";
 import { ConversationsQuery, TurnId } from "../protocol/http";
 import type { ApiEnv } from "./auth";

@@ -1,5 +1,5 @@
 import { sign, verify } from "hono/jwt";
-import { z } from "zod";
+import * as z from "zod";
 import { Name } from "../protocol/names";
 
 /**

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { CompactionPolicy } from "../protocol/policies";
 import { resultKey } from "../conversation/history";
 import type { ApiEnv } from "./auth";

@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { PROBLEMS } from "../core/problem";
 import { MemoryId, namespaceFor, ScopeId, type Level, type Namespace } from "../memory/keys";
 import { MEMORY_LIMITS } from "../memory/limits";

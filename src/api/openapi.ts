@@ -7,7 +7,7 @@
  * wire, before zod's transforms (text normalised, messages reshaped) and defaults. Refinements across fields
  * (`cachedTokens ≤ promptTokens`, …) have no JSON Schema form and are only in the descriptions and the 400s.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ResolveBody } from "../artifacts/declare-fields";
 import { StoreArtifactBody } from "../artifacts/store";
 import { ArtifactRef } from "../protocol/artifacts";

@@ -22,7 +22,7 @@
  * with a reason. A plain key matches objects only: for a list artifact the
  * miss says how to ask across it.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { fail, ok, type Result } from "../core/problem";
 import { countTokens } from "../core/tokens";
 import type { Owner } from "../env";

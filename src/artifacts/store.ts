@@ -10,7 +10,7 @@
  *   so two writers can never both take v{n}; the loser lists again and takes
  *   the next one. The newest `versionsKept` versions are kept.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { Owner } from "../env";

@@ -4,7 +4,7 @@
  * summariser when it throws, so every failure (HTTP status, timeout, an answer
  * of the wrong shape) throws a plain Error that names the status and never the key.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { wellFormed } from "../protocol/text";
 import { countTokens } from "../core/tokens";
 import { redact } from "../protect/redact";

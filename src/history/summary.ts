@@ -4,7 +4,7 @@
  * the new one updates rather than stacks on. Summarisers are replaceable: the
  * default digest needs no model; a model summariser calls an endpoint.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const SummaryRole = z.enum(["user", "assistant", "tool", "system"]);
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { conversationStub, type Env } from "../env";
 import { qualify, splitQualified } from "../protocol/names";
 import { ErrorCode, issuesOf } from "../protocol/jsonrpc";

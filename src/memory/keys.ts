@@ -11,7 +11,7 @@
  * listing returns one level and nothing deeper, and no id can name another
  * level or another tenant's key.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { MEMORY_LIMITS } from "./limits";
 
 export type Level = "user" | "session" | "task";

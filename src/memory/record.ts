@@ -4,7 +4,7 @@
  * scores on, so a search ranks a whole level from its listing and fetches
  * only the memories it returns.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { countTokens } from "../core/tokens";
 import type { Level } from "./keys";
 import { MEMORY_LIMITS } from "./limits";

@@ -4,7 +4,7 @@
  * secret itself. The key is per tenant, so one tenant's hashes say nothing
  * about another's secrets.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { SecretHit } from "./redact";
 
 export const AuditRecord = z.object({

@@ -1,5 +1,5 @@
 /** What the redactor looks for beyond credentials. Cards and SSNs are on unless switched off; e-mail and phone numbers are opt-in. */
-import { z } from "zod";
+import * as z from "zod";
 
 export const RedactionPolicy = z.object({
   pii: z

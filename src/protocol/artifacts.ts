@@ -2,7 +2,7 @@
  * Artifacts on the wire: task and artifact ids, pointers, and `ArtifactRef`, a stored artifact version as
  * every step sees it. `ArtifactRef` is the one definition of a ref; the store, the resolver and the API all use it.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ARTIFACT_LIMITS } from "./artifact-limits";
 
 const SEGMENT = /^[A-Za-z0-9_-]{1,64}$/;

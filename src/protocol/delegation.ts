@@ -2,7 +2,7 @@
  * Subagents (docs/tools.md, "Subagents"): the wire shapes of a delegation, between a parent conversation whose model
  * called `delegate` and the child conversation that works on the task.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ToolResultEvidence } from "./evidence";
 import { ModelAssistantMessage } from "./messages";
 

@@ -4,7 +4,7 @@
  * official `@anthropic-ai/sdk` sends them: keys the gateway does not use are dropped, never forwarded; those it cannot
  * honour are refused (the fidelity table in docs/gateway.md lists each one).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { FunctionName } from "./gateway-openai";
 
 /** A content block as clients send it; which types the gateway takes is decided where it reads them. */

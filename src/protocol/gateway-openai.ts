@@ -4,7 +4,7 @@
  * what the gateway reads from an OpenAI-compatible upstream. Requests are taken as the official clients send them:
  * keys the gateway does not use are dropped, never forwarded (the fidelity table in docs/gateway.md lists each one).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** A content part as clients send it; which types the gateway takes is decided where it reads them (text, image_url). */
 export const ContentPart = z.looseObject({ type: z.string() });

@@ -2,7 +2,7 @@
  * The history's wire shapes: a conversation's compaction status (GET …/compaction) and the messages for a
  * model request (GET …/context). What keeps the history is `src/history/contract.ts`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { CompactionEvidence, SummaryTrust } from "./evidence";
 import { ChatMessage } from "./messages";
 import { CompactionLimits, CompactionPolicy } from "./policies";

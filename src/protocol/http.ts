@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { LIMITS } from "./limits";
 import { ArtifactRef, TaskId } from "./artifacts";
 import { AppendableMessage, ImagePart, ModelAssistantMessage, ModelToolMessage, TextPart, ToolMessage, UserMessage } from "./messages";

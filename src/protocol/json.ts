@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * A JSON object, typed shallowly: Durable Object RPC's types turn `unknown` into `never`, and a recursive

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** JSON-RPC 2.0 framing. Standard codes, plus the server-defined range for runtime errors. */
 export const ErrorCode = {

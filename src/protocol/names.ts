@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { LIMITS } from "./limits";
 
 /** An app, provider or agent name: what appears on either side of the colon in `app:provider`. */

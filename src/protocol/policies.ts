@@ -3,7 +3,7 @@
  * when and how far a conversation's history is compacted (PUT …/compaction-policy). Applying them is
  * `src/protect/trim-policy.ts` and `src/history/policy.ts`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { parseJsonPointer } from "./json-pointer";
 
 export const TrimStrategy = z.enum(["head", "head_tail", "fields", "summary"]);

@@ -3,7 +3,7 @@
  * came back with. JSON-serialisable: they cross Durable Object RPC. (`FunctionTool`, the tool list a turn
  * answers with, is in `frontend.ts`.)
  */
-import { z } from "zod";
+import * as z from "zod";
 import { RanToolCall, ToolResultEvidence } from "./evidence";
 import { AgentInfo } from "./frontend";
 import { JsonObject } from "./json";

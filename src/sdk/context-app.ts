@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ErrorCode, issuesOf, rpcNotification, type JsonRpcNotification, type JsonRpcRequest } from "../protocol/jsonrpc";
 import {
   AgentCreateResult,

@@ -4,7 +4,7 @@
  * behind `tools/call`, with their params and answers validated, and the
  * declarations `initialize` sends.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ContextList, type ContextData } from "../protocol/context-data";
 import { ErrorCode, issuesOf, rpcError, rpcResult, type JsonRpcId } from "../protocol/jsonrpc";
 import {
