@@ -96,6 +96,36 @@ export const ToolPattern = z
   .max(LIMITS.nameChars * 2 + 1)
   .regex(new RegExp(`^(${NAME_PART}:)?(${NAME_PART}|\\*)$`), "expected 'app:*', 'app:name' or, for the agent's own app, 'name'");
 
+/**
+ * When the runtime staples a corrective note to the user's message (docs/reminders.md). Each kind fires once, when its
+ * condition newly holds.
+ */
+export const Correctives = z
+  .object({
+    /** Loop notes: how many times the same call (or a short cycle of calls) repeats, arguments and result alike; 0 turns them off. */
+    loopRepeats: z.number().int().min(0).max(20).default(3),
+    /** The longest cycle a loop may have (A-B-A-B is 2). */
+    loopPeriod: z.number().int().min(1).max(5).default(3),
+    /** Whether a new message that closes open calls or pending approvals gets a note naming them. */
+    interrupted: z.boolean().default(true),
+    /** The agent's task tool, by the name the model calls it (`todo_write`) or qualified (`app:tool`): turns on claimed-done notes. */
+    taskTool: z.string().min(1).max(LIMITS.nameChars * 2).optional(),
+    /**
+     * What "marked done" means in the task tool's arguments: `field` equals `equals`, on each item of the array under
+     * `list` (the arguments themselves when there is none), each task known by its `key` field.
+     */
+    doneWhen: z
+      .object({
+        list: z.string().min(1).max(64).optional(),
+        key: z.string().min(1).max(64).optional(),
+        field: z.string().min(1).max(64),
+        equals: z.union([z.string().max(64), z.boolean(), z.number()]),
+      })
+      .optional(),
+  })
+  .refine((c) => (c.taskTool === undefined) === (c.doneWhen === undefined), "taskTool and doneWhen go together");
+export type Correctives = z.output<typeof Correctives>;
+
 export const AgentDefinition = z.object({
   agentId: Name,
   name: z.string().min(1).max(LIMITS.titleChars),
@@ -126,6 +156,8 @@ export const AgentDefinition = z.object({
    * the secret `_KEY`); the deployment's default upstream otherwise.
    */
   upstream: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,31}$/, "a name of letters, digits and '_', as in UPSTREAM_<NAME>_URL").optional(),
+  /** Corrective notes on the user's message: loops, tasks claimed done without action, interrupted work (docs/reminders.md). */
+  correctives: Correctives.optional(),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });
