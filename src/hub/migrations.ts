@@ -4,6 +4,7 @@ import toolsSkills from "../../migrations/hub/0003_tools_skills.sql";
 import conversations from "../../migrations/hub/0004_conversations.sql";
 import subagents from "../../migrations/hub/0005_subagents.sql";
 import agentModel from "../../migrations/hub/0006_agent_model.sql";
+import agentCorrectives from "../../migrations/hub/0007_agent_correctives.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -13,4 +14,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 4, name: "0004_conversations", sql: conversations },
   { version: 5, name: "0005_subagents", sql: subagents },
   { version: 6, name: "0006_agent_model", sql: agentModel },
+  { version: 7, name: "0007_agent_correctives", sql: agentCorrectives },
 ];

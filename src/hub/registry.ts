@@ -57,6 +57,7 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   subagents: string;
   model: string | null;
   upstream: string | null;
+  correctives: string | null;
   updated_at: string;
 }
 
@@ -173,8 +174,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -190,6 +191,7 @@ export class Registry {
       JSON.stringify(qualifyAll(app, def.subagents)),
       def.model ?? null,
       def.upstream ?? null,
+      def.correctives ? JSON.stringify(def.correctives) : null,
       new Date().toISOString(),
     );
   }
@@ -293,6 +295,7 @@ function agentInfo(row: AgentRow): AgentInfo {
   if (row.description !== null) info.description = row.description;
   if (row.model !== null) info.model = row.model;
   if (row.upstream !== null) info.upstream = row.upstream;
+  if (row.correctives !== null) info.correctives = JSON.parse(row.correctives) as AgentInfo["correctives"];
   return info;
 }
 

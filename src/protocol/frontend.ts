@@ -6,6 +6,7 @@ import { z } from "zod";
 import { CompactionEvidence, ContextEnvelope, MissingContext, ToolResultEvidence, TurnUsage } from "./evidence";
 import { JsonObject } from "./json";
 import { ChatMessage } from "./messages";
+import { Correctives } from "./methods";
 import { TrimPolicy } from "./policies";
 
 export const AgentInfo = z.object({
@@ -31,6 +32,8 @@ export const AgentInfo = z.object({
   model: z.string().optional(),
   /** The deployment's named upstream the gateway calls for this agent, when it names one. */
   upstream: z.string().optional(),
+  /** The agent's corrective-note settings, when it sets any (docs/reminders.md). */
+  correctives: Correctives.optional(),
   updatedAt: z.string(),
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;

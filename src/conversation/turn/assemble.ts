@@ -103,6 +103,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
   const hits = [...d.contextHits, ...d.personaHits.map((hit) => ({ ...hit, id: "persona" })), ...d.toolHits];
   const contextRedactions = await Promise.all(hits.map(async (hit) => ({ id: hit.id, ...(await auditRecords([hit], deps.auditKey))[0]! })));
   const typedRedactions = d.typed?.redactions ?? [];
+  const corrective = d.reminders.flatMap((r) => (r.kind !== "persona" && r.reason !== undefined ? [{ kind: r.kind, reason: r.reason }] : []));
   const envelope: ContextEnvelope = {
     ...assembly.envelope,
     budget: { ...assembly.envelope.budget, truncations: [...unread, ...assembly.envelope.budget.truncations] },
@@ -119,6 +120,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
       ...(d.toolbox.skills.length ? { skillsMenu: { tokens: d.skillsMenu.tokens, budgetTokens: d.menuBudget, cut: d.skillsMenu.cut } } : {}),
     },
     ...(typedRedactions.length ? { message: { redactions: typedRedactions } } : {}),
+    ...(corrective.length ? { reminders: corrective } : {}),
     ...(contextRedactions.length ? { contexts: { redactions: contextRedactions } } : {}),
     history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, imagesHiddenThroughSeq: view.imagesHiddenThrough ?? 0 },
     ...(d.compaction ? { compaction: d.compaction } : {}),

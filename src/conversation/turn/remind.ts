@@ -1,10 +1,19 @@
 import { ok, type Result } from "../../core/problem";
+import { textOf } from "../../protocol/messages";
+import { doneNote, interruptedNote, loopNote, renderCorrective, timeline, type CorrectiveKind, type TimelineMessage } from "../../reminders/correctives";
+import { Correctives } from "../../protocol/methods";
+import type { Admitted } from "./admit";
 import type { Identified } from "./identify";
+import type { Loaded } from "./load";
+import type { Offered } from "./offer-tools";
+import type { Pulled } from "./pull";
 import type { Staged } from "./stage";
 
 export interface Reminder {
-  kind: "persona";
+  kind: "persona" | CorrectiveKind;
   text: string;
+  /** Why a corrective note fired (the evidence's and the event's reason). */
+  reason?: string;
 }
 
 export interface Reminded {
@@ -12,8 +21,50 @@ export interface Reminded {
   reminders: Reminder[];
 }
 
-/** The notes the runtime staples to the user's message: who took over the conversation. */
-export function remind(d: Identified): Result<Staged<Reminded>> {
+/** How many stored messages the corrective notes read back: the recent calls, not the whole history. */
+export const CORRECTIVE_WINDOW = 200;
+/** The runtime's own tools that only read: they never count as acting on a task. */
+const READ_ONLY_RUNTIME = new Set(["search_tools", "read_skill", "list_contexts", "read_context"]);
+
+/**
+ * The notes the runtime staples to the user's message: who took over the conversation, then the corrective notes the
+ * agent turns on (docs/reminders.md) — a loop, tasks claimed done without action, interrupted work — in that order.
+ */
+export function remind(d: Loaded & Pulled & Admitted & Identified & Offered): Result<Staged<Reminded>> {
   const reminders: Reminder[] = d.personaNote ? [{ kind: "persona", text: d.personaNote }] : [];
+  if (!d.continuation && d.agent.correctives) reminders.push(...correctives(d, Correctives.parse(d.agent.correctives)));
   return ok({ out: { reminders }, decided: { kinds: reminders.map((r) => r.kind) } });
+}
+
+function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correctives): Reminder[] {
+  const { store } = d.deps;
+  const fromSeq = Math.max(0, store.lastSeq() - CORRECTIVE_WINDOW + 1);
+  const lastUser = store.lastUserSeq();
+  const messages: TimelineMessage[] = [
+    ...store.messages(Number.MAX_SAFE_INTEGER, fromSeq).map(({ seq, message }) => entry(message, seq > lastUser)),
+    ...d.admitted.messages.map((message) => entry(message, true)),
+  ];
+  const calls = timeline(messages);
+  const offered = new Map(d.offer.offered.map((t) => [t.name, t]));
+  const taskTool = settings.taskTool;
+  const isTaskTool = (tool: string) => taskTool !== undefined && (tool === taskTool || [taskTool, `${d.agent.app}:${taskTool}`].includes(offered.get(tool)?.qualified ?? ""));
+  const readOnly = (tool: string) => offered.get(tool)?.annotations?.readOnlyHint === true || (offered.get(tool)?.source === "runtime" && READ_ONLY_RUNTIME.has(tool));
+  const acting = (tool: string) => !isTaskTool(tool) && !readOnly(tool);
+  const denied = d.decisions.denials.flatMap((m) => (m.role === "tool" ? [{ id: m.tool_call_id, name: d.openCalls.calls.get(m.tool_call_id) ?? "tool" }] : []));
+  const notes = [
+    settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce) : null,
+    doneNote(calls, settings, acting, isTaskTool, d.nonce),
+    settings.interrupted ? interruptedNote({ unanswered: d.unanswered, denied }, calls, d.nonce) : null,
+  ];
+  return notes.flatMap((n) => (n ? [{ kind: n.kind, reason: n.reason, text: renderCorrective(n, d.nonce) }] : []));
+}
+
+function entry(message: Parameters<typeof textOf>[0], fresh: boolean): TimelineMessage {
+  return {
+    role: message.role,
+    content: textOf(message),
+    ...(message.role === "assistant" && message.tool_calls ? { toolCalls: message.tool_calls } : {}),
+    ...(message.role === "tool" ? { toolCallId: message.tool_call_id } : {}),
+    fresh,
+  };
 }
