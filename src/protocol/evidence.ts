@@ -4,7 +4,7 @@
  * (selection), limits and use (budget), the ordered blocks (assembly), where each
  * became visible (injection), and what could not be read (missing).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ToolAnnotations } from "./methods";
 
 /** Contexts (an app's provider) and resources (pushed by an app) are separate namespaces of the ledger. */

@@ -2,7 +2,7 @@
  * Response shapes of the frontend API, shared by the Worker and `ContextClient`.
  * Request shapes are the zod schemas in `src/protocol/http.ts`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { CompactionEvidence, ContextEnvelope, MissingContext, ToolResultEvidence, TurnUsage } from "./evidence";
 import { JsonObject } from "./json";
 import { ChatMessage } from "./messages";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ContextData, ContextList } from "./context-data";
 import { LIMITS } from "./limits";
 import { Name, QualifiedName } from "./names";

@@ -49,3 +49,11 @@ describe("imports of the wire contract and the SDK", () => {
     expect(offending("src/sdk", (s) => sameFolder(s) || (s.startsWith("../protocol/") && !s.slice("../protocol/".length).includes("..")) || s === "zod" || s === "ws")).toEqual([]);
   });
 });
+
+describe("how zod is imported", () => {
+  it("as a namespace wherever its values are used: `import { z }` keeps all of zod (its locales) in every bundle", () => {
+    const named = tsFiles(join(ROOT, "src")).filter((file) => /^import\s*\{[^}]*\bz\b[^}]*\}\s*from\s*["']zod["']/m.test(readFileSync(file, "utf8")));
+    expect(named.map((file) => relative(ROOT, file))).toEqual([]);
+    expect(tsFiles(join(ROOT, "src")).some((file) => readFileSync(file, "utf8").includes('import * as z from "zod"'))).toBe(true);
+  });
+});
