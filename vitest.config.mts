@@ -25,8 +25,10 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 AUTH_SECRET: "workerd-test-secret",
-                PROVIDER_DEADLINE_MS: "300",
-                TOOL_DEADLINE_MS: "300",
+                // Short enough for the tests that wait one out, long enough that a provider or tool answering at once
+                // never misses it on a loaded machine (CI runs workerd and end-to-end tests side by side).
+                PROVIDER_DEADLINE_MS: "1000",
+                TOOL_DEADLINE_MS: "1000",
                 SUMMARY_MODEL_URL: "https://summariser.test/v1/chat/completions",
                 SUMMARY_MODEL: "fake-summariser",
                 SUMMARY_MODEL_KEY: "summariser-test-key",

@@ -118,8 +118,8 @@ describe("tools and skills apps serve", () => {
     });
 
     const late = await hub(id).callTool("calendar:list_events", {}, CALL);
-    expect(late).toMatchObject({ ok: false, reason: "timeout", detail: "no answer within 300 ms" });
-    expect(late.ms).toBeGreaterThanOrEqual(250);
+    expect(late).toMatchObject({ ok: false, reason: "timeout", detail: "no answer within 1000 ms" });
+    expect(late.ms).toBeGreaterThanOrEqual(950);
 
     mode = "error";
     expect(await hub(id).callTool("calendar:list_events", {}, CALL)).toMatchObject({ ok: false, reason: "error", detail: "calendar backend down" });
@@ -130,7 +130,7 @@ describe("tools and skills apps serve", () => {
     mode = "malformed";
     const malformed = await hub(id).callTool("calendar:list_events", {}, CALL);
     expect(malformed).toMatchObject({ ok: false, reason: "invalid" });
-    expect(malformed.ms).toBeLessThan(250);
+    expect(malformed.ms).toBeLessThan(950);
     expect(app.calls).toHaveLength(4);
 
     app.ws.close(1000, "bye");

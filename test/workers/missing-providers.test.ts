@@ -21,7 +21,7 @@ async function misbehavingAfterFirst(misbehave: NonNullable<ProviderSpec["curren
 
 describe("a provider that fails never fails the turn", () => {
   const cases: [string, NonNullable<ProviderSpec["current"]>, string][] = [
-    ["slow past its deadline", () => new Promise((resolve) => setTimeout(() => resolve({ content: "late" }), 1_000)), "timeout"],
+    ["slow past its deadline", () => new Promise((resolve) => setTimeout(() => resolve({ content: "late" }), 3_000)), "timeout"],
     ["throwing", () => { throw new Error("database locked"); }, "error"],
     ["answering with invalid data", () => ({ content: 42, title: ["not", "a", "string"] }), "invalid"],
   ];
