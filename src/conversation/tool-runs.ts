@@ -113,7 +113,10 @@ export async function runOpenCalls(
     const seqs: number[] = [];
     const last = storeAdmitted(store, runId, admitted.value, at, seqs);
     recordToolRun(store, deps.toolState, report, resultSeqs(admitted.value.messages, seqs), () => true, runId, at);
-    for (const r of report.ran) store.addEvent(runId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
+    for (const r of report.ran) {
+      store.addEvent(runId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
+      if (r.outcome === "denied") store.addEvent(runId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: "guard", reason: r.reason }, at);
+    }
     return last;
   });
   return ok({ ran: report.ran, toolResults: admitted.value.reports, appended: admitted.value.messages.length, lastSeq });

@@ -5,6 +5,7 @@ import conversations from "../../migrations/hub/0004_conversations.sql";
 import subagents from "../../migrations/hub/0005_subagents.sql";
 import agentModel from "../../migrations/hub/0006_agent_model.sql";
 import agentCorrectives from "../../migrations/hub/0007_agent_correctives.sql";
+import agentGuard from "../../migrations/hub/0008_agent_guard.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -15,4 +16,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 5, name: "0005_subagents", sql: subagents },
   { version: 6, name: "0006_agent_model", sql: agentModel },
   { version: 7, name: "0007_agent_correctives", sql: agentCorrectives },
+  { version: 8, name: "0008_agent_guard", sql: agentGuard },
 ];

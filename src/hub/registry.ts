@@ -58,6 +58,7 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   model: string | null;
   upstream: string | null;
   correctives: string | null;
+  guard: string | null;
   updated_at: string;
 }
 
@@ -174,8 +175,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, guard, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -192,6 +193,7 @@ export class Registry {
       def.model ?? null,
       def.upstream ?? null,
       def.correctives ? JSON.stringify(def.correctives) : null,
+      def.guard ? JSON.stringify(def.guard) : null,
       new Date().toISOString(),
     );
   }
@@ -296,6 +298,7 @@ function agentInfo(row: AgentRow): AgentInfo {
   if (row.model !== null) info.model = row.model;
   if (row.upstream !== null) info.upstream = row.upstream;
   if (row.correctives !== null) info.correctives = JSON.parse(row.correctives) as AgentInfo["correctives"];
+  if (row.guard !== null) info.guard = JSON.parse(row.guard) as AgentInfo["guard"];
   return info;
 }
 

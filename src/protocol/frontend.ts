@@ -6,7 +6,7 @@ import * as z from "zod";
 import { CompactionEvidence, ContextEnvelope, MissingContext, ToolResultEvidence, TurnUsage } from "./evidence";
 import { JsonObject } from "./json";
 import { ChatMessage } from "./messages";
-import { Correctives } from "./methods";
+import { Correctives, Guard } from "./methods";
 import { TrimPolicy } from "./policies";
 
 export const AgentInfo = z.object({
@@ -34,6 +34,8 @@ export const AgentInfo = z.object({
   upstream: z.string().optional(),
   /** The agent's corrective-note settings, when it sets any (docs/reminders.md). */
   correctives: Correctives.optional(),
+  /** The agent's rule guard, when it sets one (docs/tools.md, "The guard"). */
+  guard: Guard.optional(),
   updatedAt: z.string(),
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;

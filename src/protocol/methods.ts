@@ -4,6 +4,7 @@ import { LIMITS } from "./limits";
 import { Name, QualifiedName } from "./names";
 import { Text } from "./text";
 import { TrimPolicy } from "./policies";
+import { parseJsonPointer } from "./json-pointer";
 
 /**
  * The app protocol's methods: each method's params and result, as zod schemas
@@ -126,6 +127,100 @@ export const Correctives = z
   .refine((c) => (c.taskTool === undefined) === (c.doneWhen === undefined), "taskTool and doneWhen go together");
 export type Correctives = z.output<typeof Correctives>;
 
+/** The longest pattern a rule may hold. */
+export const GUARD_PATTERN_CHARS = 256;
+/** The longest value a pattern is tested on: a longer one matches a deny rule's pattern and never an allow rule's. */
+export const GUARD_VALUE_CHARS = 512;
+/** The most unbounded repeats (`*`, `+`, `{n,}`, `{n,m}`) one pattern may hold. */
+const MAX_REPEATS = 2;
+
+/**
+ * Why a pattern is refused, or null when it is accepted: it must compile (with the `u` flag), stay within
+ * GUARD_PATTERN_CHARS, hold no backreference, lookaround or quantified group that itself repeats or alternates (the
+ * shapes that backtrack exponentially), and at most two repeats (so the work on a bounded value stays bounded).
+ */
+export function patternProblem(pattern: string): string | null {
+  if (pattern.length > GUARD_PATTERN_CHARS) return `longer than ${GUARD_PATTERN_CHARS} characters`;
+  try {
+    new RegExp(pattern, "u");
+  } catch (e) {
+    return `not a valid regular expression: ${(e as Error).message}`;
+  }
+  // Each open group: whether it holds a repeat or an alternation.
+  const groups: { risky: boolean }[] = [];
+  let repeats = 0;
+  let lastGroupRisky = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    const justClosed = lastGroupRisky;
+    lastGroupRisky = false;
+    if (c === "\\") {
+      const next = pattern[i + 1] ?? "";
+      if (/[1-9]/.test(next) || next === "k") return "a backreference";
+      i++;
+      continue;
+    }
+    if (c === "[") {
+      // A class: skip to its end (escapes included).
+      for (i++; i < pattern.length && pattern[i] !== "]"; i++) if (pattern[i] === "\\") i++;
+      continue;
+    }
+    if (c === "(") {
+      if (pattern.startsWith("(?=", i) || pattern.startsWith("(?!", i) || pattern.startsWith("(?<=", i) || pattern.startsWith("(?<!", i)) return "a lookaround";
+      groups.push({ risky: false });
+      continue;
+    }
+    if (c === ")") {
+      const group = groups.pop();
+      lastGroupRisky = group?.risky ?? false;
+      if (lastGroupRisky && groups.length) groups[groups.length - 1]!.risky = true;
+      continue;
+    }
+    if (c === "|") {
+      if (groups.length) groups[groups.length - 1]!.risky = true;
+      continue;
+    }
+    const unbounded = c === "*" || c === "+" || c === "{";
+    if (unbounded || c === "?") {
+      // `(?:`, `*?`, `+?`: not a quantifier of their own.
+      if (c === "?" && (pattern[i - 1] === "(" || pattern[i - 1] === "*" || pattern[i - 1] === "+" || pattern[i - 1] === "}" || pattern[i - 1] === "?")) continue;
+      if (justClosed) return "a repeated group that itself repeats or alternates (it can backtrack without end)";
+      if (unbounded) repeats++;
+      if (groups.length) groups[groups.length - 1]!.risky = true;
+      if (c === "{") while (i < pattern.length && pattern[i] !== "}") i++;
+    }
+  }
+  if (repeats > MAX_REPEATS) return `more than ${MAX_REPEATS} repeats (*, +, {…})`;
+  return null;
+}
+
+/** One rule of an agent's guard (docs/tools.md, "The guard"): what it matches, and its verdict. */
+export const GuardRule = z.object({
+  /** A glob on the tool's model-facing (`calendar__delete_*`) or qualified (`calendar:delete_*`) name; `*` any run of characters, `?` one. */
+  tool: z.string().min(1).max(LIMITS.nameChars * 2 + 1).optional(),
+  /** Hints the tool must declare (an undeclared hint is false). */
+  annotations: z.object({ destructiveHint: z.boolean().optional(), readOnlyHint: z.boolean().optional(), openWorldHint: z.boolean().optional() }).strict().optional(),
+  /** Each must match: the value at `path` (a JSON Pointer into the arguments), a string or else its JSON, tested with `pattern`. */
+  arguments: z
+    .array(
+      z.object({
+        path: z.string().max(256).refine((p) => parseJsonPointer(p) !== null, "not a JSON Pointer"),
+        pattern: z.string().min(1).superRefine((p, ctx) => {
+          const problem = patternProblem(p);
+          if (problem) ctx.addIssue({ code: "custom", message: `pattern refused: ${problem}` });
+        }),
+      }),
+    )
+    .max(8)
+    .optional(),
+  verdict: z.enum(["deny", "allow"]),
+  /** Why: the model reads it with a denial, and the evidence records it. */
+  reason: z.string().min(1).max(LIMITS.summaryChars),
+});
+/** An agent's rule guard: the first rule that matches a call gives the verdict; no match allows. */
+export const Guard = z.object({ rules: z.array(GuardRule).max(64) });
+export type Guard = z.output<typeof Guard>;
+
 export const AgentDefinition = z.object({
   agentId: Name,
   name: z.string().min(1).max(LIMITS.titleChars),
@@ -158,6 +253,8 @@ export const AgentDefinition = z.object({
   upstream: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,31}$/, "a name of letters, digits and '_', as in UPSTREAM_<NAME>_URL").optional(),
   /** Corrective notes on the user's message: loops, tasks claimed done without action, interrupted work (docs/reminders.md). */
   correctives: Correctives.optional(),
+  /** Rules checked before any tool the runtime serves runs: a denied call is not run (docs/tools.md, "The guard"). */
+  guard: Guard.optional(),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });

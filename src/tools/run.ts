@@ -8,6 +8,7 @@ import type { ContextsListParams } from "../protocol/methods";
 import type { SkillContent, Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
 import { ToolIndex } from "./catalog-search";
 import { modelToolName } from "./model-names";
+import { evaluateGuard } from "./guard";
 import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
 import { validateArguments } from "./validate";
 
@@ -33,9 +34,14 @@ export interface RanCall {
   tool: string;
   /** `app:tool`, or the runtime tool's name. */
   servedBy: string;
-  /** `delegated`: a `delegate` call started its subagent (its result comes later); `refused`: a `delegate` call that may not run. */
-  outcome: "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid" | "not_found" | "delegated" | "refused";
+  /**
+   * `delegated`: a `delegate` call started its subagent (its result comes later); `refused`: a `delegate` call that may
+   * not run; `denied`: the agent's guard denied it (not run), its rule's reason in `reason`.
+   */
+  outcome: "denied" | "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid" | "not_found" | "delegated" | "refused";
   ms: number;
+  /** Why the guard denied the call: its rule's reason. */
+  reason?: string;
 }
 
 export interface CallResult {
@@ -90,8 +96,10 @@ function runtimeToolEnabled(name: RuntimeToolName, toolbox: Toolbox): boolean {
  * runtime's own in call order (search_tools changes the loaded set, so order matters). Every call gets a result the
  * model can read, a failure included.
  */
-export async function runCalls(calls: readonly ModelCall[], ctx: RunContext): Promise<ToolRunReport> {
+export async function runCalls(all: readonly ModelCall[], ctx: RunContext): Promise<ToolRunReport> {
   const report: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [] };
+  // The guard first: a denied call is not run, and nothing runs before every verdict is in.
+  const { allowed: calls, denied } = guardCalls(all, ctx.toolbox, ctx.neutralize);
   const byModelName = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
   const outcomes = new Map<string, { result: CallResult; ran: RanCall }>();
   await Promise.all(
@@ -119,7 +127,8 @@ export async function runCalls(calls: readonly ModelCall[], ctx: RunContext): Pr
     const result: CallResult = answer.ok ? { toolCallId: call.id, content: answer.value, runtimeWritten: false } : { toolCallId: call.id, content: `[tool error: ${ctx.neutralize(answer.problem.detail)}]`, runtimeWritten: true };
     outcomes.set(call.id, { result, ran });
   }
-  for (const call of calls) {
+  for (const d of denied) outcomes.set(d.ran.toolCallId, d);
+  for (const call of all) {
     const outcome = outcomes.get(call.id) ?? {
       result: errorResult(call.id, `there is no tool named ${call.name}; call one of the tools in your list`, ctx),
       ran: { toolCallId: call.id, tool: call.name, servedBy: call.name, outcome: "unknown_tool" as const, ms: 0 },
@@ -128,6 +137,40 @@ export async function runCalls(calls: readonly ModelCall[], ctx: RunContext): Pr
     report.ran.push(outcome.ran);
   }
   return report;
+}
+
+/** What the model reads for a call the agent's guard denied; the rule's reason follows. */
+export const GUARD_DENIED_RESULT = "[not run: the guard denied this tool call]";
+
+/**
+ * The agent's guard on calls the runtime serves (docs/tools.md, "The guard"): those it allows, and a result and an
+ * outcome for each it denies. It reads only the call (its tool's names and annotations, its arguments) and the
+ * agent's rules. A call to a tool the runtime does not know is left alone: it is not run anyway.
+ */
+export function guardCalls(calls: readonly ModelCall[], toolbox: Toolbox, neutralize: (text: string) => string): { allowed: ModelCall[]; denied: { result: CallResult; ran: RanCall }[] } {
+  const guard = toolbox.agent.guard;
+  if (!guard || guard.rules.length === 0) return { allowed: [...calls], denied: [] };
+  const byModelName = new Map([...toolbox.bound, ...toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  const allowed: ModelCall[] = [];
+  const denied: { result: CallResult; ran: RanCall }[] = [];
+  for (const call of calls) {
+    const spec = byModelName.get(call.name);
+    if (!spec && !isRuntimeTool(call.name)) {
+      allowed.push(call);
+      continue;
+    }
+    const args = parseArguments(call.arguments);
+    const verdict = evaluateGuard(guard, { name: call.name, qualified: spec?.name ?? call.name, ...(spec?.annotations ? { annotations: spec.annotations } : {}), arguments: args.ok ? args.value : null });
+    if (verdict.verdict === "allow") {
+      allowed.push(call);
+      continue;
+    }
+    denied.push({
+      result: { toolCallId: call.id, content: `${GUARD_DENIED_RESULT} Its reason: ${neutralize(verdict.reason)}`, runtimeWritten: true },
+      ran: { toolCallId: call.id, tool: call.name, servedBy: spec?.name ?? call.name, outcome: "denied", ms: 0, reason: verdict.reason },
+    });
+  }
+  return { allowed, denied };
 }
 
 async function runAppTool(call: ModelCall, spec: ToolSpec, ctx: RunContext): Promise<{ result: CallResult; ran: RanCall }> {
