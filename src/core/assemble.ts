@@ -31,6 +31,8 @@ export interface TurnInput {
   userImages?: readonly ImagePart[] | undefined;
   /** A note that the persona changed, first in the new message's appendix; class 0 like the message. */
   personaNote?: string | undefined;
+  /** Stapled state notes (uploads, mentions), last in the new message's appendix, after the context markers; class 0 like the message. */
+  stapledNotes?: string | undefined;
   /** Where this turn's own messages (its tool results) begin in `history`: they are class 1, not history. */
   currentFrom?: number;
   ledger: readonly LedgerEntry[];
@@ -110,6 +112,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   }
   const userText = continuation ? null : input.userText!;
   const personaNote = continuation ? "" : (input.personaNote ?? "");
+  const stapled = continuation ? "" : (input.stapledNotes ?? "");
   const sections = input.sections ?? [];
 
   const toolTokens = input.toolTokens ?? 0;
@@ -117,7 +120,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
   const items: BudgetItem[] = [{ id: "identity", kind: "identity", priority: PRIORITY.identity, age: 0, tokens: messageTokens(system) + toolTokens }];
   const userMessageTokens = userText === null ? 0 : MESSAGE_OVERHEAD_TOKENS + countTokens(userText) + (input.userImages ?? []).reduce((sum, image) => sum + imageTokens(image), 0);
   if (userText !== null) {
-    const tokens = userMessageTokens + (personaNote ? countTokens(personaNote) + 1 : 0);
+    const tokens = userMessageTokens + (personaNote ? countTokens(personaNote) + 1 : 0) + (stapled ? countTokens(stapled) + 1 : 0);
     items.push({ id: "user_message", kind: "user_message", priority: PRIORITY.identity, age: 0, tokens });
   }
   const currentFrom = input.currentFrom ?? input.history.length;
@@ -169,7 +172,7 @@ export function assembleTurn(input: TurnInput): Result<TurnAssembly> {
     });
     const shown = changes.filter((c) => kept.has(`${c.kind}:${c.key}`));
     const reminder = renderReminder(shown.map((c) => c.rendered), input.nonce);
-    const text = userText === null ? null : withAppendix(userText, [personaNote, ...blocks.map((b) => b.text), reminder]);
+    const text = userText === null ? null : withAppendix(userText, [personaNote, ...blocks.map((b) => b.text), reminder, stapled]);
     const images = input.userImages ?? [];
     const userMessage: UserMessage | null = text === null ? null : { role: "user", content: images.length ? [{ type: "text", text }, ...images] : text };
     const shownGroups = groups.filter((g) => kept.has(`history:${g.start}`));

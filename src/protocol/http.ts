@@ -15,6 +15,28 @@ export const Attachment = z
   .strict();
 export type Attachment = z.infer<typeof Attachment>;
 
+/** A file the user uploaded with the message (docs/reminders.md, "Stapled notes"): the model is told it exists and where to read it, never its content. */
+export const Upload = z
+  .object({
+    name: Text(LIMITS.titleChars, 1),
+    /** Its MIME type. */
+    type: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, "a MIME type such as text/csv").max(128),
+    sizeBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    /** Where to read it: a stored artifact, or a tool (by the name the model calls it) that reads it. */
+    ref: z.union([ArtifactRef, z.object({ tool: z.string().min(1).max(LIMITS.nameChars * 2 + 1) }).strict()]),
+  })
+  .strict();
+export type Upload = z.infer<typeof Upload>;
+
+/** An item the user @-mentioned in the message: read through its provider's `get` for this turn only (not attached). */
+export const Mention = z
+  .object({
+    context: QualifiedName,
+    itemId: z.string().min(1).max(LIMITS.itemIdChars),
+  })
+  .strict();
+export type Mention = z.infer<typeof Mention>;
+
 export const CreateConversationBody = z
   .object({
     agent: QualifiedName.optional(),
@@ -81,6 +103,10 @@ export const TurnBody = z
     /** Artifacts the task has produced: the model reads their summaries and pointers, never the payloads. */
     taskState: z.array(ArtifactRef).max(LIMITS.taskStateRefs).optional(),
     budget: TurnBudget.optional(),
+    /** Files uploaded with the message: a note names each (name, type, size, where to read it), never its content. */
+    uploads: z.array(Upload).min(1).max(LIMITS.uploadsPerMessage).optional(),
+    /** Items @-mentioned in the message: a note shows each as its provider's `get` returns it, this turn only. */
+    mentions: z.array(Mention).min(1).max(LIMITS.mentionsPerMessage).optional(),
   })
   .strict()
   .refine((b) => b.reply === undefined || b.reply.tool_calls !== undefined || b.message !== undefined, {
@@ -88,6 +114,8 @@ export const TurnBody = z
     path: ["reply"],
   })
   .refine((b) => b.images === undefined || b.message !== undefined, { message: "images come with a message", path: ["images"] })
+  .refine((b) => b.uploads === undefined || b.message !== undefined, { message: "uploads come with a message", path: ["uploads"] })
+  .refine((b) => b.mentions === undefined || b.message !== undefined, { message: "mentions come with a message", path: ["mentions"] })
   .superRefine((b, ctx) => {
     const results = new Set(b.toolResults?.map((r) => r.tool_call_id));
     const seen = new Set<string>();

@@ -54,6 +54,12 @@ export const LIMITS = {
   /** References (extra documents a model may read) one skill carries. */
   skillReferencesPerSkill: 8,
   messagesPerAppend: 64,
+  /** Files one user message says were uploaded (`uploads`): the note names each, never its content. */
+  uploadsPerMessage: 16,
+  /** Items one user message @-mentions (`mentions`): each is read through its provider's `get` for that turn. */
+  mentionsPerMessage: 8,
+  /** A mentioned item's content, in characters, as its note shows it (after the trust boundary). */
+  mentionContentChars: 8_000,
   /** Images one user message may carry (by URL). */
   imagesPerMessage: 8,
   /** Messages one resume may carry (the body limit applies too). */

@@ -57,6 +57,7 @@ function assembleOnce(d: AssemblyDraft, view: HistoryView, rendered: RenderedHis
     systemPrompt,
     toolTokens: d.offer.tokens,
     personaNote: notes || undefined,
+    stapledNotes: d.stapled.map((r) => r.text).join("\n\n") || undefined,
     history: [...rendered.history, ...d.admitted.messages],
     userText: d.typed?.text,
     userImages: images,
@@ -103,7 +104,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
   const hits = [...d.contextHits, ...d.personaHits.map((hit) => ({ ...hit, id: "persona" })), ...d.toolHits];
   const contextRedactions = await Promise.all(hits.map(async (hit) => ({ id: hit.id, ...(await auditRecords([hit], deps.auditKey))[0]! })));
   const typedRedactions = d.typed?.redactions ?? [];
-  const corrective = d.reminders.flatMap((r) => (r.kind !== "persona" && r.reason !== undefined ? [{ kind: r.kind, reason: r.reason }] : []));
+  const corrective = [...d.reminders, ...d.stapled].flatMap((r) => (r.kind !== "persona" && r.reason !== undefined ? [{ kind: r.kind, reason: r.reason }] : []));
   const envelope: ContextEnvelope = {
     ...assembly.envelope,
     budget: { ...assembly.envelope.budget, truncations: [...unread, ...assembly.envelope.budget.truncations] },

@@ -1,4 +1,6 @@
 import { ok, type Result } from "../../core/problem";
+import { renderStapled, stapledNotes, type ResolvedMention, type StapledKind } from "../../reminders/stapled";
+import { checkAttachable } from "./pull";
 import { textOf } from "../../protocol/messages";
 import { doneNote, interruptedNote, loopNote, renderCorrective, timeline, type CorrectiveKind, type TimelineMessage } from "../../reminders/correctives";
 import { Correctives } from "../../protocol/methods";
@@ -10,7 +12,7 @@ import type { Pulled } from "./pull";
 import type { Staged } from "./stage";
 
 export interface Reminder {
-  kind: "persona" | CorrectiveKind;
+  kind: "persona" | CorrectiveKind | StapledKind;
   text: string;
   /** Why a corrective note fired (the evidence's and the event's reason). */
   reason?: string;
@@ -19,6 +21,8 @@ export interface Reminder {
 export interface Reminded {
   /** Notes stapled to the user's message, first in its appendix, in this order; class 0 like the message. */
   reminders: Reminder[];
+  /** Stapled state notes (uploads, mentions), last in the appendix, after the context markers, in the registry's order. */
+  stapled: Reminder[];
 }
 
 /** How many stored messages the corrective notes read back: the recent calls, not the whole history. */
@@ -30,10 +34,26 @@ const READ_ONLY_RUNTIME = new Set(["search_tools", "read_skill", "list_contexts"
  * The notes the runtime staples to the user's message: who took over the conversation, then the corrective notes the
  * agent turns on (docs/reminders.md) — a loop, tasks claimed done without action, interrupted work — in that order.
  */
-export function remind(d: Loaded & Pulled & Admitted & Identified & Offered): Result<Staged<Reminded>> {
+export async function remind(d: Loaded & Pulled & Admitted & Identified & Offered): Promise<Result<Staged<Reminded>>> {
   const reminders: Reminder[] = d.personaNote ? [{ kind: "persona", text: d.personaNote }] : [];
   if (!d.continuation && d.agent.correctives) reminders.push(...correctives(d, Correctives.parse(d.agent.correctives)));
-  return ok({ out: { reminders }, decided: { kinds: reminders.map((r) => r.kind) } });
+  const mentions = d.continuation ? ok<ResolvedMention[]>([]) : await resolveMentions(d);
+  if (!mentions.ok) return mentions;
+  const notes = stapledNotes({ message: !d.continuation, uploads: d.body.uploads ?? [], mentions: mentions.value, nonce: d.nonce });
+  const stapled = notes.map((n): Reminder => ({ kind: n.kind, reason: n.reason, text: renderStapled(n, d.nonce) }));
+  return ok({ out: { reminders, stapled }, decided: { kinds: [...reminders, ...stapled].map((r) => r.kind) } });
+}
+
+/** Each mentioned item, read through its provider's `get` (the hub's `item`); a provider no app registered refuses the turn, as an attachment would. */
+async function resolveMentions(d: Loaded): Promise<Result<ResolvedMention[]>> {
+  const resolved: ResolvedMention[] = [];
+  for (const m of d.body.mentions ?? []) {
+    const checked = await checkAttachable(d.deps.hub, m);
+    if (!checked.ok) return checked;
+    const item = await d.deps.hub.item(m.context, m.itemId);
+    resolved.push(item.ok ? { ...m, item: item.value } : { ...m, error: item.problem.detail });
+  }
+  return ok(resolved);
 }
 
 function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correctives): Reminder[] {

@@ -1,0 +1,107 @@
+/**
+ * Stapled state notes (docs/reminders.md, "Stapled notes"; issue 13 part 3): a typed registry of the notes the runtime
+ * staples to the user's message about the state of this turn — files the user uploaded, items the user @-mentioned.
+ * Each kind has a place in a fixed order, a rule for when it appears, and a renderer; everything that comes from
+ * outside (a file's name and type, an item's title and content) passes the trust boundary before it is rendered.
+ */
+import { markerTitle } from "../core/neutralize";
+import { openTag } from "../core/runtime-tag";
+import { admitText } from "../protect/boundary";
+import { LIMITS } from "../protocol/limits";
+import type { Mention, Upload } from "../protocol/http";
+import type { ContextData } from "../protocol/context-data";
+
+/** The kinds, in the order their notes appear (after the context markers, last in the appendix). */
+export const STAPLED_ORDER = ["uploads", "mentions"] as const;
+export type StapledKind = (typeof STAPLED_ORDER)[number];
+
+/** A mention as resolved through its provider's `get`: the item, none (not found), or why it could not be read. */
+export type ResolvedMention = Mention & ({ item: ContextData } | { item: null } | { error: string });
+
+/** What the notes are made from: this turn's state, already read. */
+export interface StapledInput {
+  /** The turn carries a user message: stapled notes ride only on one. */
+  message: boolean;
+  uploads: readonly Upload[];
+  mentions: readonly ResolvedMention[];
+  nonce: string | null | undefined;
+}
+
+export interface StapledNote {
+  kind: StapledKind;
+  /** Why it appears (the evidence's and the event's reason): never the content. */
+  reason: string;
+  /** The note's body, past the trust boundary; `renderStapled` wraps it in the runtime's tag. */
+  text: string;
+}
+
+interface StapledKindDef {
+  /** When it appears: only when something changed. */
+  when(input: StapledInput): boolean;
+  render(input: StapledInput): StapledNote;
+}
+
+const one = (s: string, max: number, nonce: string | null | undefined) => markerTitle(s, max, nonce);
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = bytes / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) (v /= 1024), u++;
+  return `${v.toFixed(1)} ${units[u]} (${bytes} bytes)`;
+}
+
+function where(upload: Upload, nonce: string | null | undefined): string {
+  const ref = upload.ref;
+  if ("tool" in ref) return `read it with the tool ${one(ref.tool, 200, nonce)}`;
+  return `stored as artifact ${one(ref.id, 200, nonce)} (${one(ref.pointer, 400, nonce)})`;
+}
+
+export const STAPLED: { readonly [K in StapledKind]: StapledKindDef } = {
+  // Every message that carries uploads says so; the file's content is never in the note.
+  uploads: {
+    when: (i) => i.message && i.uploads.length > 0,
+    render: (i) => ({
+      kind: "uploads",
+      reason: `${i.uploads.length} file(s) uploaded`,
+      text: [
+        `The user uploaded ${i.uploads.length === 1 ? "a file" : `${i.uploads.length} files`} with this message. ${i.uploads.length === 1 ? "Its" : "Their"} content is not shown here: read it only if the task needs it.`,
+        ...i.uploads.map((u) => `- "${one(u.name, LIMITS.titleChars, i.nonce)}" (${one(u.type, 128, i.nonce)}, ${size(u.sizeBytes)}): ${where(u, i.nonce)}.`),
+      ].join("\n"),
+    }),
+  },
+  // Every message that carries mentions: the item as it is now, for this turn only (not attached, not tracked).
+  mentions: {
+    when: (i) => i.message && i.mentions.length > 0,
+    render: (i) => ({
+      kind: "mentions",
+      reason: `${i.mentions.length} item(s) mentioned: ${i.mentions.map((m) => `${m.context}#${m.itemId}`).join(", ")}`,
+      text: [
+        `The user @-mentioned ${i.mentions.length === 1 ? "an item" : `${i.mentions.length} items`} in this message. What each is now (for this message only; it is not attached and will not be updated):`,
+        ...i.mentions.map((m) => mentionText(m, i.nonce)),
+      ].join("\n\n"),
+    }),
+  },
+};
+
+function mentionText(m: ResolvedMention, nonce: string | null | undefined): string {
+  const at = `${one(m.context, 200, nonce)} item ${one(m.itemId, LIMITS.itemIdChars, nonce)}`;
+  if ("error" in m) return `[Mention: ${at}: could not be read (${one(m.error, 200, nonce)})]`;
+  if (m.item === null) return `[Mention: ${at}: not found]`;
+  const title = one(m.item.title ?? m.itemId, LIMITS.titleChars, nonce);
+  const admitted = admitText(m.item.content, { nonce }).text;
+  const cut = admitted.length > LIMITS.mentionContentChars;
+  const content = cut ? `${admitted.slice(0, LIMITS.mentionContentChars)}\n[… ${admitted.length - LIMITS.mentionContentChars} more characters not shown]` : admitted;
+  return `[Mention: ${title} (${at})]\n${content}`;
+}
+
+/** The notes this turn carries, in the registry's order. */
+export function stapledNotes(input: StapledInput): StapledNote[] {
+  return STAPLED_ORDER.flatMap((kind) => (STAPLED[kind].when(input) ? [STAPLED[kind].render(input)] : []));
+}
+
+/** A note as the model reads it: the runtime's reminder tag with the conversation's nonce, and its kind. */
+export function renderStapled(note: StapledNote, nonce: string | null | undefined): string {
+  return `${openTag("system_reminder", nonce, `kind="${note.kind}"`)}\n${note.text}\n</system_reminder>`;
+}
