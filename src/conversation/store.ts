@@ -265,6 +265,15 @@ export class ConversationStore extends MessageStore {
     this.sql.exec("INSERT INTO events (turn_id, type, subject, data, at) VALUES (?, ?, ?, ?, ?)", turnId, type, subject, JSON.stringify(data), at);
   }
 
+  /** The latest `reminder.fired` event's reason among those of this kind that `matches` accepts, newest first; null when none. */
+  lastReminderReason(kind: string, matches: (reason: string) => boolean): string | null {
+    for (const r of this.sql.exec<{ data: string }>("SELECT data FROM events WHERE type = 'reminder.fired' AND subject = ? ORDER BY seq DESC", kind)) {
+      const reason = (JSON.parse(r.data) as { reason?: unknown }).reason;
+      if (typeof reason === "string" && matches(reason)) return reason;
+    }
+    return null;
+  }
+
   events(after: number, limit: number): ContextEvent[] {
     return this.sql
       .exec<Row>("SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)

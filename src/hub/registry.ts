@@ -59,6 +59,7 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   upstream: string | null;
   correctives: string | null;
   guard: string | null;
+  dont_mention: string | null;
   updated_at: string;
 }
 
@@ -175,8 +176,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, guard, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, guard, dont_mention, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -194,6 +195,7 @@ export class Registry {
       def.upstream ?? null,
       def.correctives ? JSON.stringify(def.correctives) : null,
       def.guard ? JSON.stringify(def.guard) : null,
+      def.dontMention?.length ? JSON.stringify(def.dontMention) : null,
       new Date().toISOString(),
     );
   }
@@ -299,6 +301,7 @@ function agentInfo(row: AgentRow): AgentInfo {
   if (row.upstream !== null) info.upstream = row.upstream;
   if (row.correctives !== null) info.correctives = JSON.parse(row.correctives) as AgentInfo["correctives"];
   if (row.guard !== null) info.guard = JSON.parse(row.guard) as AgentInfo["guard"];
+  if (row.dont_mention !== null) info.dontMention = JSON.parse(row.dont_mention) as string[];
   return info;
 }
 

@@ -36,6 +36,8 @@ export const AgentInfo = z.object({
   correctives: Correctives.optional(),
   /** The agent's rule guard, when it sets one (docs/tools.md, "The guard"). */
   guard: Guard.optional(),
+  /** What the model is told not to mention, when the agent lists anything (docs/reminders.md, "Stapled notes"). */
+  dontMention: z.array(z.string()).optional(),
   updatedAt: z.string(),
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;

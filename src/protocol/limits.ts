@@ -60,6 +60,9 @@ export const LIMITS = {
   mentionsPerMessage: 8,
   /** A mentioned item's content, in characters, as its note shows it (after the trust boundary). */
   mentionContentChars: 8_000,
+  /** Names, topics or words one agent's `dontMention` lists, and each one's characters. */
+  dontMentionPerAgent: 32,
+  dontMentionChars: 200,
   /** Images one user message may carry (by URL). */
   imagesPerMessage: 8,
   /** Messages one resume may carry (the body limit applies too). */

@@ -255,6 +255,8 @@ export const AgentDefinition = z.object({
   correctives: Correctives.optional(),
   /** Rules checked before any tool the runtime serves runs: a denied call is not run (docs/tools.md, "The guard"). */
   guard: Guard.optional(),
+  /** What the model is told not to mention (docs/reminders.md, "Stapled notes"): noted on the first message and when the list changes. */
+  dontMention: z.array(z.string().min(1).max(LIMITS.dontMentionChars)).max(LIMITS.dontMentionPerAgent).optional(),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });

@@ -12,7 +12,7 @@ import type { Mention, Upload } from "../protocol/http";
 import type { ContextData } from "../protocol/context-data";
 
 /** The kinds, in the order their notes appear (after the context markers, last in the appendix). */
-export const STAPLED_ORDER = ["uploads", "mentions"] as const;
+export const STAPLED_ORDER = ["uploads", "mentions", "dont_mention"] as const;
 export type StapledKind = (typeof STAPLED_ORDER)[number];
 
 /** A mention as resolved through its provider's `get`: the item, none (not found), or why it could not be read. */
@@ -24,6 +24,8 @@ export interface StapledInput {
   message: boolean;
   uploads: readonly Upload[];
   mentions: readonly ResolvedMention[];
+  /** The agent's don't-mention list, and the digest of the list last noted for this agent in this conversation (null: never). */
+  dontMention: { agent: string; list: readonly string[]; lastDigest: string | null };
   nonce: string | null | undefined;
 }
 
@@ -83,7 +85,40 @@ export const STAPLED: { readonly [K in StapledKind]: StapledKindDef } = {
       ].join("\n\n"),
     }),
   },
+  // The first message with a list, and again only when the list changes (emptied included), per agent.
+  dont_mention: {
+    when: (i) => i.message && listDigest(i.dontMention.list) !== (i.dontMention.lastDigest ?? "none"),
+    render: (i) => ({
+      kind: "dont_mention",
+      reason: dontMentionReason(i.dontMention.agent, i.dontMention.list),
+      text: i.dontMention.list.length
+        ? [
+            `Do not mention the following to the user, in any reply, unless the user asks about them directly (this holds until told otherwise):`,
+            ...i.dontMention.list.map((w) => `- ${one(admitText(w, { nonce: i.nonce }).text, LIMITS.dontMentionChars, i.nonce)}`),
+          ].join("\n")
+        : "The earlier list of things not to mention no longer applies.",
+    }),
+  },
 };
+
+/** A digest of a don't-mention list, to tell when it changed ("none" for an empty list); not a secret. */
+export function listDigest(list: readonly string[]): string {
+  if (list.length === 0) return "none";
+  let h = 0xcbf29ce484222325n;
+  for (const c of new TextEncoder().encode(JSON.stringify(list))) h = BigInt.asUintN(64, (h ^ BigInt(c)) * 0x100000001b3n);
+  return h.toString(16).padStart(16, "0");
+}
+
+/** The reason a don't-mention note records: it names the agent and the list's digest, which the next turns compare with. */
+export function dontMentionReason(agent: string, list: readonly string[]): string {
+  return `${list.length ? `${list.length} item(s)` : "list cleared"} for ${agent} (digest ${listDigest(list)})`;
+}
+
+/** The digest a recorded reason carries, when it is for this agent. */
+export function digestOf(reason: string, agent: string): string | null {
+  const m = / for (\S+) \(digest ([0-9a-f]{16}|none)\)$/.exec(reason);
+  return m && m[1] === agent ? m[2]! : null;
+}
 
 function mentionText(m: ResolvedMention, nonce: string | null | undefined): string {
   const at = `${one(m.context, 200, nonce)} item ${one(m.itemId, LIMITS.itemIdChars, nonce)}`;

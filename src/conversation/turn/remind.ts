@@ -1,5 +1,5 @@
 import { ok, type Result } from "../../core/problem";
-import { renderStapled, stapledNotes, type ResolvedMention, type StapledKind } from "../../reminders/stapled";
+import { digestOf, renderStapled, stapledNotes, type ResolvedMention, type StapledKind } from "../../reminders/stapled";
 import { checkAttachable } from "./pull";
 import { textOf } from "../../protocol/messages";
 import { doneNote, interruptedNote, loopNote, renderCorrective, timeline, type CorrectiveKind, type TimelineMessage } from "../../reminders/correctives";
@@ -39,7 +39,10 @@ export async function remind(d: Loaded & Pulled & Admitted & Identified & Offere
   if (!d.continuation && d.agent.correctives) reminders.push(...correctives(d, Correctives.parse(d.agent.correctives)));
   const mentions = d.continuation ? ok<ResolvedMention[]>([]) : await resolveMentions(d);
   if (!mentions.ok) return mentions;
-  const notes = stapledNotes({ message: !d.continuation, uploads: d.body.uploads ?? [], mentions: mentions.value, nonce: d.nonce });
+  const agent = d.agent.id;
+  const lastReason = d.continuation ? null : d.deps.store.lastReminderReason("dont_mention", (r) => digestOf(r, agent) !== null);
+  const dontMention = { agent, list: d.agent.dontMention ?? [], lastDigest: lastReason === null ? null : digestOf(lastReason, agent) };
+  const notes = stapledNotes({ message: !d.continuation, uploads: d.body.uploads ?? [], mentions: mentions.value, dontMention, nonce: d.nonce });
   const stapled = notes.map((n): Reminder => ({ kind: n.kind, reason: n.reason, text: renderStapled(n, d.nonce) }));
   return ok({ out: { reminders, stapled }, decided: { kinds: [...reminders, ...stapled].map((r) => r.kind) } });
 }
