@@ -107,7 +107,15 @@ export const OfferedTool = z.object({
 export type OfferedTool = z.infer<typeof OfferedTool>;
 
 /** One call the runtime ran: how it ended (`ok`, `tool_error` when the tool said it failed, or why it did not run) and how long it took. */
-export const RanToolCall = z.object({ toolCallId: z.string(), tool: z.string(), servedBy: z.string(), outcome: z.string(), ms: z.number() });
+export const RanToolCall = z.object({
+  toolCallId: z.string(),
+  tool: z.string(),
+  servedBy: z.string(),
+  outcome: z.string(),
+  ms: z.number(),
+  /** Why it was not run, when the guard denied it (the rule's reason). */
+  reason: z.string().optional(),
+});
 export type RanToolCall = z.infer<typeof RanToolCall>;
 
 /** What protecting one tool result did: its redactions (never the values) and its trim. */
