@@ -7,6 +7,7 @@ import agentModel from "../../migrations/hub/0006_agent_model.sql";
 import agentCorrectives from "../../migrations/hub/0007_agent_correctives.sql";
 import agentGuard from "../../migrations/hub/0008_agent_guard.sql";
 import agentDontMention from "../../migrations/hub/0009_agent_dont_mention.sql";
+import agentSeesImages from "../../migrations/hub/0010_agent_sees_images.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -19,4 +20,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 7, name: "0007_agent_correctives", sql: agentCorrectives },
   { version: 8, name: "0008_agent_guard", sql: agentGuard },
   { version: 9, name: "0009_agent_dont_mention", sql: agentDontMention },
+  { version: 10, name: "0010_agent_sees_images", sql: agentSeesImages },
 ];

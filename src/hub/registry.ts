@@ -60,6 +60,7 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   correctives: string | null;
   guard: string | null;
   dont_mention: string | null;
+  sees_images: number | null;
   updated_at: string;
 }
 
@@ -176,8 +177,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, guard, dont_mention, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, guard, dont_mention, sees_images, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -196,6 +197,7 @@ export class Registry {
       def.correctives ? JSON.stringify(def.correctives) : null,
       def.guard ? JSON.stringify(def.guard) : null,
       def.dontMention?.length ? JSON.stringify(def.dontMention) : null,
+      def.seesImages === undefined ? null : def.seesImages ? 1 : 0,
       new Date().toISOString(),
     );
   }
@@ -302,6 +304,7 @@ function agentInfo(row: AgentRow): AgentInfo {
   if (row.correctives !== null) info.correctives = JSON.parse(row.correctives) as AgentInfo["correctives"];
   if (row.guard !== null) info.guard = JSON.parse(row.guard) as AgentInfo["guard"];
   if (row.dont_mention !== null) info.dontMention = JSON.parse(row.dont_mention) as string[];
+  if (row.sees_images !== null) info.seesImages = row.sees_images === 1;
   return info;
 }
 

@@ -211,7 +211,7 @@ export const ContextEnvelope = z.object({
     })
     .optional(),
   /** Corrective and stapled state notes on the user's message this turn, in order, each with why it fired (docs/reminders.md). */
-  reminders: z.array(z.object({ kind: z.enum(["loop", "done_without_action", "interrupted", "uploads", "mentions", "dont_mention"]), reason: z.string() })).optional(),
+  reminders: z.array(z.object({ kind: z.enum(["loop", "done_without_action", "interrupted", "uploads", "mentions", "dont_mention", "images"]), reason: z.string() })).optional(),
   /** The turn's pipeline, stage by stage, in order (load, pull, admit, recall, identify, tools, reminders, compact, assemble, commit). */
   stages: z.array(StageRecord).optional(),
 });

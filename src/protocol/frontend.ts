@@ -38,6 +38,8 @@ export const AgentInfo = z.object({
   guard: Guard.optional(),
   /** What the model is told not to mention, when the agent lists anything (docs/reminders.md, "Stapled notes"). */
   dontMention: z.array(z.string()).optional(),
+  /** Whether the agent's model sees images, when the agent says (docs/reminders.md, "Stapled notes"). */
+  seesImages: z.boolean().optional(),
   updatedAt: z.string(),
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;

@@ -257,6 +257,8 @@ export const AgentDefinition = z.object({
   guard: Guard.optional(),
   /** What the model is told not to mention (docs/reminders.md, "Stapled notes"): noted on the first message and when the list changes. */
   dontMention: z.array(z.string().min(1).max(LIMITS.dontMentionChars)).max(LIMITS.dontMentionPerAgent).optional(),
+  /** Whether the agent's model sees images: a message with images then says they can be seen directly, or need a tool (docs/reminders.md). */
+  seesImages: z.boolean().optional(),
 });
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });

@@ -1,6 +1,7 @@
 /**
  * Stapled state notes (docs/reminders.md, "Stapled notes"; issue 13 part 3): a typed registry of the notes the runtime
- * staples to the user's message about the state of this turn — files the user uploaded, items the user @-mentioned.
+ * staples to the user's message about the state of this turn — files the user uploaded, items the user @-mentioned,
+ * what the agent's model must not mention, whether it sees the message's images.
  * Each kind has a place in a fixed order, a rule for when it appears, and a renderer; everything that comes from
  * outside (a file's name and type, an item's title and content) passes the trust boundary before it is rendered.
  */
@@ -12,7 +13,7 @@ import type { Mention, Upload } from "../protocol/http";
 import type { ContextData } from "../protocol/context-data";
 
 /** The kinds, in the order their notes appear (after the context markers, last in the appendix). */
-export const STAPLED_ORDER = ["uploads", "mentions", "dont_mention"] as const;
+export const STAPLED_ORDER = ["uploads", "mentions", "dont_mention", "images"] as const;
 export type StapledKind = (typeof STAPLED_ORDER)[number];
 
 /** A mention as resolved through its provider's `get`: the item, none (not found), or why it could not be read. */
@@ -26,6 +27,8 @@ export interface StapledInput {
   mentions: readonly ResolvedMention[];
   /** The agent's don't-mention list, and the digest of the list last noted for this agent in this conversation (null: never). */
   dontMention: { agent: string; list: readonly string[]; lastDigest: string | null };
+  /** Images on this message, and whether the agent's model sees images (unset: the agent does not say, and no note is made). */
+  images: { count: number; seen: boolean | undefined };
   nonce: string | null | undefined;
 }
 
@@ -98,6 +101,20 @@ export const STAPLED: { readonly [K in StapledKind]: StapledKindDef } = {
           ].join("\n")
         : "The earlier list of things not to mention no longer applies.",
     }),
+  },
+  // Every message that carries images, for an agent that says whether its model sees them.
+  images: {
+    when: (i) => i.message && i.images.count > 0 && i.images.seen !== undefined,
+    render: (i) => {
+      const n = i.images.count === 1 ? "the image" : `the ${i.images.count} images`;
+      return {
+        kind: "images",
+        reason: `${i.images.count} image(s), ${i.images.seen ? "seen directly" : "not visible: need a tool"}`,
+        text: i.images.seen
+          ? `The user shared ${i.images.count === 1 ? "an image" : `${i.images.count} images`} with this message; you can see ${n} directly.`
+          : `The user shared ${i.images.count === 1 ? "an image" : `${i.images.count} images`} with this message, but you cannot see ${n} directly: use a tool that reads images if one is offered, or tell the user you cannot see ${i.images.count === 1 ? "it" : "them"}. Do not guess what ${i.images.count === 1 ? "it shows" : "they show"}.`,
+      };
+    },
   },
 };
 

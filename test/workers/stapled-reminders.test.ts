@@ -218,3 +218,25 @@ describe("stapled notes: don't mention", () => {
     await expect(s.app.createAgent("other", [], "x", { dontMention: Array.from({ length: 33 }, (_, i) => `w${i}`) })).rejects.toThrow();
   });
 });
+
+describe("stapled notes: images", () => {
+  const img = (n: number) => ({ url: `https://img.example/${n}.png` });
+  it("says on each message with images whether the model sees them, for an agent that says so", async () => {
+    const blind = await setup({ seesImages: false });
+    const first = await blind.turn({ message: "What is this?", images: [img(1), img(2)] });
+    expect(kinds(first)).toEqual(["images"]);
+    expect(lastUser(first)).toContain("The user shared 2 images with this message, but you cannot see the 2 images directly: use a tool that reads images");
+    expect(first.envelope.reminders).toEqual([{ kind: "images", reason: "2 image(s), not visible: need a tool" }]);
+    expect(kinds(await blind.turn({ message: "Hm." }))).toEqual([]);
+    expect(kinds(await blind.turn({ message: "And this?", images: [img(3)] }))).toEqual(["images"]);
+    expectStablePrefix(blind.turns);
+    const seeing = await setup({ seesImages: true });
+    const seen = await seeing.turn({ message: "Look.", images: [img(1)] });
+    expect(lastUser(seen)).toContain("The user shared an image with this message; you can see the image directly.");
+    const agents = await seeing.frontend.json<{ agents: { id: string; seesImages?: boolean }[] }>("GET", "/v1/agents");
+    expect(agents.agents.find((a) => a.id === "notes:assistant")!.seesImages).toBe(true);
+    // An agent that does not say gets no note.
+    const silent = await setup();
+    expect(kinds(await silent.turn({ message: "Look.", images: [img(1)] }))).toEqual([]);
+  });
+});

@@ -42,7 +42,7 @@ export async function remind(d: Loaded & Pulled & Admitted & Identified & Offere
   const agent = d.agent.id;
   const lastReason = d.continuation ? null : d.deps.store.lastReminderReason("dont_mention", (r) => digestOf(r, agent) !== null);
   const dontMention = { agent, list: d.agent.dontMention ?? [], lastDigest: lastReason === null ? null : digestOf(lastReason, agent) };
-  const notes = stapledNotes({ message: !d.continuation, uploads: d.body.uploads ?? [], mentions: mentions.value, dontMention, nonce: d.nonce });
+  const notes = stapledNotes({ message: !d.continuation, uploads: d.body.uploads ?? [], mentions: mentions.value, dontMention, images: { count: d.body.images?.length ?? 0, seen: d.agent.seesImages }, nonce: d.nonce });
   const stapled = notes.map((n): Reminder => ({ kind: n.kind, reason: n.reason, text: renderStapled(n, d.nonce) }));
   return ok({ out: { reminders, stapled }, decided: { kinds: [...reminders, ...stapled].map((r) => r.kind) } });
 }
