@@ -94,4 +94,13 @@ export const LIMITS = {
   /** A `delegate` call's `task`, and its `context`, in characters. */
   delegateTaskChars: 16_000,
   delegateContextChars: 16_000,
+  /** Hooks one app registers (docs/hooks.md). */
+  hooksPerApp: 32,
+  /** How long a hook's answer is waited for when its declaration does not say, and the most it may ask for. */
+  hookDeadlineMs: 500,
+  hookDeadlineMaxMs: 10_000,
+  /** Text a hook adds (a memory entry, a block, a summary), each, in characters; a block shown to a hook is cut there too. */
+  hookTextChars: 8_000,
+  /** How many times the gateway asks the model again after an output hook rejected its answer. */
+  outputRegenerations: 2,
 } as const;

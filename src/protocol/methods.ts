@@ -5,6 +5,7 @@ import { Name, QualifiedName } from "./names";
 import { Text } from "./text";
 import { TrimPolicy } from "./policies";
 import { parseJsonPointer } from "./json-pointer";
+import { HookDeclaration } from "./hooks";
 
 /**
  * The app protocol's methods: each method's params and result, as zod schemas
@@ -275,6 +276,8 @@ export const InitializeParams = z.object({
   skills: z.array(SkillDeclaration).max(LIMITS.skillsPerApp).default([]),
   /** The app's agents, registered with its providers in one step, so a reconnect never leaves a gap without them. */
   agents: z.array(AgentDefinition).max(LIMITS.agentsPerApp).default([]),
+  /** Logic at named points of the turn, called with `hooks/call` (docs/hooks.md); replaced at each initialize, like the rest. */
+  hooks: z.array(HookDeclaration).max(LIMITS.hooksPerApp).default([]),
 });
 export type InitializeParams = z.input<typeof InitializeParams>;
 export const InitializeResult = z.object({ protocolVersion: z.string(), sessionId: z.string() });
