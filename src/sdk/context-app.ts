@@ -15,6 +15,7 @@ import {
   type SkillDeclaration,
 } from "../protocol/methods";
 import { Emitter } from "./emitter";
+import { hookDeclaration, hooksByName, runHookNotification, type AppHook } from "./hook-requests";
 import { declaration, failure, RUNTIME_REQUESTS, toolDeclaration, type AppHandlers, type AppTool, type ContextProvider } from "./provider-requests";
 import { ContextAppError, RpcLink } from "./rpc-link";
 import { findWebSocket, type SocketLike, type WebSocketCtor } from "./websocket";
@@ -33,6 +34,11 @@ export interface ContextAppOptions {
   tools?: AppTool[];
   /** Skills (manuals the model reads on demand); all of them must fit in the `initialize` frame with the rest. */
   skills?: SkillDeclaration[];
+  /**
+   * Logic at named points of the turn (docs/hooks.md): each declaration is sent in `initialize` (at every reconnect),
+   * and the runtime's `hooks/call` for it runs `handler`, whose payload and decision follow the hook's `point`.
+   */
+  hooks?: AppHook[];
   /** Defaults to `globalThis.WebSocket`, else the `ws` package. */
   WebSocket?: WebSocketCtor;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
@@ -54,8 +60,8 @@ interface RegistrationWaiter {
 }
 
 /**
- * An app's connection to the runtime: registers its providers, tools, skills and agents,
- * answers the runtime's context requests and tool calls, and stays connected (heartbeat, reconnect with
+ * An app's connection to the runtime: registers its providers, tools, skills, hooks and agents,
+ * answers the runtime's context requests, tool calls and hook calls, and stays connected (heartbeat, reconnect with
  * backoff, re-registration) until `close()`.
  */
 export class ContextApp {
@@ -91,11 +97,12 @@ export class ContextApp {
       contexts: contexts.map(declaration),
       tools: (options.tools ?? []).map(toolDeclaration),
       skills: options.skills ?? [],
+      hooks: (options.hooks ?? []).map(hookDeclaration),
     });
     const tools = options.tools ?? [];
     const unhandled = tools.find((t) => typeof t.handler !== "function");
     if (unhandled) throw new Error(`tool '${unhandled.name}' has no handler`);
-    this.handlers = { providers: new Map(contexts.map((p) => [p.id, p])), tools: new Map(tools.map((t) => [t.name, t])) };
+    this.handlers = { providers: new Map(contexts.map((p) => [p.id, p])), tools: new Map(tools.map((t) => [t.name, t])), hooks: hooksByName(options.hooks ?? []) };
     this.initialDelayMs = options.reconnect?.initialDelayMs ?? 250;
     this.maxDelayMs = options.reconnect?.maxDelayMs ?? 30_000;
     this.heartbeatMs = options.heartbeatMs ?? 30_000;
@@ -271,6 +278,8 @@ export class ContextApp {
   }
 
   private notified(notification: JsonRpcNotification): void {
+    // `turn.end` hooks are called without an id: the handler runs, and nothing is answered.
+    if (notification.method === "hooks/call") return void runHookNotification(this.handlers.hooks, notification.params);
     if (notification.method !== "resources/removed") return;
     const params = ResourcesRemovedParams.safeParse(notification.params);
     if (params.success) this.events.emit("resourceRemoved", params.data);

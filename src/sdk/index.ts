@@ -2,6 +2,8 @@
 export { ContextApp } from "./context-app";
 export type { ContextAppEvents, ContextAppOptions } from "./context-app";
 export type { AppTool, ContextProvider, CurrentArgs, ListArgs, ProviderPage, ToolCallInfo } from "./provider-requests";
+export { defineHook } from "./hook-requests";
+export type { AppHook, AppHookAt, HookCallInfo, HookDecisionOf, HookPayloadOf } from "./hook-requests";
 export { ContextAppError } from "./rpc-link";
 export { ContextClient, ContextRuntimeError } from "./context-client";
 export type { ContextClientOptions } from "./context-client";
@@ -22,6 +24,7 @@ export type {
 export type * from "../protocol/frontend";
 export type * from "../protocol/tools";
 export type * from "../protocol/evidence";
+export type { HookCall, HookCallParams, HookDeclaration, HookFailure, HookPoint, HookSpec } from "../protocol/hooks";
 export type * from "../protocol/history";
 export type { JsonObject } from "../protocol/json";
 export type { CompactionLimits, CompactionPolicy, CompactionPolicyInput, TrimPolicy, TrimPolicyInput } from "../protocol/policies";

@@ -1,8 +1,8 @@
 /**
  * What an app answers when the runtime asks: each provider's functions behind
  * `contexts/current`, `contexts/list` and `contexts/get`, each tool's handler
- * behind `tools/call`, with their params and answers validated, and the
- * declarations `initialize` sends.
+ * behind `tools/call`, each hook's behind `hooks/call` (hook-requests.ts),
+ * with their params and answers validated, and the declarations `initialize` sends.
  */
 import * as z from "zod";
 import { ContextList, type ContextData } from "../protocol/context-data";
@@ -20,6 +20,7 @@ import {
   type ProviderMethod,
   type ToolDeclaration,
 } from "../protocol/methods";
+import { answerHookCall, type HooksByName } from "./hook-requests";
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -75,10 +76,12 @@ export type ToolsByName = ReadonlyMap<string, AppTool>;
 export interface AppHandlers {
   providers: ProvidersById;
   tools: ToolsByName;
+  hooks: HooksByName;
 }
 
 /** The runtime's requests to the app: validate params, find the provider or tool, call it, check what it returned. */
 export const RUNTIME_REQUESTS: Record<string, (handlers: AppHandlers, params: unknown) => Promise<Reply>> = {
+  "hooks/call": ({ hooks }, raw) => answerHookCall(hooks, raw),
   "tools/call": async ({ tools }, raw) => {
     const params = ToolsCallParams.safeParse(raw);
     if (!params.success) return failure(ErrorCode.InvalidParams, "invalid params", { issues: issuesOf(params.error) });
