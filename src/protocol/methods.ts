@@ -218,8 +218,28 @@ export const GuardRule = z.object({
   /** Why: the model reads it with a denial, and the evidence records it. */
   reason: z.string().min(1).max(LIMITS.summaryChars),
 });
-/** An agent's rule guard: the first rule that matches a call gives the verdict; no match allows. */
-export const Guard = z.object({ rules: z.array(GuardRule).max(64) });
+/**
+ * An agent's optional model guard (docs/tools.md, "The model guard"): for a call no rule matches, an
+ * OpenAI-compatible model of the deployment answers allow or deny with a reason, reading only the user's request
+ * and the proposed call.
+ */
+export const GuardModel = z.object({
+  /** The deployment's named upstream that answers (`UPSTREAM_<NAME>_URL`, `_MODEL` and the secret `_KEY`); OpenAI-compatible only. */
+  upstream: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,31}$/, "a name of letters, digits and '_', as in UPSTREAM_<NAME>_URL"),
+  /** The model id at that upstream; the upstream's own (`UPSTREAM_<NAME>_MODEL`) otherwise. */
+  model: z.string().min(1).max(LIMITS.nameChars * 2).optional(),
+  /** The agent's own policy, added to the guard's fixed instructions. */
+  instructions: Text(LIMITS.summaryChars).optional(),
+  /** When the model cannot decide (no upstream, an error, a timeout, an answer that does not parse): `closed` denies, `open` allows. */
+  failMode: z.enum(["open", "closed"]).default("closed"),
+  /** How long the guard waits for the verdict. */
+  deadlineMs: z.number().int().min(1).max(LIMITS.hookDeadlineMaxMs).default(3_000),
+  /** Whether calls to tools that declare `readOnlyHint` go to the model too; by default they skip it. */
+  readOnly: z.boolean().default(false),
+});
+export type GuardModel = z.output<typeof GuardModel>;
+/** An agent's guard: the first rule that matches a call gives the verdict (no match allows); then the model, when one is set. */
+export const Guard = z.object({ rules: z.array(GuardRule).max(64).default([]), model: GuardModel.optional() });
 export type Guard = z.output<typeof Guard>;
 
 export const AgentDefinition = z.object({
