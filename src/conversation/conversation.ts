@@ -570,6 +570,7 @@ export class Conversation extends DurableObject<Env> {
       providers: () => hub.providers(),
       listItems: (ref, params) => hub.listItems(ref, params),
       readContext: (ref, id, conversationId) => hub.readContext(ref, id, conversationId),
+      callHook: (hook, params) => hub.callHook(hook, params),
     };
   }
 

@@ -1,4 +1,5 @@
 import { messageTokens, withKnownTokens } from "../core/assemble";
+import { withoutAppendix } from "../core/reminder";
 import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../protocol/messages";
 import type { StoredMessage } from "../protocol/frontend";
 
@@ -134,6 +135,13 @@ export class MessageStore {
 
   lastUserSeq(): number {
     return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE role = 'user'").one().seq ?? 0;
+  }
+
+  /** The words of the last user message, without the appendix the runtime stapled to it (null: there is none). */
+  lastUserText(): string | null {
+    const seq = this.lastUserSeq();
+    const stored = seq === 0 ? undefined : this.messages(seq, seq)[0];
+    return stored ? withoutAppendix(textOf(stored.message)) : null;
   }
 
   lastSeq(): number {

@@ -5,6 +5,7 @@ import type { TrimPolicy } from "../protocol/policies";
 import type { AppendableMessage } from "../protocol/messages";
 import type { Toolbox, ToolRunResult } from "../protocol/tools";
 import { modelToolName } from "../tools/model-names";
+import type { HookScope } from "../hooks/chain";
 import { runCalls, servedCalls, type ModelCall, type ToolHost, type ToolRunReport } from "../tools/run";
 import type { ApprovalStore } from "./approval-store";
 import { checkRoom } from "./capacity";
@@ -94,7 +95,10 @@ export async function runOpenCalls(
   const unserved = wanted && pending.find((c) => !served.includes(c));
   if (unserved) return fail("invalid-request", `the runtime does not serve '${unserved.name}' (call '${unserved.id}'): its result comes from the frontend`);
   if (served.length === 0) return ok({ ran: [], toolResults: [], appended: 0, lastSeq: 0 });
-  const report = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.host, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce) });
+  // Stored like a turn's work, under an id of its own: the ledger, the events and the hooks name what wrote them.
+  const runId = `tools-run:${crypto.randomUUID()}`;
+  const hooks: HookScope = { host: deps.host, conversationId: meta.conversationId, turnId: runId, agent: toolbox.agent.id, hooks: toolbox.hooks ?? [], log: [] };
+  const report = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.host, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce), hooks, request: store.lastUserText() });
   const messages = report.results.map((r): AppendableMessage => ({ role: "tool", tool_call_id: r.toolCallId, content: r.content }));
   const admitted = await admitMessages(open.calls, messages, {
     policies: policiesByModelName(toolbox.agent.resultPolicies, toolbox.agent.app, toolbox),
@@ -107,17 +111,15 @@ export async function runOpenCalls(
   const room = checkRoom(store, admitted.value.messages);
   if (!room.ok) return room;
   const at = deps.now.toISOString();
-  // Stored like a turn's work, under an id of its own: the ledger and the events name what wrote them.
-  const runId = `tools-run:${crypto.randomUUID()}`;
   const lastSeq = store.transaction(() => {
     const seqs: number[] = [];
     const last = storeAdmitted(store, runId, admitted.value, at, seqs);
     recordToolRun(store, deps.toolState, report, resultSeqs(admitted.value.messages, seqs), () => true, runId, at);
     for (const r of report.ran) {
       store.addEvent(runId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
-      if (r.outcome === "denied") store.addEvent(runId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: "guard", reason: r.reason }, at);
+      if (r.outcome === "denied") store.addEvent(runId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: r.deniedBy ?? "guard", reason: r.reason }, at);
     }
     return last;
   });
-  return ok({ ran: report.ran, toolResults: admitted.value.reports, appended: admitted.value.messages.length, lastSeq });
+  return ok({ ran: report.ran, toolResults: admitted.value.reports, appended: admitted.value.messages.length, lastSeq, ...(hooks.log.length ? { hooks: hooks.log } : {}) });
 }

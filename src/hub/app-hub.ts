@@ -14,6 +14,8 @@ import { ErrorCode, issuesOf, readFrame, rpcError, rpcNotification, rpcRequest, 
 import { APP_SUBPROTOCOL, ToolsCallResult, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
 import type { SkillContent, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "../protocol/tools";
 import { validateArguments } from "../tools/validate";
+import type { HookCallParams, HookSpec } from "../protocol/hooks";
+import type { HookAnswer } from "../hooks/chain";
 import { migrate } from "../storage/migrate";
 import { handleAppRequest, type RpcOutcome } from "./app-requests";
 import { HUB_MIGRATIONS } from "./migrations";
@@ -233,7 +235,8 @@ export class AppHub extends DurableObject<Env> {
   toolbox(agentId: string): Toolbox | null {
     const agent = this.registry.agent(agentId);
     if (!agent) return null;
-    const box = this.toolsOf(agent);
+    const hooks = this.registry.hooks().filter((h) => h.agents.some((p) => p === "*:*" || matches(p, agentId)));
+    const box = { ...this.toolsOf(agent), ...(hooks.length ? { hooks } : {}) };
     if (!agent.subagents?.length) return box;
     // The subagents `delegate` may start: those registered now; the others are named unknown, like a missing tool.
     const subagents: NonNullable<Toolbox["subagents"]> = [];
@@ -304,6 +307,31 @@ export class AppHub extends DurableObject<Env> {
     }
     const text = result.data.content.flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : [])).join("\n");
     return { ok: true, text, isError: result.data.isError === true, ms: Date.now() - started };
+  }
+
+  /**
+   * One hook call (`hooks/call`) to the app that registered it, under the hook's deadline: its answer (not yet
+   * checked against the point's schema), or why there is none. Never a hang: an offline app fails at once.
+   */
+  async callHook(hook: HookSpec, params: HookCallParams): Promise<HookAnswer> {
+    const started = Date.now();
+    const answer = await this.callApp(hook.app, "hooks/call", params, hook.deadlineMs);
+    const ms = Date.now() - started;
+    if (answer.ok) return { ok: true, value: answer.value, ms };
+    const reason = answer.reason === "timeout" || answer.reason === "offline" || answer.reason === "error" ? answer.reason : "invalid";
+    return { ok: false, reason, detail: answer.detail, ms };
+  }
+
+  /** A hook that answers nothing (`turn.end`): a notification to the app, if it is connected. */
+  notifyHook(hook: HookSpec, params: HookCallParams): boolean {
+    const ws = this.socketFor(hook.app);
+    if (!ws) return false;
+    try {
+      ws.send(rpcNotification("hooks/call", params));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** A skill's manual and references, from R2. */

@@ -8,6 +8,7 @@ import agentCorrectives from "../../migrations/hub/0007_agent_correctives.sql";
 import agentGuard from "../../migrations/hub/0008_agent_guard.sql";
 import agentDontMention from "../../migrations/hub/0009_agent_dont_mention.sql";
 import agentSeesImages from "../../migrations/hub/0010_agent_sees_images.sql";
+import hooks from "../../migrations/hub/0011_hooks.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -21,4 +22,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 8, name: "0008_agent_guard", sql: agentGuard },
   { version: 9, name: "0009_agent_dont_mention", sql: agentDontMention },
   { version: 10, name: "0010_agent_sees_images", sql: agentSeesImages },
+  { version: 11, name: "0011_hooks", sql: hooks },
 ];

@@ -7,6 +7,7 @@ import type { AgentInfo, ConversationPage, ConversationSummary, ProviderInfo } f
 import type { AgentDefinition, InitializeParams, ProviderMethod, ToolAnnotations } from "../protocol/methods";
 import type { JsonObject } from "../protocol/json";
 import type { SkillSpec, ToolSpec } from "../protocol/tools";
+import type { HookPoint, HookSpec } from "../protocol/hooks";
 
 type ParsedInit = z.output<typeof InitializeParams>;
 type ParsedAgent = z.output<typeof AgentDefinition>;
@@ -31,6 +32,17 @@ interface SkillRow extends Record<string, SqlStorageValue> {
   references_meta: string;
   manual_chars: number;
   sha256: string;
+}
+
+interface HookRow extends Record<string, SqlStorageValue> {
+  app: string;
+  name: string;
+  point: string;
+  agents: string;
+  tools: string | null;
+  sort_order: number;
+  deadline_ms: number;
+  fail_mode: string;
 }
 
 interface ProviderRow extends Record<string, SqlStorageValue> {
@@ -86,12 +98,13 @@ export class Registry {
    * alike, atomically. `digests` gives each declared skill's sha256 (its content is already in R2).
    */
   replaceApp(init: ParsedInit, sessionId: string, digests: SkillDigests = new Map()): void {
-    const { app, contexts, agents, tools, skills } = init;
+    const { app, contexts, agents, tools, skills, hooks } = init;
     this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM providers WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM agents WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM tools WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM skills WHERE app = ?", app.name);
+      this.sql.exec("DELETE FROM hooks WHERE app = ?", app.name);
       this.sql.exec(
         "INSERT OR REPLACE INTO apps (name, version, display_name, session_id, initialized_at) VALUES (?, ?, ?, ?, ?)",
         app.name,
@@ -132,7 +145,36 @@ export class Registry {
         );
       }
       for (const agent of agents) this.writeAgent(app.name, agent);
+      for (const hook of hooks) {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO hooks (app, name, point, agents, tools, sort_order, deadline_ms, fail_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+          app.name,
+          hook.name,
+          hook.point,
+          // Bare agent names are the registering app's; none named means all of its own.
+          JSON.stringify(hook.agents ? qualifyAll(app.name, hook.agents.map((a) => (a === "*" ? "*:*" : a))) : [qualify(app.name, "*")]),
+          hook.tools ? JSON.stringify(hook.tools) : null,
+          hook.order,
+          hook.deadlineMs,
+          hook.failMode,
+        );
+      }
     });
+  }
+
+  /** Every registered hook, in the order they run: `order`, then app, then name. */
+  hooks(): HookSpec[] {
+    return this.sql.exec<HookRow>("SELECT * FROM hooks ORDER BY sort_order, app, name").toArray().map((row) => ({
+      id: qualify(row.app, row.name),
+      app: row.app,
+      name: row.name,
+      point: row.point as HookPoint,
+      agents: JSON.parse(row.agents) as string[],
+      tools: row.tools === null ? null : (JSON.parse(row.tools) as string[]),
+      order: row.sort_order,
+      deadlineMs: row.deadline_ms,
+      failMode: row.fail_mode === "closed" ? "closed" : "open",
+    }));
   }
 
   tool(qualified: string): ToolRecord | null {

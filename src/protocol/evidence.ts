@@ -6,13 +6,14 @@
  */
 import * as z from "zod";
 import { ToolAnnotations } from "./methods";
+import { HookCall, HookPoint } from "./hooks";
 
 /** Contexts (an app's provider) and resources (pushed by an app) are separate namespaces of the ledger. */
 export const LedgerKind = z.enum(["context", "resource"]);
 export type LedgerKind = z.infer<typeof LedgerKind>;
 
 /** Why a context could not be read this turn. */
-export const MissingReason = z.enum(["offline", "timeout", "error", "invalid", "unknown_provider", "unsupported"]);
+export const MissingReason = z.enum(["offline", "timeout", "error", "invalid", "unknown_provider", "unsupported", "withheld"]);
 export type MissingReason = z.infer<typeof MissingReason>;
 
 /** What a budget item is: the turn's parts the runtime may give up, whole, to fit. */
@@ -32,7 +33,7 @@ export const Truncation = z.object({
 });
 export type Truncation = z.infer<typeof Truncation>;
 
-export const OmissionReason = z.enum(["unchanged", "empty", "budget", "missing", "low_relevance"]);
+export const OmissionReason = z.enum(["unchanged", "empty", "budget", "missing", "low_relevance", "hook"]);
 export type OmissionReason = z.infer<typeof OmissionReason>;
 export const InjectionMarker = z.enum(["first", "updated", "removed"]);
 export type InjectionMarker = z.infer<typeof InjectionMarker>;
@@ -113,8 +114,10 @@ export const RanToolCall = z.object({
   servedBy: z.string(),
   outcome: z.string(),
   ms: z.number(),
-  /** Why it was not run, when the guard denied it (the rule's reason). */
+  /** Why it was not run, when it was denied (the rule's or the hook's reason). */
   reason: z.string().optional(),
+  /** Who denied it: `guard` (the agent's rules), `model-guard`, or a hook (`app:hook`). */
+  deniedBy: z.string().optional(),
 });
 export type RanToolCall = z.infer<typeof RanToolCall>;
 
@@ -211,8 +214,13 @@ export const ContextEnvelope = z.object({
     })
     .optional(),
   /** Corrective and stapled state notes on the user's message this turn, in order, each with why it fired (docs/reminders.md). */
-  reminders: z.array(z.object({ kind: z.enum(["loop", "done_without_action", "interrupted", "uploads", "mentions", "dont_mention", "images"]), reason: z.string() })).optional(),
-  /** The turn's pipeline, stage by stage, in order (load, pull, admit, recall, identify, tools, reminders, compact, assemble, commit). */
+  reminders: z.array(z.object({ kind: z.enum(["loop", "done_without_action", "interrupted", "uploads", "mentions", "dont_mention", "images", "hook"]), reason: z.string() })).optional(),
+  /**
+   * The hooks registered for the agent's turns (docs/hooks.md): the points they stand at, and every call made to them
+   * this turn, in order, with its latency and verdict. Absent when the agent has none.
+   */
+  hooks: z.object({ points: z.array(HookPoint), calls: z.array(HookCall) }).optional(),
+  /** The turn's pipeline, stage by stage, in order (load, pull, input, output, run, admit, recall, identify, tools, reminders, assembled, compact, assemble, commit). */
   stages: z.array(StageRecord).optional(),
 });
 export type ContextEnvelope = z.infer<typeof ContextEnvelope>;

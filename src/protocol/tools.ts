@@ -8,6 +8,7 @@ import { RanToolCall, ToolResultEvidence } from "./evidence";
 import { AgentInfo } from "./frontend";
 import { JsonObject } from "./json";
 import { ToolAnnotations } from "./methods";
+import { HookCall, HookSpec } from "./hooks";
 
 export const ToolSpec = z.object({
   /** Qualified: `app:tool`. */
@@ -40,6 +41,8 @@ export const Toolbox = z.object({
   unknown: z.array(z.string()),
   /** The agent's `subagents` that are registered, in its order: what `delegate` may hand a task to (absent when none). */
   subagents: z.array(z.object({ id: z.string(), name: z.string(), description: z.string() })).optional(),
+  /** The hooks registered for the agent's turns, in the order they run (absent when none). */
+  hooks: z.array(HookSpec).optional(),
 });
 export type Toolbox = z.infer<typeof Toolbox>;
 
@@ -69,5 +72,7 @@ export const ToolRunResult = z.object({
   toolResults: z.array(ToolResultEvidence),
   appended: z.number(),
   lastSeq: z.number(),
+  /** The hooks called on the way (`tool.before`, `tool.after`), with their latency and verdict (docs/hooks.md). */
+  hooks: z.array(HookCall).optional(),
 });
 export type ToolRunResult = z.infer<typeof ToolRunResult>;

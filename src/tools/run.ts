@@ -8,12 +8,13 @@ import type { ContextsListParams } from "../protocol/methods";
 import type { SkillContent, Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
 import { ToolIndex } from "./catalog-search";
 import { modelToolName } from "./model-names";
-import { evaluateGuard } from "./guard";
 import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
-import { validateArguments } from "./validate";
+import { parseArguments, validateArguments } from "./validate";
+import type { HookHost, HookScope } from "../hooks/chain";
+import { gateCalls, reviewResult, type Gate } from "./gate";
 
 /** What running tools needs from the apps' side (the hub): a narrow interface, so this module knows no Durable Object. */
-export interface ToolHost {
+export interface ToolHost extends HookHost {
   callTool(name: string, args: unknown, meta: { conversationId: string; toolCallId: string }): Promise<ToolRun>;
   readSkill(name: string): Promise<Result<SkillContent>>;
   providers(): Promise<ProviderInfo[]> | ProviderInfo[];
@@ -40,8 +41,10 @@ export interface RanCall {
    */
   outcome: "denied" | "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid" | "not_found" | "delegated" | "refused";
   ms: number;
-  /** Why the guard denied the call: its rule's reason. */
+  /** Why the call was denied: the rule's or the hook's reason. */
   reason?: string;
+  /** Who denied it: `guard`, `model-guard`, or a hook's id. */
+  deniedBy?: string;
 }
 
 export interface CallResult {
@@ -70,6 +73,12 @@ export interface RunContext {
   conversationId: string;
   /** Neutralises text from outside that a runtime note quotes. */
   neutralize: (text: string) => string;
+  /** The turn's hooks: `tool.before` on every call, `tool.after` on app tools' results (docs/hooks.md). */
+  hooks?: HookScope | undefined;
+  /** The user's request the calls serve, for the `tool.before` hooks. */
+  request?: string | null | undefined;
+  /** The verdicts already given on these calls (a turn gates its `delegate` calls with the rest, once). */
+  gated?: Gate | undefined;
 }
 
 /** The calls the runtime serves, among `calls`: the agent's bound and catalog tools, and the runtime's own it offers. */
@@ -98,8 +107,8 @@ function runtimeToolEnabled(name: RuntimeToolName, toolbox: Toolbox): boolean {
  */
 export async function runCalls(all: readonly ModelCall[], ctx: RunContext): Promise<ToolRunReport> {
   const report: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [] };
-  // The guard first: a denied call is not run, and nothing runs before every verdict is in.
-  const { allowed: calls, denied } = guardCalls(all, ctx.toolbox, ctx.neutralize);
+  // The guard and the `tool.before` hooks first: a denied call is not run, and nothing runs before every verdict is in.
+  const { allowed: calls, denied } = ctx.gated ?? (await gateCalls(all, ctx));
   const byModelName = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
   const outcomes = new Map<string, { result: CallResult; ran: RanCall }>();
   await Promise.all(
@@ -139,47 +148,14 @@ export async function runCalls(all: readonly ModelCall[], ctx: RunContext): Prom
   return report;
 }
 
-/** What the model reads for a call the agent's guard denied; the rule's reason follows. */
-export const GUARD_DENIED_RESULT = "[not run: the guard denied this tool call]";
-
-/**
- * The agent's guard on calls the runtime serves (docs/tools.md, "The guard"): those it allows, and a result and an
- * outcome for each it denies. It reads only the call (its tool's names and annotations, its arguments) and the
- * agent's rules. A call to a tool the runtime does not know is left alone: it is not run anyway.
- */
-export function guardCalls(calls: readonly ModelCall[], toolbox: Toolbox, neutralize: (text: string) => string): { allowed: ModelCall[]; denied: { result: CallResult; ran: RanCall }[] } {
-  const guard = toolbox.agent.guard;
-  if (!guard || guard.rules.length === 0) return { allowed: [...calls], denied: [] };
-  const byModelName = new Map([...toolbox.bound, ...toolbox.catalog].map((t) => [modelToolName(t.name), t]));
-  const allowed: ModelCall[] = [];
-  const denied: { result: CallResult; ran: RanCall }[] = [];
-  for (const call of calls) {
-    const spec = byModelName.get(call.name);
-    if (!spec && !isRuntimeTool(call.name)) {
-      allowed.push(call);
-      continue;
-    }
-    const args = parseArguments(call.arguments);
-    const verdict = evaluateGuard(guard, { name: call.name, qualified: spec?.name ?? call.name, ...(spec?.annotations ? { annotations: spec.annotations } : {}), arguments: args.ok ? args.value : null });
-    if (verdict.verdict === "allow") {
-      allowed.push(call);
-      continue;
-    }
-    denied.push({
-      result: { toolCallId: call.id, content: `${GUARD_DENIED_RESULT} Its reason: ${neutralize(verdict.reason)}`, runtimeWritten: true },
-      ran: { toolCallId: call.id, tool: call.name, servedBy: spec?.name ?? call.name, outcome: "denied", ms: 0, reason: verdict.reason },
-    });
-  }
-  return { allowed, denied };
-}
-
 async function runAppTool(call: ModelCall, spec: ToolSpec, ctx: RunContext): Promise<{ result: CallResult; ran: RanCall }> {
   const args = parseArguments(call.arguments);
   const base = { toolCallId: call.id, tool: call.name, servedBy: spec.name };
   if (!args.ok) {
     return { result: errorResult(call.id, `${call.name}: ${args.problem.detail}; call it again with a JSON object`, ctx), ran: { ...base, outcome: "invalid_arguments", ms: 0 } };
   }
-  const run = await ctx.host.callTool(spec.name, args.value, { conversationId: ctx.conversationId, toolCallId: call.id });
+  const called = await ctx.host.callTool(spec.name, args.value, { conversationId: ctx.conversationId, toolCallId: call.id });
+  const run = called.ok ? { ...called, ...(await reviewResult(ctx.hooks, { id: call.id, tool: spec.name, arguments: call.arguments }, { text: called.text, isError: called.isError })) } : called;
   if (run.ok && !run.isError) return { result: { toolCallId: call.id, content: run.text, runtimeWritten: false }, ran: { ...base, outcome: "ok", ms: run.ms } };
   // The tool's own failure, marked as one: a result carries no error flag the model could read.
   if (run.ok) return { result: errorResult(call.id, `${call.name} reported a failure: ${run.text}`, ctx), ran: { ...base, outcome: "tool_error", ms: run.ms } };
@@ -212,14 +188,6 @@ function errorResult(toolCallId: string, note: string, ctx: RunContext): CallRes
   return { toolCallId, content: `[tool error: ${ctx.neutralize(note)}]`, runtimeWritten: true };
 }
 
-function parseArguments(text: string): Result<Record<string, unknown>> {
-  try {
-    const value: unknown = JSON.parse(text === "" ? "{}" : text);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? ok(value as Record<string, unknown>) : fail("invalid-request", "the arguments are not a JSON object");
-  } catch {
-    return fail("invalid-request", "the arguments are not valid JSON");
-  }
-}
 
 async function runRuntimeTool(call: ModelCall, args: Record<string, unknown>, ctx: RunContext, loaded: string[], report: ToolRunReport): Promise<Result<string>> {
   switch (call.name as RuntimeToolName) {

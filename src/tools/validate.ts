@@ -236,3 +236,13 @@ function resolves(ref: string, root: Record<string, unknown>): boolean {
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/** A call's arguments as the model wrote them: a JSON object, or why not. */
+export function parseArguments(text: string): Result<Record<string, unknown>> {
+  try {
+    const value: unknown = JSON.parse(text === "" ? "{}" : text);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? ok(value as Record<string, unknown>) : fail("invalid-request", "the arguments are not a JSON object");
+  } catch {
+    return fail("invalid-request", "the arguments are not valid JSON");
+  }
+}

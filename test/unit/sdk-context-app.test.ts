@@ -193,6 +193,7 @@ describe("ContextApp registration", () => {
       ],
       tools: [{ name: "search-notes", description: "full-text search", inputSchema: { type: "object", properties: {} } }],
       skills: [],
+      hooks: [],
       agents: [],
     });
   });

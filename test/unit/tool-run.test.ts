@@ -36,6 +36,7 @@ function host(): ToolHost & { asked: string[] } {
     providers: () => [],
     listItems: async () => ok({ items: [] }),
     readContext: async () => ok(null),
+    callHook: async () => ({ ok: false, reason: "offline", detail: "no hooks here", ms: 0 }),
   };
 }
 const ctx = (toolbox: Toolbox, h = host(), loaded: string[] = []) => ({ toolbox, loaded, host: h, conversationId: "c-0000001", neutralize: (t: string) => t });

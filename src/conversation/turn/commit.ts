@@ -99,10 +99,12 @@ function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, me
   for (const c of envelope.tools?.unanswered ?? []) store.addEvent(result.turnId, "tool.call.unanswered", c.id, { tool: c.name, ...(c.awaitingApproval ? { awaitingApproval: true } : {}) }, at);
   for (const r of envelope.reminders ?? []) store.addEvent(result.turnId, "reminder.fired", r.kind, { kind: r.kind, reason: r.reason }, at);
   for (const r of envelope.tools?.ran ?? []) store.addEvent(result.turnId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
-  // The guard's denials say why (docs/tools.md, "The guard").
-  for (const r of (envelope.tools?.ran ?? []) as { toolCallId: string; tool: string; servedBy: string; outcome: string; reason?: string }[]) {
-    if (r.outcome === "denied") store.addEvent(result.turnId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: "guard", reason: r.reason }, at);
+  // Denials say who and why (docs/tools.md, "The guard"; docs/hooks.md).
+  for (const r of envelope.tools?.ran ?? []) {
+    if (r.outcome === "denied") store.addEvent(result.turnId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: r.deniedBy ?? "guard", reason: r.reason }, at);
   }
+  // A hook that did not answer is worth finding without reading every turn's evidence.
+  for (const h of envelope.hooks?.calls ?? []) if (h.failed) store.addEvent(result.turnId, "hook.failed", h.hook, { point: h.point, failed: h.failed, verdict: h.verdict, ms: h.ms }, at);
   for (const l of envelope.tools?.loaded ?? []) store.addEvent(result.turnId, "tool.loaded", l.name, { query: l.query, toolCallId: l.toolCallId }, at);
   for (const t of envelope.budget.truncations) store.addEvent(result.turnId, "context.truncated", t.id, { kind: t.kind, priority: t.priority, tokens: t.tokens }, at);
   store.addEvent(result.turnId, "turn.assembled", result.agent.id, { usage: result.usage }, at);

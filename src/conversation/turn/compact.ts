@@ -3,6 +3,7 @@ import { usageOf } from "../../core/assemble";
 import { ok, type Result } from "../../core/problem";
 import { reinjectionCosts } from "../../core/reminder";
 import { summariseSafely } from "../../history/summarise";
+import { withCompactionHooks } from "../../hooks/compaction";
 import type { RenderedHistory } from "../../history/view";
 import { checkWholeView } from "../capacity";
 import type { CompactionReport, HistoryView } from "../history";
@@ -40,7 +41,7 @@ export async function compact(d: AssemblyDraft): Promise<Result<Staged<Compacted
   const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), d.policy, { protectFromSeq: loadFrom, reinjected }) : null;
   if (planned) {
     await history.keepClearedResults(planned);
-    const draft = planned.request ? await summariseSafely(deps.summariser(d.policy), planned.request) : null;
+    const draft = planned.request ? await summariseSafely(withCompactionHooks(deps.summariser(d.policy), d.hooks, d.nonce), planned.request) : null;
     compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString(), d.turnId)) ?? undefined;
     view = history.view({ maxTokens, loadFrom });
     rendered = history.render(view, now);

@@ -14,6 +14,10 @@ import { recall } from "./recall";
 import { remind } from "./remind";
 import { runTools } from "./run-tools";
 import { StageTrace } from "./stage";
+import { hookBlocks } from "./hook-blocks";
+import { hookInput } from "./hook-input";
+import { hookOutput } from "./hook-output";
+import { notifyTurnEnd } from "./turn-end";
 
 export type { TurnDeps } from "./deps";
 export { UNANSWERED_RESULT } from "./admit";
@@ -21,9 +25,10 @@ export { checkAttachable } from "./pull";
 
 /**
  * One turn, as a pipeline of named stages over one draft: load (replay, policy, approvals) → pull (agent, contexts)
- * → run (the tools the runtime serves) → admit (message, reply, tool results, decisions) → recall (memory, task state) → identify (identity, persona) → tools →
- * reminders → compact → assemble → commit (one transaction). Each stage adds its part and says what it decided; a
- * refusal before commit stores nothing.
+ * → input (hooks on the user's message) → output (hooks on the model's reply) → run (the tools the runtime serves)
+ * → admit (message, reply, tool results, decisions) → recall (memory, task state) → identify (identity, persona)
+ * → tools → reminders → assembled (hooks on the blocks) → compact → assemble → commit (one transaction); then the
+ * `turn.end` hooks hear of it. Each stage adds its part and says what it decided; a refusal before commit stores nothing.
  */
 export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<TurnResult>> {
   const trace = new StageTrace();
@@ -32,7 +37,11 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   if (loaded.value.replayed) return ok(loaded.value.replayed);
   const pulled = await trace.run("pull", loaded.value, pull);
   if (!pulled.ok) return pulled;
-  const ran = await trace.run("run", pulled.value, runTools);
+  const input = await trace.run("input", pulled.value, hookInput);
+  if (!input.ok) return input;
+  const output = await trace.run("output", input.value, hookOutput);
+  if (!output.ok) return output;
+  const ran = await trace.run("run", output.value, runTools);
   if (!ran.ok) return ran;
   const admitted = await trace.run("admit", ran.value, admit);
   if (!admitted.ok) return admitted;
@@ -44,11 +53,14 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   if (!offered.ok) return offered;
   const reminded = await trace.run("reminders", offered.value, remind);
   if (!reminded.ok) return reminded;
-  const compacted = await trace.run("compact", reminded.value, compact);
+  const intercepted = await trace.run("assembled", reminded.value, hookBlocks);
+  if (!intercepted.ok) return intercepted;
+  const compacted = await trace.run("compact", intercepted.value, compact);
   if (!compacted.ok) return compacted;
   const assembled = await trace.run("assemble", compacted.value, assemble);
   if (!assembled.ok) return assembled;
   const committed = commit(assembled.value, trace.records);
   if (!committed.ok) return committed;
+  await notifyTurnEnd(assembled.value);
   return ok({ ...assembled.value.result, messages: assembled.value.assembly.messages, replayed: false });
 }

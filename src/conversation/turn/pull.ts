@@ -11,6 +11,7 @@ import type { Attachment } from "../../protocol/http";
 import type { TurnDeps } from "./deps";
 import type { Loaded } from "./load";
 import type { Staged } from "./stage";
+import type { HookScope } from "../../hooks/chain";
 
 export interface Pulled {
   agent: AgentInfo;
@@ -22,6 +23,8 @@ export interface Pulled {
   observations: Observation[];
   /** Secrets redacted from what the apps sent (contexts now, the persona note later), by where they were. */
   contextHits: (SecretHit & { id: string })[];
+  /** The hooks registered for the agent's turns, and the record of every call made to them this turn. */
+  hooks: HookScope;
 }
 
 /**
@@ -55,8 +58,15 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
   const resources: Observation[] = deps.store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
   const count = (status: Observation["status"]) => pulled.filter((o) => o.status === status).length;
   return ok({
-    out: { agent: prepared.toolbox.agent, toolbox: prepared.toolbox, added: added.value, observations: [...pulled, ...resources], contextHits },
-    decided: { agent: prepared.toolbox.agent.id, pulled: pulled.length, present: count("present"), empty: count("empty"), missing: count("missing"), reused, resources: resources.length, attached: added.value.length },
+    out: {
+      agent: prepared.toolbox.agent,
+      toolbox: prepared.toolbox,
+      added: added.value,
+      observations: [...pulled, ...resources],
+      contextHits,
+      hooks: { host: deps.tools, conversationId: deps.meta.conversationId, turnId: d.turnId, agent: prepared.toolbox.agent.id, hooks: prepared.toolbox.hooks ?? [], log: [] },
+    },
+    decided: { agent: prepared.toolbox.agent.id, pulled: pulled.length, present: count("present"), empty: count("empty"), missing: count("missing"), reused, resources: resources.length, attached: added.value.length, hooks: prepared.toolbox.hooks?.length ?? 0 },
   });
 }
 

@@ -12,7 +12,8 @@ import type { Pulled } from "./pull";
 import type { Staged } from "./stage";
 
 export interface Reminder {
-  kind: "persona" | CorrectiveKind | StapledKind;
+  /** `hook`: a block an `assembled` hook added (docs/hooks.md). */
+  kind: "persona" | CorrectiveKind | StapledKind | "hook";
   text: string;
   /** Why a corrective note fired (the evidence's and the event's reason). */
   reason?: string;

@@ -1,6 +1,7 @@
 import { fail, ok, type Result } from "../../core/problem";
 import { neutralize } from "../../core/neutralize";
-import { guardCalls, runCalls, servedCalls, type ToolRunReport } from "../../tools/run";
+import { runCalls, servedCalls, type ToolRunReport } from "../../tools/run";
+import { gateCalls } from "../../tools/gate";
 import { storedCalls } from "../tool-runs";
 import { startDelegations, type DelegatedCall } from "../delegation";
 import type { Loaded } from "./load";
@@ -42,19 +43,21 @@ export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>>
   if (served.length === 0) return ok({ out: { toolRun: NOTHING, delegated: [] }, decided: { served: 0 } });
   const neutralizeText = (text: string) => neutralize(text, d.nonce);
   // `delegate` starts subagents, each in a child conversation; every other call runs on the apps or the runtime.
-  // The guard sees every call first (runCalls checks the others again; its verdict is the same): a denied `delegate` starts no subagent.
-  const guarded = guardCalls(served, toolbox, neutralizeText);
-  const delegating = guarded.allowed.filter((c) => c.name === "delegate");
+  // The guard and the `tool.before` hooks see every call first, once: a denied `delegate` starts no subagent.
+  const request = d.body.message === undefined ? deps.store.lastUserText() : null;
+  const gated = await gateCalls(served, { toolbox, neutralize: neutralizeText, hooks: d.hooks, request });
+  const delegating = gated.allowed.filter((c) => c.name === "delegate");
   const others = served.filter((c) => c.name !== "delegate");
+  const othersGated = { allowed: gated.allowed.filter((c) => c.name !== "delegate"), denied: gated.denied.filter((x) => x.ran.tool !== "delegate") };
   const [ran, delegation] = await Promise.all([
-    others.length ? runCalls(others, { toolbox, loaded: deps.toolState.loaded(), host: deps.tools, conversationId: deps.meta.conversationId, neutralize: neutralizeText }) : NOTHING,
+    others.length ? runCalls(others, { toolbox, loaded: deps.toolState.loaded(), host: deps.tools, conversationId: deps.meta.conversationId, neutralize: neutralizeText, hooks: d.hooks, gated: othersGated }) : NOTHING,
     startDelegations(delegating, { toolbox, conversationId: deps.meta.conversationId, depth: deps.meta.depth, memory: d.agent.memory, start: deps.delegate, neutralize: neutralizeText }),
   ]);
-  const deniedDelegations = guarded.denied.filter((d) => d.ran.tool === "delegate");
+  const deniedDelegations = gated.denied.filter((x) => x.ran.tool === "delegate");
   const toolRun: ToolRunReport = {
     ...ran,
-    results: [...ran.results, ...delegation.results, ...deniedDelegations.map((d) => d.result)],
-    ran: [...ran.ran, ...delegation.ran, ...deniedDelegations.map((d) => d.ran)],
+    results: [...ran.results, ...delegation.results, ...deniedDelegations.map((x) => x.result)],
+    ran: [...ran.ran, ...delegation.ran, ...deniedDelegations.map((x) => x.ran)],
   };
   const failed = toolRun.ran.filter((r) => r.outcome !== "ok" && r.outcome !== "delegated").length;
   return ok({

@@ -1,0 +1,81 @@
+/**
+ * Running the hooks at one point of a turn (docs/hooks.md). Pure of Durable Objects: the hub is behind `HookHost`.
+ * Hooks at a point run one after another, in their registered order, each on what the one before it left; the first
+ * refusal (refuse, deny, reject, a summary) ends the chain. A hook that does not answer in time, or answers what its
+ * point does not take, follows its fail mode: `open` changes nothing, `closed` gives the point's strict verdict.
+ */
+import { HookDecisions, type HookCall, type HookCallParams, type HookDecision, type HookFailure, type HookPayload, type HookPoint, type HookSpec } from "../protocol/hooks";
+
+export type HookAnswer = { ok: true; value: unknown; ms: number } | { ok: false; reason: HookFailure; detail: string; ms: number };
+
+/** Where hooks are called: the apps' sockets, through the hub. */
+export interface HookHost {
+  callHook(hook: HookSpec, params: HookCallParams): Promise<HookAnswer>;
+}
+
+/** One turn's hooks, and the evidence's record of every call made to them. */
+export interface HookScope {
+  host: HookHost;
+  conversationId: string;
+  turnId: string;
+  agent: string;
+  hooks: readonly HookSpec[];
+  /** Every call, in the order made: the turn's `envelope.hooks`. */
+  log: HookCall[];
+}
+
+/** The hooks registered at `point` (for a tool hook, those whose `tools` globs match the tool), in running order. */
+export function hooksAt(hooks: readonly HookSpec[], point: HookPoint, tool?: string): HookSpec[] {
+  return hooks.filter((h) => h.point === point && (tool === undefined || h.tools === null || h.tools.some((g) => globMatches(g, tool))));
+}
+
+export interface ChainOptions<P extends HookPoint, S> {
+  /** For tool hooks: the call it is about (matched against each hook's `tools`, and named in the evidence). */
+  tool?: { name: string; toolCallId: string };
+  payload: (state: S) => HookPayload<P>;
+  /** Applies one hook's decision; `stop` ends the chain there. */
+  apply: (state: S, decision: HookDecision<P>, hook: HookSpec) => { state: S; stop?: boolean };
+  /** What a hook failing closed decides. */
+  closed: (hook: HookSpec, why: string) => HookDecision<P>;
+}
+
+export interface ChainOutcome<P extends HookPoint, S> {
+  state: S;
+  /** The hook whose decision ended the chain, and that decision. */
+  stoppedBy?: { hook: HookSpec; decision: HookDecision<P> };
+}
+
+export async function runChain<P extends HookPoint, S>(scope: HookScope, point: P, state: S, options: ChainOptions<P, S>): Promise<ChainOutcome<P, S>> {
+  for (const hook of hooksAt(scope.hooks, point, options.tool?.name)) {
+    const params: HookCallParams = { hook: hook.name, point, conversationId: scope.conversationId, turnId: scope.turnId, agent: scope.agent, payload: options.payload(state) };
+    const answer = await scope.host.callHook(hook, params);
+    const read = readDecision(point, answer);
+    const decision = read.ok ? read.decision : hook.failMode === "open" ? ({ action: "continue" } as HookDecision<P>) : options.closed(hook, `${hook.id} did not answer (${read.failed}: ${read.detail}) and fails closed`);
+    scope.log.push({
+      hook: hook.id,
+      point,
+      ...(options.tool ? { toolCallId: options.tool.toolCallId } : {}),
+      ms: answer.ms,
+      verdict: decision.action,
+      ...(read.ok ? {} : { failed: read.failed, detail: read.detail.slice(0, 500) }),
+    });
+    const applied = options.apply(state, decision, hook);
+    state = applied.state;
+    if (applied.stop) return { state, stoppedBy: { hook, decision } };
+  }
+  return { state };
+}
+
+function readDecision<P extends HookPoint>(point: P, answer: HookAnswer): { ok: true; decision: HookDecision<P> } | { ok: false; failed: HookFailure; detail: string } {
+  if (!answer.ok) return { ok: false, failed: answer.reason, detail: answer.detail };
+  const parsed = HookDecisions[point].safeParse(answer.value);
+  if (parsed.success) return { ok: true, decision: parsed.data as HookDecision<P> };
+  const detail = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
+  return { ok: false, failed: "invalid", detail: `not a decision '${point}' takes: ${detail}` };
+}
+
+/** `*` any run of characters, `?` one; everything else itself. */
+export function globMatches(glob: string, name: string): boolean {
+  const source = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  return new RegExp(`^${source}$`).test(name);
+}
