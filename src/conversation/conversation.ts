@@ -23,6 +23,10 @@ import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ToolStateStore } from "./tool-state-store";
 import { GatewayStore, type GatewayCursor, type ModelUsage } from "./gateway-store";
+import { askGuardModel } from "../tools/guard-model";
+import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from "../hooks/output";
+import type { HookScope } from "../hooks/chain";
+import { upstreamConfig } from "../gateway/config";
 import { runOpenCalls } from "./tool-runs";
 import type { ToolHost } from "../tools/run";
 import type { ToolRunResult, ToolSpec } from "../protocol/tools";
@@ -309,6 +313,25 @@ export class Conversation extends DurableObject<Env> {
     });
   }
 
+  /**
+   * The gateway's check of one model answer (docs/hooks.md, `output`): the agent's output hooks read it with the
+   * user's request; their calls land as `hook.called` events on the turn whose input the model read. A rejection comes
+   * with the note the model reads when it is asked again, in the runtime's tag.
+   */
+  reviewOutput(owner: Owner, check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number }): Promise<Result<OutputReview & { reminder?: string }>> {
+    return this.serve(owner, "live", async (meta) => {
+      const toolbox = await this.hub(owner).toolbox(check.agent);
+      if (!toolbox) return fail("not-found", `no agent '${check.agent}' is registered`);
+      const scope: HookScope = { host: this.toolHost(owner), conversationId: meta.conversationId, turnId: check.turnId, agent: check.agent, hooks: toolbox.hooks ?? [], log: [] };
+      const review = await reviewOutput(scope, { request: this.store.lastUserText(), reply: check.reply, attempt: check.attempt }, meta.nonce);
+      const at = new Date().toISOString();
+      this.store.transaction(() => {
+        for (const call of scope.log) this.store.addEvent(check.turnId, call.failed ? "hook.failed" : "hook.called", call.hook, { ...call, attempt: check.attempt }, at);
+      });
+      return ok(review.verdict === "reject" ? { ...review, reminder: rejectionNote(review, meta.nonce) } : review);
+    });
+  }
+
   // ── the context-manager contract (src/history/contract.ts) ──
 
   messages(owner: Owner, page: MessagesQuery): Result<MessagePage> {
@@ -571,6 +594,7 @@ export class Conversation extends DurableObject<Env> {
       listItems: (ref, params) => hub.listItems(ref, params),
       readContext: (ref, id, conversationId) => hub.readContext(ref, id, conversationId),
       callHook: (hook, params) => hub.callHook(hook, params),
+      askGuardModel: (config, input) => askGuardModel(input, { config, upstream: upstreamConfig(this.env, config.upstream), nonce: this.store.meta()?.nonce ?? null }),
     };
   }
 

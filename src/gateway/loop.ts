@@ -10,6 +10,7 @@ import { gatewayError, fromProblem } from "./errors";
 import { messageHash } from "./diff";
 import { openUpstream, readCompletion, readStream, type Outcome, type StepAnswer } from "./upstream";
 import { settleDelegations } from "./subagents";
+import { LIMITS } from "../protocol/limits";
 
 /** One gateway request's run: what it was asked, and where it goes. */
 export interface LoopContext {
@@ -112,10 +113,9 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
       }
       if (d.refusal !== undefined) await sink?.({ refusal: d.refusal });
     };
-    const read = ctx.stream ? await readStream(response, onText) : await readCompletion(response);
+    const read = await readAccepted(ctx, turn, response, step, onText, usage);
     if (!read.ok) return fail(read);
     const answer: StepAnswer = read.value;
-    if (answer.usage) usage.push({ turnId: turn.turnId, step, model: answer.model, promptTokens: answer.usage.promptTokens, completionTokens: answer.usage.completionTokens, cachedTokens: answer.usage.cachedTokens, ...(answer.usage.cacheWriteTokens != null ? { cacheWriteTokens: answer.usage.cacheWriteTokens } : {}) });
     if (answer.content) texts.push(answer.content);
     if (answer.refusal) refusal = (refusal ?? "") + answer.refusal;
 
@@ -157,6 +157,39 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     // At the step limit the model owes the rest of its answer: the same history resent (nothing new) continues the turn.
     await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash: await messageHash(held), awaiting: stepLimit }, usage });
     return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), steps: step, stepLimit } };
+  }
+}
+
+/**
+ * One step's answer, as the agent's `output` hooks accept it (docs/hooks.md): when the turn has output hooks, the answer
+ * is read whole (a stream is held back, then sent at once), checked, and on a rejection the model is asked again with
+ * its answer and the hook's note, at most LIMITS.outputRegenerations times; past that the request fails (422
+ * `output_rejected`) and nothing of the step is stored. Every attempt's usage is recorded: each was paid for.
+ */
+async function readAccepted(ctx: LoopContext, turn: TurnResult, first: Response, step: number, onText: TextSink, usage: ModelUsage[]): Promise<Outcome<StepAnswer>> {
+  const checked = turn.envelope.hooks?.points.includes("output") === true;
+  let response = first;
+  for (let attempt = 0; ; attempt++) {
+    const read = ctx.stream ? await readStream(response, checked ? () => undefined : onText) : await readCompletion(response);
+    if (!read.ok) return read;
+    const answer = read.value;
+    if (answer.usage) usage.push({ turnId: turn.turnId, step, model: answer.model, promptTokens: answer.usage.promptTokens, completionTokens: answer.usage.completionTokens, cachedTokens: answer.usage.cachedTokens, ...(answer.usage.cacheWriteTokens != null ? { cacheWriteTokens: answer.usage.cacheWriteTokens } : {}) });
+    if (!checked) return read;
+    const review = await ctx.stub.reviewOutput(ctx.owner, { agent: ctx.agent, turnId: turn.turnId, reply: { content: answer.content, tool_calls: answer.toolCalls }, attempt });
+    if (!review.ok) return { ok: false, error: fromProblem(review.problem) };
+    if (review.value.verdict === "accept") {
+      if (ctx.stream && answer.content) await onText({ content: answer.content });
+      if (ctx.stream && answer.refusal) await onText({ refusal: answer.refusal });
+      return read;
+    }
+    if (attempt >= LIMITS.outputRegenerations) {
+      return { ok: false, error: gatewayError(422, `the model's answer was rejected by hook '${review.value.hook}' ${attempt + 1} times: ${review.value.note}`, "output_rejected") };
+    }
+    // Asked again on the same input, with what it answered and why that was not accepted (neither is stored).
+    const again = { ...turn, messages: [...turn.messages, ...(answer.content ? [{ role: "assistant" as const, content: answer.content }] : []), { role: "user" as const, content: review.value.reminder! }] };
+    const opened = await openUpstream(ctx.config, upstreamBody(ctx, again, step));
+    if (!opened.ok) return opened;
+    response = opened.value;
   }
 }
 

@@ -2,6 +2,7 @@
  * The `output` hooks (docs/hooks.md): each reads the model's answer (its text and its calls) with the user's request,
  * and accepts it or rejects it with a note. The first rejection decides; a hook failing closed rejects.
  */
+import { openTag } from "../core/runtime-tag";
 import { admitText } from "../protect/boundary";
 import { hooksAt, runChain, type HookScope } from "./chain";
 
@@ -28,4 +29,9 @@ export async function reviewOutput(scope: HookScope, input: { request: string | 
   // The note is an app's text: it reaches the model (a regeneration) and the frontend only past the trust boundary.
   if (stopped?.decision.action === "reject") return { verdict: "reject", hooks, hook: stopped.hook.id, note: admitText(stopped.decision.note, { nonce }).text };
   return { verdict: "accept", hooks };
+}
+
+/** What the model reads when it is asked again after a rejection: the hook's note, in the runtime's tag. */
+export function rejectionNote(review: Extract<OutputReview, { verdict: "reject" }>, nonce: string | null): string {
+  return `${openTag("system_reminder", nonce, 'kind="output_rejected"')}\nYour previous answer was not accepted (${review.hook}): ${review.note}\nAnswer again, taking this into account.\n</system_reminder>`;
 }

@@ -5,7 +5,9 @@
  * against its schema again by the hub). Then `tool.after` hooks may rewrite a result before it is stored.
  */
 import { hooksAt, runChain, type HookScope } from "../hooks/chain";
-import type { CallResult, ModelCall, RanCall } from "./run";
+import type { CallResult, ModelCall, RanCall, ToolHost } from "./run";
+import { GuardModel } from "../protocol/methods";
+import { needsGuardModel } from "./guard-model";
 import { evaluateGuard } from "./guard";
 import { modelToolName } from "./model-names";
 import { isRuntimeTool } from "./runtime-tools";
@@ -21,15 +23,61 @@ export interface GateContext {
   toolbox: Toolbox;
   neutralize: (text: string) => string;
   hooks?: HookScope | undefined;
-  /** The user's request the calls serve: what a `tool.before` hook reads beside the call (never the model's reasoning). */
+  /** Where the model guard is asked (the deployment's named upstreams). */
+  host?: Pick<ToolHost, "askGuardModel"> | undefined;
+  /** The user's request the calls serve: what the guards and `tool.before` hooks read beside the call (never the model's reasoning). */
   request?: string | null | undefined;
+}
+
+/** The model guard's id in the evidence (`envelope.hooks`, a denial's `deniedBy`): it is the runtime's own tool.before hook. */
+export const MODEL_GUARD = "runtime:model-guard";
+
+/**
+ * The agent's model guard (docs/tools.md, "The model guard"), on the calls no rule decided: asked in parallel, and
+ * nothing runs before every verdict is in. Each question lands in the evidence as a `tool.before` hook call.
+ */
+async function judgeCalls(ruled: Gate & { unruled: ModelCall[] }, ctx: GateContext): Promise<Gate> {
+  const config = ctx.toolbox.agent.guard?.model;
+  const judge = ctx.host?.askGuardModel;
+  if (!config || !judge) return ruled;
+  const specs = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  // The runtime's own tools but `delegate` only read: they are asked about as read-only tools are.
+  const annotationsOf = (name: string) => specs.get(name)?.annotations ?? (isRuntimeTool(name) && name !== "delegate" ? { readOnlyHint: true } : undefined);
+  const asked = ruled.unruled.filter((call) => needsGuardModel(GuardModel.parse(config), annotationsOf(call.name)));
+  if (asked.length === 0) return ruled;
+  const verdicts = new Map(
+    await Promise.all(
+      asked.map(async (call) => {
+        const tool = specs.get(call.name)?.name ?? call.name;
+        const annotations = annotationsOf(call.name);
+        const verdict = await judge(GuardModel.parse(config), { agent: ctx.toolbox.agent.id, request: ctx.request ?? null, call: { tool, arguments: parsed(call.arguments), ...(annotations ? { annotations } : {}) } });
+        ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: call.id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: verdict.reason.slice(0, 500) });
+        return [call.id, { verdict, tool }] as const;
+      }),
+    ),
+  );
+  const denied = ruled.allowed.filter((c) => verdicts.get(c.id)?.verdict.verdict === "deny");
+  return {
+    allowed: ruled.allowed.filter((c) => verdicts.get(c.id)?.verdict.verdict !== "deny"),
+    denied: [
+      ...ruled.denied,
+      ...denied.map((call) => {
+        const { verdict, tool } = verdicts.get(call.id)!;
+        return {
+          result: { toolCallId: call.id, content: `${GUARD_DENIED_RESULT} Its reason: ${ctx.neutralize(verdict.reason)}`, runtimeWritten: true },
+          ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: verdict.ms, reason: verdict.reason, deniedBy: "model-guard" },
+        };
+      }),
+    ],
+  };
 }
 
 /** What the model reads for a call a hook denied; the hook's reason follows. */
 export const HOOK_DENIED_RESULT = "[not run: a hook denied this tool call]";
 
 export async function gateCalls(calls: readonly ModelCall[], ctx: GateContext): Promise<Gate> {
-  const guarded = guardCalls(calls, ctx.toolbox, ctx.neutralize);
+  const ruled = guardCalls(calls, ctx.toolbox, ctx.neutralize);
+  const guarded = await judgeCalls(ruled, ctx);
   const scope = ctx.hooks;
   if (!scope || hooksAt(scope.hooks, "tool.before").length === 0) return guarded;
   const specs = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
@@ -80,10 +128,12 @@ export const GUARD_DENIED_RESULT = "[not run: the guard denied this tool call]";
  * outcome for each it denies. It reads only the call (its tool's names and annotations, its arguments) and the
  * agent's rules. A call to a tool the runtime does not know is left alone: it is not run anyway.
  */
-export function guardCalls(calls: readonly ModelCall[], toolbox: Toolbox, neutralize: (text: string) => string): { allowed: ModelCall[]; denied: { result: CallResult; ran: RanCall }[] } {
+export function guardCalls(calls: readonly ModelCall[], toolbox: Toolbox, neutralize: (text: string) => string): Gate & { unruled: ModelCall[] } {
   const guard = toolbox.agent.guard;
-  if (!guard || guard.rules.length === 0) return { allowed: [...calls], denied: [] };
   const byModelName = new Map([...toolbox.bound, ...toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  const known = (call: ModelCall) => byModelName.has(call.name) || isRuntimeTool(call.name);
+  if (!guard || guard.rules.length === 0) return { allowed: [...calls], denied: [], unruled: calls.filter(known) };
+  const unruled: ModelCall[] = [];
   const allowed: ModelCall[] = [];
   const denied: { result: CallResult; ran: RanCall }[] = [];
   for (const call of calls) {
@@ -96,6 +146,7 @@ export function guardCalls(calls: readonly ModelCall[], toolbox: Toolbox, neutra
     const verdict = evaluateGuard(guard, { name: call.name, qualified: spec?.name ?? call.name, ...(spec?.annotations ? { annotations: spec.annotations } : {}), arguments: args.ok ? args.value : null });
     if (verdict.verdict === "allow") {
       allowed.push(call);
+      if (verdict.rule === null) unruled.push(call);
       continue;
     }
     denied.push({
@@ -103,7 +154,7 @@ export function guardCalls(calls: readonly ModelCall[], toolbox: Toolbox, neutra
       ran: { toolCallId: call.id, tool: call.name, servedBy: spec?.name ?? call.name, outcome: "denied", ms: 0, reason: verdict.reason, deniedBy: "guard" },
     });
   }
-  return { allowed, denied };
+  return { allowed, denied, unruled };
 }
 
 function parsed(args: string): unknown {

@@ -11,10 +11,13 @@ import { modelToolName } from "./model-names";
 import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
 import { parseArguments, validateArguments } from "./validate";
 import type { HookHost, HookScope } from "../hooks/chain";
+import type { GuardModel, GuardModelInput, GuardModelVerdict } from "./guard-model";
 import { gateCalls, reviewResult, type Gate } from "./gate";
 
 /** What running tools needs from the apps' side (the hub): a narrow interface, so this module knows no Durable Object. */
 export interface ToolHost extends HookHost {
+  /** Asks the agent's model guard about one call (the deployment's upstream); absent where there is none to ask. */
+  askGuardModel?(config: GuardModel, input: GuardModelInput): Promise<GuardModelVerdict>;
   callTool(name: string, args: unknown, meta: { conversationId: string; toolCallId: string }): Promise<ToolRun>;
   readSkill(name: string): Promise<Result<SkillContent>>;
   providers(): Promise<ProviderInfo[]> | ProviderInfo[];

@@ -125,7 +125,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
     ...(contextRedactions.length ? { contexts: { redactions: contextRedactions } } : {}),
     history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, imagesHiddenThroughSeq: view.imagesHiddenThrough ?? 0 },
     ...(d.compaction ? { compaction: d.compaction } : {}),
-    ...(d.hooks.hooks.length ? { hooks: { points: [...new Set(d.hooks.hooks.map((h) => h.point))], calls: d.hooks.log } } : {}),
+    ...(d.hooks.hooks.length || d.hooks.log.length ? { hooks: { points: [...new Set(d.hooks.hooks.map((h) => h.point))], calls: d.hooks.log } } : {}),
   };
   const result: StoredTurnResult = {
     turnId: d.turnId,

@@ -45,7 +45,7 @@ export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>>
   // `delegate` starts subagents, each in a child conversation; every other call runs on the apps or the runtime.
   // The guard and the `tool.before` hooks see every call first, once: a denied `delegate` starts no subagent.
   const request = d.body.message === undefined ? deps.store.lastUserText() : null;
-  const gated = await gateCalls(served, { toolbox, neutralize: neutralizeText, hooks: d.hooks, request });
+  const gated = await gateCalls(served, { toolbox, neutralize: neutralizeText, hooks: d.hooks, request, host: deps.tools });
   const delegating = gated.allowed.filter((c) => c.name === "delegate");
   const others = served.filter((c) => c.name !== "delegate");
   const othersGated = { allowed: gated.allowed.filter((c) => c.name !== "delegate"), denied: gated.denied.filter((x) => x.ran.tool !== "delegate") };
