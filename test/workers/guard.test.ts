@@ -97,7 +97,7 @@ describe("the rule guard", () => {
     const model = reply(["delegate", { agent: "calendar:helper", task: "Find a slot." }]);
     const turn = await s.turn({ reply: model });
     expect(results(turn).get(model.tool_calls[0]!.id)).toBe("[not run: the guard denied this tool call] Its reason: no subagents today");
-    expect(turn.envelope.tools!.ran).toEqual([{ toolCallId: model.tool_calls[0]!.id, tool: "delegate", servedBy: "delegate", outcome: "denied", ms: 0, reason: "no subagents today" }]);
+    expect(turn.envelope.tools!.ran).toEqual([{ toolCallId: model.tool_calls[0]!.id, tool: "delegate", servedBy: "delegate", outcome: "denied", ms: 0, reason: "no subagents today", deniedBy: "guard" }]);
     expect((await s.events()).filter((e) => e.type === "tool.call.denied").map((e) => e.data)).toEqual([{ tool: "delegate", servedBy: "delegate", by: "guard", reason: "no subagents today" }]);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 
-const STAGES = ["load", "pull", "run", "admit", "recall", "identify", "tools", "reminders", "compact", "assemble", "commit"];
+const STAGES = ["load", "pull", "input", "output", "run", "admit", "recall", "identify", "tools", "reminders", "assembled", "compact", "assemble", "commit"];
 
 describe("the turn pipeline", () => {
   it("records each stage, in order, with what it decided; a replay carries the first answer's record", async () => {
