@@ -4,6 +4,7 @@
  * refusal (refuse, deny, reject, a summary) ends the chain. A hook that does not answer in time, or answers what its
  * point does not take, follows its fail mode: `open` changes nothing, `closed` gives the point's strict verdict.
  */
+import { admitText } from "../protect/boundary";
 import { HookDecisions, type HookCall, type HookCallParams, type HookDecision, type HookFailure, type HookPayload, type HookPoint, type HookSpec } from "../protocol/hooks";
 
 export type HookAnswer = { ok: true; value: unknown; ms: number } | { ok: false; reason: HookFailure; detail: string; ms: number };
@@ -57,7 +58,8 @@ export async function runChain<P extends HookPoint, S>(scope: HookScope, point: 
       ...(options.tool ? { toolCallId: options.tool.toolCallId } : {}),
       ms: answer.ms,
       verdict: decision.action,
-      ...(read.ok ? {} : { failed: read.failed, detail: read.detail.slice(0, 500) }),
+      // A failure's detail may quote the app (its error message): evidence holds no secret of it.
+      ...(read.ok ? {} : { failed: read.failed, detail: admitText(read.detail.slice(0, 500)).text }),
     });
     const applied = options.apply(state, decision, hook);
     state = applied.state;

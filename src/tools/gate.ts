@@ -12,6 +12,7 @@ import { evaluateGuard } from "./guard";
 import { modelToolName } from "./model-names";
 import { isRuntimeTool } from "./runtime-tools";
 import { parseArguments } from "./validate";
+import { admitText } from "../protect/boundary";
 import type { Toolbox } from "../protocol/tools";
 
 export interface Gate {
@@ -51,8 +52,10 @@ async function judgeCalls(ruled: Gate & { unruled: ModelCall[] }, ctx: GateConte
         const tool = specs.get(call.name)?.name ?? call.name;
         const annotations = annotationsOf(call.name);
         const verdict = await judge(GuardModel.parse(config), { agent: ctx.toolbox.agent.id, request: ctx.request ?? null, call: { tool, arguments: parsed(call.arguments), ...(annotations ? { annotations } : {}) } });
-        ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: call.id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: verdict.reason.slice(0, 500) });
-        return [call.id, { verdict, tool }] as const;
+        // The model's reason is outside text: redacted before the model, the evidence or the events read it.
+        const reason = admitText(ctx.neutralize(verdict.reason)).text;
+        ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: call.id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: reason.slice(0, 500) });
+        return [call.id, { verdict: { ...verdict, reason }, tool }] as const;
       }),
     ),
   );
@@ -64,7 +67,7 @@ async function judgeCalls(ruled: Gate & { unruled: ModelCall[] }, ctx: GateConte
       ...denied.map((call) => {
         const { verdict, tool } = verdicts.get(call.id)!;
         return {
-          result: { toolCallId: call.id, content: `${GUARD_DENIED_RESULT} Its reason: ${ctx.neutralize(verdict.reason)}`, runtimeWritten: true },
+          result: { toolCallId: call.id, content: `${GUARD_DENIED_RESULT} Its reason: ${verdict.reason}`, runtimeWritten: true },
           ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: verdict.ms, reason: verdict.reason, deniedBy: "model-guard" },
         };
       }),
@@ -93,10 +96,11 @@ export async function gateCalls(calls: readonly ModelCall[], ctx: GateContext): 
       });
       const stopped = outcome.stoppedBy;
       if (stopped?.decision.action !== "deny") return { call: outcome.state };
-      const reason = stopped.decision.reason;
+      // The hook's reason reaches the model, the evidence and the events: text from outside, past the boundary.
+      const reason = admitText(ctx.neutralize(stopped.decision.reason)).text;
       return {
         denied: {
-          result: { toolCallId: call.id, content: `${HOOK_DENIED_RESULT} Its reason: ${ctx.neutralize(reason)}`, runtimeWritten: true },
+          result: { toolCallId: call.id, content: `${HOOK_DENIED_RESULT} Its reason: ${reason}`, runtimeWritten: true },
           ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: 0, reason, deniedBy: stopped.hook.id },
         },
       };

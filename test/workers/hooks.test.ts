@@ -215,6 +215,22 @@ describe("tool hooks", () => {
     ]);
   });
 
+  it("a hook's reason and its failure's detail are outside text: no secret of them reaches the model, the evidence or the events", async () => {
+    const s = await mailSetup([
+      [{ name: "leaky", point: "tool.before", agents: ["*"], tools: ["mail:send_mail"] }, () => ({ action: "deny", reason: "blocked by key AKIAIOSFODNN7EXAMPLE" })],
+      [{ name: "broken", point: "tool.before", agents: ["*"], tools: ["mail:read_inbox"] }, () => ({ action: "patch" })],
+    ]);
+    await s.turn({ message: "Mail Ann, read the inbox." });
+    const model = reply(["mail__send_mail", { to: "ann@home.example" }], ["mail__read_inbox", {}]);
+    const turn = await s.turn({ reply: model });
+    const events = (await s.frontend.json<{ events: ContextEvent[] }>("GET", `/v1/conversations/${s.conversation}/events?limit=500`)).events;
+    const everything = JSON.stringify([turn, events]);
+    expect(everything).not.toContain("AKIAIOSFODNN7EXAMPLE");
+    expect(results(turn).get(model.tool_calls[0]!.id)).toBe("[not run: a hook denied this tool call] Its reason: blocked by key [REDACTED:aws-access-key-id]");
+    expect(calls(turn)[1]).toMatchObject({ hook: "guardian:broken", verdict: "continue", failed: "invalid" });
+    expect(s.ran()).toEqual([{ name: "read_inbox", arguments: {} }]);
+  });
+
   it("no tool runs while a tool.before verdict is pending", async () => {
     const pending: unknown[] = [];
     const s = await mailSetup([[{ name: "slow", point: "tool.before", agents: ["*"], deadlineMs: 5_000 }, (_p, _params, id) => (pending.push(id), undefined)]]);
