@@ -41,6 +41,7 @@ const EXPECTED: Record<string, Expected> = {
   "image.urlChars": maxOf(imageUrl),
   "providerDeadlineMs": providerDeadlineMs({} as Env),
   "toolDeadlineMs": toolDeadlineMs({} as Env),
+  "hookDeadlineMaxS": LIMITS.hookDeadlineMaxMs / 1000,
   "jsonrpc.idChars.min": minOf(chars(JsonRpcId)),
   "jsonrpc.idChars.max": maxOf(chars(JsonRpcId)),
   "jsonrpc.methodChars.min": minOf(chars(JsonRpcRequest, (method) => ({ jsonrpc: "2.0", id: 1, method }))),
@@ -72,7 +73,7 @@ const README_PHRASES = [
   "{messagesPerResume} messages per resume",
   "the reminder appendix {appendixChars} characters per turn",
   "{attachmentsPerConversation} attachments and {resourcesPerConversation} resources per conversation",
-  "{providersPerApp} providers and {agentsPerApp} agents per app",
+  "{providersPerApp} providers, {agentsPerApp} agents and {hooksPerApp} hooks per app (a hook waits {hookDeadlineMs} ms by default, at most {hookDeadlineMaxS} s)",
   "{listItemsPerPage} items per list page",
   "pages of at most {messagesPerPage} messages",
   "reads at most {historyReadBytes} of a conversation's history",
@@ -112,6 +113,10 @@ const PROTOCOL_TABLE: Record<string, string> = {
   "Provider answer deadline":
     "{providerDeadlineMs} ms (`PROVIDER_DEADLINE_MS` in `wrangler.toml` `[vars]`; any positive number, else {providerDeadlineMs})",
   "Tool answer deadline": "{toolDeadlineMs} ms (`TOOL_DEADLINE_MS` in `wrangler.toml` `[vars]`; any positive number, else {toolDeadlineMs})",
+  "Hooks per app (`initialize.hooks`)": "{hooksPerApp}",
+  "Hook answer deadline (`deadlineMs`)": "{hookDeadlineMs} ms by default; at most {hookDeadlineMaxMs} ms",
+  "Text a hook adds (a memory entry, a block's `content`, a summary); a block's text shown to a hook": "{hookTextChars} chars",
+  "Regenerations after an `output` hook rejects (gateway)": "{outputRegenerations}",
 };
 
 /** Limits docs/protocol.md states in its prose; each phrase must occur, and every occurrence must be right. */
