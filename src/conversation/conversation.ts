@@ -111,12 +111,13 @@ export class Conversation extends DurableObject<Env> {
     return this.read(owner, (meta) => ok(this.describe(meta)));
   }
 
-  turn(owner: Owner, body: TurnBody): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", (owned) => this.takeTurnNow(owner, owned, body));
+  /** `checked`: the gateway ran the output hooks on the reply already (it regenerates on a rejection itself). */
+  turn(owner: Owner, body: TurnBody, checked?: { outputReviewed: true }): Promise<Result<TurnResult>> {
+    return this.serve(owner, "queued", (owned) => this.takeTurnNow(owner, owned, body, undefined, checked !== undefined));
   }
 
   /** A turn, inside the queue; `more` adds appendix sections (a subagent's first turn: its parent's hints). */
-  private async takeTurnNow(owner: Owner, owned: ConversationMeta, body: TurnBody, more?: (nonce: string | null, own: TurnSections) => Promise<TurnSections>): Promise<Result<TurnResult>> {
+  private async takeTurnNow(owner: Owner, owned: ConversationMeta, body: TurnBody, more?: (nonce: string | null, own: TurnSections) => Promise<TurnSections>, outputReviewed = false): Promise<Result<TurnResult>> {
     const nonce = owned.nonce ?? this.store.giveNonce(newNonce());
     const meta = { ...owned, nonce };
     const sections = turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce);
@@ -137,6 +138,7 @@ export class Conversation extends DurableObject<Env> {
       // A subagent runs in a conversation of its own, in its own Durable Object (same tenant and user).
       delegate: (start) => conversationStub(this.env, owner, start.childConversationId).startDelegation(owner, start),
       sections: more ? async (agent) => more(nonce, await sections(agent)) : sections,
+      outputReviewed,
     };
     return takeTurn(deps, body);
   }

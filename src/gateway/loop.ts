@@ -129,7 +129,7 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
       // A turnId of its own: a model that repeats a call exactly (a poll) is not taken for a retry.
       const body = TurnBody.safeParse({ turnId: crypto.randomUUID(), agent: ctx.agent, reply });
       if (!body.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${body.error.issues[0]?.message}`, "upstream_invalid") });
-      const next = await ctx.stub.turn(ctx.owner, body.data);
+      const next = await ctx.stub.turn(ctx.owner, body.data, turn.envelope.hooks?.points.includes("output") ? { outputReviewed: true } : undefined);
       if (!next.ok) return fail({ ok: false, error: fromProblem(next.problem) });
       // Subagents the model's `delegate` calls started run here to their final answers (src/gateway/subagents.ts).
       const settled = await settleDelegations(ctx, next.value);

@@ -243,11 +243,7 @@ describe("output hooks on POST /v1/chat/completions", () => {
     expect(JSON.stringify(history)).not.toContain("forbidden");
   });
 
-  // BUG (it.fails): the gateway checks a step's answer in readAccepted (src/gateway/loop.ts), then hands an answer with
-  // the runtime's calls to the turn as its `reply` (runLoop, `ctx.stub.turn(… reply)`), where the turn's output stage
-  // (src/conversation/turn/hook-output.ts, hookOutput) runs the same output hooks on it again, always as attempt 0.
-  // So every output hook is called twice for each call step (and two hook.called events are recorded for it).
-  it.fails("each step's answer is checked once: a call step the gateway accepted is not checked again when its calls run", async () => {
+  it("each step's answer is checked once: a call step the gateway accepted is not checked again when its calls run", async () => {
     const s = await gatewaySetup([censor]);
     upstream.script = [{ toolCalls: [{ name: "notes__lookup", arguments: { q: "plan" } }] }, { text: "Buy lemons." }];
     const res = await s.chat({ messages: [{ role: "user", content: "What do my notes say?" }] });
@@ -257,12 +253,7 @@ describe("output hooks on POST /v1/chat/completions", () => {
     expect(called).toHaveLength(2);
   });
 
-  // BUG (it.fails): the gateway checks a step's answer in readAccepted (src/gateway/loop.ts), then hands an answer with
-  // the runtime's calls to the turn as its `reply` (runLoop, `ctx.stub.turn(… reply)`), where the turn's output stage
-  // (src/conversation/turn/hook-output.ts, hookOutput) runs the same output hooks on it again, always as attempt 0.
-  // Here the second check (attempt 0 again) rejects the answer the hook accepted at attempt 1: the request ends 422 with
-  // code `not-accepted` (the turn API's problem), not the answer, nor the documented `output_rejected`.
-  it.fails("a call step rejected once and accepted on regeneration runs its calls: the request ends with the answer, not 422", async () => {
+  it("a call step rejected once and accepted on regeneration runs its calls: the request ends with the answer, not 422", async () => {
     // A hook that asks the model to reconsider its first call: it rejects a call at attempt 0, accepts one at attempt 1.
     const s = await gatewaySetup([
       [

@@ -37,6 +37,8 @@ export interface TurnDeps {
   delegate?: (start: DelegationStart) => Promise<Result<{ turnId: string }>>;
   /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
   sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
+  /** The gateway checked the reply with the output hooks already: the turn does not check it again. */
+  outputReviewed?: boolean;
 }
 
 /** A turn's result as stored: the model input is rebuilt from the history on a replay. */
