@@ -274,6 +274,18 @@ export class ConversationStore extends MessageStore {
     return null;
   }
 
+  /**
+   * The corrective notes continuations fired since the user message at `userSeq` (`kind\0reason`): the next user
+   * message does not note the same again.
+   */
+  continuationReminders(userSeq: number): Set<string> {
+    const rows = this.sql.exec<{ subject: string; data: string }>(
+      "SELECT subject, data FROM events WHERE type = 'reminder.fired' AND json_extract(data, '$.continuation') = 1 AND json_extract(data, '$.userSeq') = ?",
+      userSeq,
+    );
+    return new Set(rows.toArray().map((r) => `${r.subject}\u0000${String((JSON.parse(r.data) as { reason?: unknown }).reason)}`));
+  }
+
   events(after: number, limit: number): ContextEvent[] {
     return this.sql
       .exec<Row>("SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)

@@ -1,12 +1,17 @@
 /**
  * Corrective reminders through real turns (issue 13, part 4; docs/reminders.md): a loop, a task claimed done without
- * action, interrupted work. Each note appears on the user's message when its condition newly holds and not again
- * until something changes; the prefix stays byte-stable; a forged note in a tool result is neutralised.
+ * action, interrupted work. Each note appears when its condition newly holds (on the user's message, or on the result
+ * of the call that made it hold when the model goes on without one, as in the gateway's steps) and not again until
+ * something changes; the prefix stays byte-stable; a forged note in a tool result is neutralised.
  */
 import { describe, expect, it } from "vitest";
 import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import type { ContextEvent, TurnResult } from "../../src/protocol/frontend";
 import { freshIdentity, Frontend } from "./support/runtime";
+import { ToolApp } from "./support/tool-app";
+import { installFakeUpstream, upstream } from "./support/gateway-fake-upstream";
+
+installFakeUpstream();
 import { TestApp } from "./support/test-app";
 
 const TODO = { taskTool: "todo_write", doneWhen: { list: "todos", key: "content", field: "status", equals: "completed" } };
@@ -54,15 +59,18 @@ function expectStablePrefix(turns: readonly { result: TurnResult; message: boole
 }
 
 describe("corrective reminders", () => {
-  it("a loop: noted once on the next user message, with its event and evidence, and not again until it loops anew", async () => {
+  it("a loop: noted once, on the result of the call that completes it (a continuation), with its event and evidence, and not again until it loops anew", async () => {
     const s = await setup();
     await s.turn({ message: "Find the deploy config." });
-    for (let i = 0; i < 3; i++) await s.call("read_file", i === 1 ? { limit: 10, path: "cfg.yaml" } : { path: "cfg.yaml", limit: 10.0 }, "No such file: cfg.yaml");
+    let third: TurnResult | undefined;
+    for (let i = 0; i < 3; i++) third = await s.call("read_file", i === 1 ? { limit: 10, path: "cfg.yaml" } : { path: "cfg.yaml", limit: 10.0 }, "No such file: cfg.yaml");
+    // No user message to ride on: the note rides on the result that completed the loop, and is stored with it.
+    expect(textOf(third!.messages.at(-1)!)).toMatch(/^No such file: cfg\.yaml\n\n<system_reminder kind="loop" nonce="[a-z0-9]{12}">\nYou may be looping: read_file was called 3 times in a row with the same arguments and got the same result each time\./);
+    expect(third!.envelope.reminders).toEqual([{ kind: "loop", reason: "read_file repeated 3 times" }]);
+    expect(third!.envelope.stages!.find((st) => st.stage === "reminders")!.decided).toEqual({ kinds: ["loop"] });
     const noted = await s.turn({ message: "Any luck?" });
-    expect(kinds(noted)).toEqual(["loop"]);
-    expect(lastUser(noted)).toMatch(/^Any luck\?\n\n(<system_reminder[^\n]*\n[^\n]*\n<\/system_reminder>\n\n)?<system_reminder kind="loop" nonce="[a-z0-9]{12}">\nYou may be looping: read_file was called 3 times in a row/);
-    expect(noted.envelope.reminders).toEqual([{ kind: "loop", reason: "read_file repeated 3 times" }]);
-    expect(noted.envelope.stages!.find((st) => st.stage === "reminders")!.decided).toEqual({ kinds: ["loop"] });
+    expect(kinds(noted)).toEqual([]);
+    expect(noted.envelope.reminders).toBeUndefined();
     const quiet = await s.turn({ message: "Try docs/ then." });
     expect(kinds(quiet)).toEqual([]);
     expect(quiet.envelope.reminders).toBeUndefined();
@@ -71,12 +79,13 @@ describe("corrective reminders", () => {
     expect(kinds(await s.turn({ message: "And the job?" }))).toEqual([]);
     for (let i = 0; i < 2; i++) await s.call("read_file", { path: "docs/a" }, "A"), await s.call("grep", { q: "x" }, "0 hits");
     await s.call("read_file", { path: "docs/a" }, "A");
-    await s.call("grep", { q: "x" }, "0 hits");
-    const cycle = await s.turn({ message: "Well?" });
+    const cycle = await s.call("grep", { q: "x" }, "0 hits");
     expect(cycle.envelope.reminders).toEqual([{ kind: "loop", reason: "cycle read_file → grep repeated 3 times" }]);
+    expect(kinds(await s.turn({ message: "Well?" }))).toEqual([]);
+    // Each firing is an event; a continuation's names the user message it follows.
     expect((await s.events()).filter((e) => e.type === "reminder.fired").map((e) => [e.subject, e.data])).toEqual([
-      ["loop", { kind: "loop", reason: "read_file repeated 3 times" }],
-      ["loop", { kind: "loop", reason: "cycle read_file → grep repeated 3 times" }],
+      ["loop", { kind: "loop", reason: "read_file repeated 3 times", continuation: true, userSeq: 1 }],
+      ["loop", { kind: "loop", reason: "cycle read_file → grep repeated 3 times", continuation: true, userSeq: expect.any(Number) }],
     ]);
     expectStablePrefix(s.turns);
   });
@@ -101,11 +110,11 @@ describe("corrective reminders", () => {
     // Both tasks were opened before the edit: real work, no note.
     expect(kinds(noted)).toEqual([]);
     await s.call("todo_write", { todos: [{ content: "add tests", status: "pending" }] }, "ok");
-    await s.call("todo_write", { todos: [{ content: "add tests", status: "completed" }] }, "ok");
-    const claimed = await s.turn({ message: "And the tests?" });
-    expect(kinds(claimed)).toEqual(["done_without_action"]);
-    expect(lastUser(claimed)).toContain('A task was marked done with no action taken since it was opened: "add tests".');
+    const claimed = await s.call("todo_write", { todos: [{ content: "add tests", status: "completed" }] }, "ok");
+    // Noted on the result of the marking call, at once, not at the next message.
+    expect(textOf(claimed.messages.at(-1)!)).toContain('A task was marked done with no action taken since it was opened: "add tests".');
     expect(claimed.envelope.reminders).toEqual([{ kind: "done_without_action", reason: "1 task(s) marked done with no acting call since opened: add tests" }]);
+    expect(kinds(await s.turn({ message: "And the tests?" }))).toEqual([]);
     expect(kinds(await s.turn({ message: "Really?" }))).toEqual([]);
     expectStablePrefix(s.turns);
   });
@@ -141,13 +150,40 @@ describe("corrective reminders", () => {
     const t = await s.turn({ message: "Well?" });
     const results = t.messages.filter((m) => m.role === "tool").map((m) => textOf(m));
     expect(results).toHaveLength(3);
-    for (const r of results) {
-      expect(r).not.toContain(nonce);
-      expect(r).not.toContain("<system_reminder");
+    const genuine = `<system_reminder kind="loop" nonce="${nonce}">\nYou may be looping: fetch_page was called 3 times in a row`;
+    for (const [i, r] of results.entries()) {
+      // The forged note is neutralised in every result; the genuine loop note rides on the third, the only text with the nonce.
+      const [own, note] = i === 2 ? [r.slice(0, r.indexOf(genuine)), r.slice(r.indexOf(genuine))] : [r, ""];
+      expect(own).not.toContain(nonce);
+      expect(own).not.toContain("<system_reminder");
+      expect(note.startsWith(i === 2 ? genuine : "")).toBe(true);
+      expect(note.split(`nonce="${nonce}"`)).toHaveLength(i === 2 ? 2 : 1);
     }
-    // The genuine loop note fires, and it is the only runtime-tagged note on the message.
-    expect(kinds(t)).toEqual(["loop"]);
-    expect(lastUser(t).split(`nonce="${nonce}"`)).toHaveLength(2);
+    expect(kinds(t)).toEqual([]);
     expectStablePrefix(s.turns);
+  });
+
+  it("a loop inside the gateway's own steps is noted in the next step's input, on the looping call's result", async () => {
+    const id = freshIdentity();
+    await ToolApp.connect(
+      id,
+      "files",
+      {
+        tools: [{ name: "read_file", description: "Read a file.", inputSchema: { type: "object", properties: { path: { type: "string" } } } }],
+        agents: [{ agentId: "coder", name: "Coder", systemPrompt: "You code.", tools: ["read_file"], correctives: {} }],
+      },
+      () => ({ result: { content: [{ type: "text", text: "No such file: cfg.yaml" }] } }),
+    );
+    const frontend = await Frontend.for(id);
+    const call = { name: "files__read_file", arguments: { path: "cfg.yaml" } };
+    upstream.script = [{ toolCalls: [call] }, { toolCalls: [call] }, { toolCalls: [call] }, { text: "I could not find it." }];
+    const res = await frontend.request("POST", "/v1/chat/completions", { model: "files:coder", messages: [{ role: "user", content: "Find the deploy config." }] });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(upstream.requests).toHaveLength(4);
+    const toolText = (i: number) => upstream.requests[i]!.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+    expect(toolText(2)).toEqual(["No such file: cfg.yaml", "No such file: cfg.yaml"]);
+    const fourth = toolText(3);
+    expect(fourth.slice(0, 2)).toEqual(["No such file: cfg.yaml", "No such file: cfg.yaml"]);
+    expect(fourth[2]).toMatch(/^No such file: cfg\.yaml\n\n<system_reminder kind="loop" nonce="[a-z0-9]{12}">\nYou may be looping: files__read_file was called 3 times in a row/);
   });
 });

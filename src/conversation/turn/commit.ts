@@ -53,7 +53,7 @@ export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly
     store.saveTurn({ turnId: d.turnId, requestDigest: d.requestDigest, systemPrompt: assembly.messages[0]!.content as string, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
     if (d.typed?.redactions.length) store.addEvent(d.turnId, "message.redacted", null, { redactions: d.typed.redactions }, at);
     if (result.envelope.contexts) store.addEvent(d.turnId, "context.redacted", null, { redactions: result.envelope.contexts.redactions }, at);
-    recordTurnEvents(store, result, assembly.messages.length, at);
+    recordTurnEvents(store, result, assembly.messages.length, at, d.continuation);
   });
   return ok({ out: { shown }, decided: {} });
 }
@@ -89,7 +89,7 @@ function seqRanges(seqs: readonly number[]): [number, number][] {
   return ranges;
 }
 
-function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, messageCount: number, at: string): void {
+function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, messageCount: number, at: string, continuation: boolean): void {
   const { envelope } = result;
   for (const i of envelope.injection) {
     const type = i.marker === "removed" ? "context.removed" : "context.injection.applied";
@@ -97,7 +97,9 @@ function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, me
   }
   for (const m of result.missing) store.addEvent(result.turnId, "context.missing", m.id, { reason: m.reason, detail: m.detail }, at);
   for (const c of envelope.tools?.unanswered ?? []) store.addEvent(result.turnId, "tool.call.unanswered", c.id, { tool: c.name, ...(c.awaitingApproval ? { awaitingApproval: true } : {}) }, at);
-  for (const r of envelope.reminders ?? []) store.addEvent(result.turnId, "reminder.fired", r.kind, { kind: r.kind, reason: r.reason }, at);
+  // A continuation's notes name the user message they follow: the next message does not repeat them.
+  const after = continuation ? { continuation: true, userSeq: store.lastUserSeq() } : {};
+  for (const r of envelope.reminders ?? []) store.addEvent(result.turnId, "reminder.fired", r.kind, { kind: r.kind, reason: r.reason, ...after }, at);
   for (const r of envelope.tools?.ran ?? []) store.addEvent(result.turnId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
   // Denials say who and why (docs/tools.md, "The guard"; docs/hooks.md).
   for (const r of envelope.tools?.ran ?? []) {

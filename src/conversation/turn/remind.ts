@@ -2,6 +2,7 @@ import { ok, type Result } from "../../core/problem";
 import { digestOf, renderStapled, stapledNotes, type ResolvedMention, type StapledKind } from "../../reminders/stapled";
 import { checkAttachable } from "./pull";
 import { textOf } from "../../protocol/messages";
+import { withAppendix, withoutAppendix } from "../../core/reminder";
 import { doneNote, interruptedNote, loopNote, renderCorrective, timeline, type CorrectiveKind, type TimelineMessage } from "../../reminders/correctives";
 import { Correctives } from "../../protocol/methods";
 import type { Admitted } from "./admit";
@@ -20,7 +21,10 @@ export interface Reminder {
 }
 
 export interface Reminded {
-  /** Notes stapled to the user's message, first in its appendix, in this order; class 0 like the message. */
+  /**
+   * Notes stapled to the user's message, first in its appendix, in this order; class 0 like the message. On a
+   * continuation (no user message) the corrective notes ride on this turn's last tool result instead, in `admitted`.
+   */
   reminders: Reminder[];
   /** Stapled state notes (uploads, mentions), last in the appendix, after the context markers, in the registry's order. */
   stapled: Reminder[];
@@ -35,9 +39,10 @@ const READ_ONLY_RUNTIME = new Set(["search_tools", "read_skill", "list_contexts"
  * The notes the runtime staples to the user's message: who took over the conversation, then the corrective notes the
  * agent turns on (docs/reminders.md) — a loop, tasks claimed done without action, interrupted work — in that order.
  */
-export async function remind(d: Loaded & Pulled & Admitted & Identified & Offered): Promise<Result<Staged<Reminded>>> {
+export async function remind(d: Loaded & Pulled & Admitted & Identified & Offered): Promise<Result<Staged<Reminded & Partial<Admitted>>>> {
   const reminders: Reminder[] = d.personaNote ? [{ kind: "persona", text: d.personaNote }] : [];
-  if (!d.continuation && d.agent.correctives) reminders.push(...correctives(d, Correctives.parse(d.agent.correctives)));
+  if (d.agent.correctives) reminders.push(...correctives(d, Correctives.parse(d.agent.correctives)));
+  if (d.continuation) return ok({ out: { reminders, stapled: [], ...onLastResult(d, reminders) }, decided: { kinds: reminders.map((r) => r.kind) } });
   const mentions = d.continuation ? ok<ResolvedMention[]>([]) : await resolveMentions(d);
   if (!mentions.ok) return mentions;
   const agent = d.agent.id;
@@ -60,12 +65,30 @@ async function resolveMentions(d: Loaded): Promise<Result<ResolvedMention[]>> {
   return ok(resolved);
 }
 
+/**
+ * A continuation's corrective notes (the model goes on with its tools, as in the gateway's steps): appended to this
+ * turn's last tool result and stored with it, so the next turns read the same bytes (the prefix stays stable).
+ */
+function onLastResult(d: Admitted, notes: readonly Reminder[]): Partial<Admitted> {
+  const at = d.admitted.messages.findLastIndex((m) => m.role === "tool");
+  const last = d.admitted.messages[at];
+  if (notes.length === 0 || !last || last.role !== "tool") return {};
+  const text = withAppendix(textOf(last), notes.map((n) => n.text));
+  const messages = d.admitted.messages.map((m, i) => (i === at ? { ...last, content: text } : m));
+  return { admitted: { ...d.admitted, messages } };
+}
+
+/**
+ * The corrective notes that newly hold. On a user message, over the calls since the last one (minus what a
+ * continuation after it noted already); on a continuation, over this turn's own calls, loops and claimed-done only
+ * (interrupted work needs a new message).
+ */
 function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correctives): Reminder[] {
   const { store } = d.deps;
   const fromSeq = Math.max(0, store.lastSeq() - CORRECTIVE_WINDOW + 1);
   const lastUser = store.lastUserSeq();
   const messages: TimelineMessage[] = [
-    ...store.messages(Number.MAX_SAFE_INTEGER, fromSeq).map(({ seq, message }) => entry(message, seq > lastUser)),
+    ...store.messages(Number.MAX_SAFE_INTEGER, fromSeq).map(({ seq, message }) => entry(message, !d.continuation && seq > lastUser)),
     ...d.admitted.messages.map((message) => entry(message, true)),
   ];
   const calls = timeline(messages);
@@ -75,18 +98,20 @@ function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correcti
   const readOnly = (tool: string) => offered.get(tool)?.annotations?.readOnlyHint === true || (offered.get(tool)?.source === "runtime" && READ_ONLY_RUNTIME.has(tool));
   const acting = (tool: string) => !isTaskTool(tool) && !readOnly(tool);
   const denied = d.decisions.denials.flatMap((m) => (m.role === "tool" ? [{ id: m.tool_call_id, name: d.openCalls.calls.get(m.tool_call_id) ?? "tool" }] : []));
+  const noted = d.continuation ? new Set<string>() : store.continuationReminders(lastUser);
   const notes = [
     settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce) : null,
     doneNote(calls, settings, acting, isTaskTool, d.nonce),
-    settings.interrupted ? interruptedNote({ unanswered: d.unanswered, denied }, calls, d.nonce) : null,
+    settings.interrupted && !d.continuation ? interruptedNote({ unanswered: d.unanswered, denied }, calls, d.nonce) : null,
   ];
-  return notes.flatMap((n) => (n ? [{ kind: n.kind, reason: n.reason, text: renderCorrective(n, d.nonce) }] : []));
+  return notes.flatMap((n) => (n && !noted.has(`${n.kind}\u0000${n.reason}`) ? [{ kind: n.kind, reason: n.reason, text: renderCorrective(n, d.nonce) }] : []));
 }
 
 function entry(message: Parameters<typeof textOf>[0], fresh: boolean): TimelineMessage {
   return {
     role: message.role,
-    content: textOf(message),
+    // A result a continuation's note rides on is compared without it: the same result stays the same.
+    content: message.role === "tool" ? withoutAppendix(textOf(message)) : textOf(message),
     ...(message.role === "assistant" && message.tool_calls ? { toolCalls: message.tool_calls } : {}),
     ...(message.role === "tool" ? { toolCallId: message.tool_call_id } : {}),
     fresh,
