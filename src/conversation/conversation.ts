@@ -22,7 +22,7 @@ import { migrate } from "../storage/migrate";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ToolStateStore } from "./tool-state-store";
-import { GatewayStore, type GatewayCursor, type ModelUsage } from "./gateway-store";
+import { GatewayStore, type GatewayCursor, type GatewayRun, type ModelUsage } from "./gateway-store";
 import { askGuardModel } from "../tools/guard-model";
 import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from "../hooks/output";
 import type { HookScope } from "../hooks/chain";
@@ -111,13 +111,28 @@ export class Conversation extends DurableObject<Env> {
     return this.read(owner, (meta) => ok(this.describe(meta)));
   }
 
-  /** `checked`: the gateway ran the output hooks on the reply already (it regenerates on a rejection itself). */
-  turn(owner: Owner, body: TurnBody, checked?: { outputReviewed: true }): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", (owned) => this.takeTurnNow(owner, owned, body, undefined, checked !== undefined));
+  /**
+   * `gateway`, for a gateway run's own turns: `outputReviewed` when it ran the output hooks on the reply already (it
+   * regenerates on a rejection itself); `run`, the run, refused once a newer request interrupted it.
+   */
+  turn(owner: Owner, body: TurnBody, gateway?: { outputReviewed?: boolean; run?: string }): Promise<Result<TurnResult>> {
+    return this.serve(owner, "queued", (owned) => {
+      const live = this.runLive(gateway?.run);
+      return live.ok ? this.takeTurnNow(owner, owned, body, { outputReviewed: gateway?.outputReviewed === true }) : live;
+    });
   }
 
-  /** A turn, inside the queue; `more` adds appendix sections (a subagent's first turn: its parent's hints). */
-  private async takeTurnNow(owner: Owner, owned: ConversationMeta, body: TurnBody, more?: (nonce: string | null, own: TurnSections) => Promise<TurnSections>, outputReviewed = false): Promise<Result<TurnResult>> {
+  /**
+   * A turn, inside the queue. `more` adds appendix sections (a subagent's first turn: its parent's hints);
+   * `outputReviewed`, the gateway checked the reply already; `interruptedRun`, a gateway answer this message cut off.
+   */
+  private async takeTurnNow(
+    owner: Owner,
+    owned: ConversationMeta,
+    body: TurnBody,
+    options: { more?: (nonce: string | null, own: TurnSections) => Promise<TurnSections>; outputReviewed?: boolean; interruptedRun?: GatewayRun } = {},
+  ): Promise<Result<TurnResult>> {
+    const { more, outputReviewed = false, interruptedRun } = options;
     const nonce = owned.nonce ?? this.store.giveNonce(newNonce());
     const meta = { ...owned, nonce };
     const sections = turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce);
@@ -139,6 +154,7 @@ export class Conversation extends DurableObject<Env> {
       delegate: (start) => conversationStub(this.env, owner, start.childConversationId).startDelegation(owner, start),
       sections: more ? async (agent) => more(nonce, await sections(agent)) : sections,
       outputReviewed,
+      ...(interruptedRun ? { interruptedRun } : {}),
     };
     return takeTurn(deps, body);
   }
@@ -179,7 +195,7 @@ export class Conversation extends DurableObject<Env> {
         const memoryError = own.memoryError ?? slice.memoryError;
         return { ...own, sections: slice.section ? [slice.section, ...own.sections] : own.sections, ...(memoryError ? { memoryError } : {}) };
       };
-      const turn = await this.takeTurnNow(owner, this.store.meta()!, { agent: start.agent, message: start.task }, hints);
+      const turn = await this.takeTurnNow(owner, this.store.meta()!, { agent: start.agent, message: start.task }, { more: hints });
       const redactions = await auditRecords(received.hits, await this.auditKey(owner));
       const data = { toolCallId: start.parent.toolCallId, depth: start.parent.depth, context: start.context !== undefined, memories: received.memories, ...(redactions.length ? { redactions } : {}) };
       this.store.addEvent(turn.ok ? turn.value.turnId : null, "delegation.received", start.parent.conversationId, data, createdAt);
@@ -263,8 +279,10 @@ export class Conversation extends DurableObject<Env> {
   }
 
   /** The open calls the runtime serves, run outside a turn; their results are stored like appended ones. */
-  runTools(owner: Owner, body: RunToolsBody): Promise<Result<ToolRunResult>> {
+  runTools(owner: Owner, body: RunToolsBody, run?: string): Promise<Result<ToolRunResult>> {
     return this.serve(owner, "live", async (meta) => {
+      const live = this.runLive(run);
+      if (!live.ok) return live;
       const agent = body.agent ?? meta.agent;
       if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
       const toolbox = await this.hub(owner).toolbox(agent);
@@ -286,27 +304,42 @@ export class Conversation extends DurableObject<Env> {
    * the cursor is still where the gateway read it. Two requests that read the same cursor cannot both take the same
    * message: the second is refused (409), as a retry of it would continue the turn the first took.
    */
-  gatewayTurn(owner: Owner, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }): Promise<Result<TurnResult>> {
+  gatewayTurn(owner: Owner, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }, run: string): Promise<Result<TurnResult>> {
     return this.serve(owner, "queued", async (owned) => {
       if (JSON.stringify(this.gateway.cursor()) !== JSON.stringify(cursor.expected)) {
         return fail("conflict", "another request on this conversation moved it on meanwhile: send one request at a time per conversation");
       }
-      const turn = await this.takeTurnNow(owner, owned, body);
-      if (turn.ok) this.gateway.setCursor(cursor.next, new Date().toISOString());
+      // A run still in progress (streaming, or running tools) is interrupted: its later writes are refused, and a new
+      // user message is told what it cut off.
+      const prior = this.gateway.openRun();
+      const turn = await this.takeTurnNow(owner, owned, body, prior && body.message !== undefined ? { interruptedRun: prior } : {});
+      if (!turn.ok) return turn;
+      const at = new Date().toISOString();
+      this.gateway.setCursor(cursor.next, at, { runId: run, turnId: turn.value.turnId });
+      if (prior) this.store.addEvent(turn.value.turnId, "gateway.run.interrupted", prior.turnId, { runId: prior.runId }, at);
       return turn;
     });
+  }
+
+  /** A gateway run's writes go on only while it is the run in progress (none given: not a gateway run's). */
+  private runLive(run: string | undefined): Result<true> {
+    if (run === undefined || this.gateway.openRun()?.runId === run) return ok(true);
+    return fail("conflict", "a newer request on this conversation interrupted this one: the rest of its answer is not stored");
   }
 
   /**
    * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
    * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply).
    */
-  gatewayRecord(owner: Owner, record: { cursor?: GatewayCursor; usage?: ModelUsage[] }): Promise<Result<{ lastSeq: number }>> {
+  gatewayRecord(owner: Owner, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
     return this.serve(owner, "queued", () => {
       const at = new Date().toISOString();
       const lastSeq = this.store.lastSeq();
+      // An interrupted run's usage is still recorded (it was paid for); its cursor is not the conversation's any more.
+      const live = this.runLive(record.run).ok;
       this.store.transaction(() => {
-        if (record.cursor) this.gateway.setCursor(record.cursor, at);
+        if (record.cursor && live) this.gateway.setCursor(record.cursor, at);
+        if (record.run && live && (record.cursor || record.end)) this.gateway.endRun(record.run);
         for (const { turnId, step, ...u } of record.usage ?? []) {
           this.store.addEvent(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
         }
@@ -341,11 +374,12 @@ export class Conversation extends DurableObject<Env> {
     return manager.ok ? manager.value.getMessages(page) : manager;
   }
 
-  async appendMessages(owner: Owner, messages: AppendableMessage[], usage?: ReportedUsage): Promise<Result<{ appended: number; lastSeq: number; toolResults: ToolResultReport[] }>> {
+  /** `run`: a gateway run's answer, stored only while it is the run in progress. */
+  async appendMessages(owner: Owner, messages: AppendableMessage[], usage?: ReportedUsage, run?: string): Promise<Result<{ appended: number; lastSeq: number; toolResults: ToolResultReport[] }>> {
     const manager = this.manager(owner, { live: true });
     if (!manager.ok) return manager;
     if (usage?.turnId !== undefined && !this.store.turn(usage.turnId)) return fail("not-found", `no turn '${usage.turnId}' in this conversation`);
-    const appended = await manager.value.addMessages(messages);
+    const appended = await manager.value.addMessages(messages, () => this.runLive(run));
     if (appended.ok && usage) this.recordUsage(usage, appended.value.lastSeq);
     return appended;
   }

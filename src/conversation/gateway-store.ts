@@ -24,6 +24,12 @@ export interface ModelUsage {
   step: number;
 }
 
+/** A gateway request's run in progress (migration 0016): its id, and the turn that took its new part. */
+export interface GatewayRun {
+  runId: string;
+  turnId: string;
+}
+
 export class GatewayStore {
   constructor(private readonly storage: DurableObjectStorage) {}
 
@@ -32,13 +38,28 @@ export class GatewayStore {
     return row ? { consumed: row.consumed as number, lastHash: row.last_hash as string, awaiting: row.awaiting === 1 } : null;
   }
 
-  setCursor(cursor: GatewayCursor, at: string): void {
+  /** Moves the cursor; `run` is the run in progress from now on (null: none), left as it is when absent. */
+  setCursor(cursor: GatewayCursor, at: string, run?: GatewayRun | null): void {
+    const kept = run === undefined ? this.openRun() : run;
     this.storage.sql.exec(
-      "INSERT OR REPLACE INTO gateway_cursor (id, consumed, last_hash, awaiting, updated_at) VALUES (1, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO gateway_cursor (id, consumed, last_hash, awaiting, updated_at, run_id, run_turn) VALUES (1, ?, ?, ?, ?, ?, ?)",
       cursor.consumed,
       cursor.lastHash,
       cursor.awaiting ? 1 : 0,
       at,
+      kept?.runId ?? null,
+      kept?.turnId ?? null,
     );
+  }
+
+  /** The run in progress, if any: a gateway request between its first turn and its end. */
+  openRun(): GatewayRun | null {
+    const row = this.storage.sql.exec<Row>("SELECT run_id, run_turn FROM gateway_cursor WHERE id = 1 AND run_id IS NOT NULL").toArray()[0];
+    return row ? { runId: row.run_id as string, turnId: row.run_turn as string } : null;
+  }
+
+  /** The run ended (answered, or failed): none is in progress. */
+  endRun(runId: string): void {
+    this.storage.sql.exec("UPDATE gateway_cursor SET run_id = NULL, run_turn = NULL WHERE id = 1 AND run_id = ?", runId);
   }
 }

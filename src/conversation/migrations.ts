@@ -13,6 +13,7 @@ import tools from "../../migrations/conversation/0012_tools.sql";
 import gateway from "../../migrations/conversation/0013_gateway.sql";
 import subagents from "../../migrations/conversation/0014_subagents.sql";
 import eventIndex from "../../migrations/conversation/0015_event_index.sql";
+import gatewayRun from "../../migrations/conversation/0016_gateway_run.sql";
 import type { Migration } from "../storage/migrate";
 import { admitStoredResources } from "./admit-stored";
 import { backfillTokenCounts } from "./message-store";
@@ -33,4 +34,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 13, name: "0013_gateway", sql: gateway },
   { version: 14, name: "0014_subagents", sql: subagents },
   { version: 15, name: "0015_event_index", sql: eventIndex },
+  { version: 16, name: "0016_gateway_run", sql: gatewayRun },
 ];

@@ -102,7 +102,8 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
   }
   // Consumed, and awaiting the model's answer, with the turn: from here a failure leaves a conversation a retry
   // continues. Another request that took this part meanwhile makes this one a 409.
-  const turn = await stub.gatewayTurn(owner, body.data, { expected: cursor, next: part.consumed });
+  const run = crypto.randomUUID();
+  const turn = await stub.gatewayTurn(owner, body.data, { expected: cursor, next: part.consumed }, run);
   if (!turn.ok) return failed(modelProblem(fromProblem(turn.problem)));
   headers["X-Turn-Id"] = turn.value.turnId;
 
@@ -117,11 +118,15 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
     clientTools: request.clientTools,
     stream: request.stream,
     maxSteps: maxSteps(c.env),
+    run,
     consumed: part.consumed.consumed,
     held: request.held,
   };
   const opened = await openUpstream(config, upstreamBody(ctx, turn.value, 1));
-  if (!opened.ok) return failed(opened.error);
+  if (!opened.ok) {
+    await stub.gatewayRecord(owner, { run, end: true });
+    return failed(opened.error);
+  }
   return { ok: true, value: { ctx, first: { turn: turn.value, response: opened.value }, headers } };
 }
 

@@ -25,6 +25,8 @@ export interface LoopContext {
   clientTools: ClientTool[];
   stream: boolean;
   maxSteps: number;
+  /** This request's run: its writes are refused once a newer request interrupts it. */
+  run: string;
   /** The client messages the conversation consumed before this request's answer. */
   consumed: number;
   /** The answer as the client holds it, in chat form: the cursor keeps its hash. */
@@ -100,7 +102,8 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     return new Set(ctx.clientTools.map((x) => x.function.name).filter((n) => !taken.has(n)));
   };
   const fail = async (error: Outcome<never> & { ok: false }): Promise<Outcome<LoopAnswer>> => {
-    if (usage.length) await ctx.stub.gatewayRecord(ctx.owner, { usage });
+    // A failed run ends: a retry (or a new message) starts its own.
+    await ctx.stub.gatewayRecord(ctx.owner, { usage, run: ctx.run, end: true });
     return error;
   };
   for (let step = 1; ; step++) {
@@ -129,7 +132,7 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
       // A turnId of its own: a model that repeats a call exactly (a poll) is not taken for a retry.
       const body = TurnBody.safeParse({ turnId: crypto.randomUUID(), agent: ctx.agent, reply });
       if (!body.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${body.error.issues[0]?.message}`, "upstream_invalid") });
-      const next = await ctx.stub.turn(ctx.owner, body.data, turn.envelope.hooks?.points.includes("output") ? { outputReviewed: true } : undefined);
+      const next = await ctx.stub.turn(ctx.owner, body.data, { run: ctx.run, outputReviewed: turn.envelope.hooks?.points.includes("output") === true });
       if (!next.ok) return fail({ ok: false, error: fromProblem(next.problem) });
       // Subagents the model's `delegate` calls started run here to their final answers (src/gateway/subagents.ts).
       const settled = await settleDelegations(ctx, next.value);
@@ -144,10 +147,10 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     // The answer, the client's calls, or the step limit: the reply is stored as it came.
     const message = AppendableMessage.safeParse(reply);
     if (!message.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${message.error.issues[0]?.message}`, "upstream_invalid") });
-    const appended = await ctx.stub.appendMessages(ctx.owner, [message.data]);
+    const appended = await ctx.stub.appendMessages(ctx.owner, [message.data], undefined, ctx.run);
     if (!appended.ok) return fail({ ok: false, error: fromProblem(appended.problem) });
     if (runtimeCalls.length) {
-      const ran = await ctx.stub.runTools(ctx.owner, { agent: ctx.agent });
+      const ran = await ctx.stub.runTools(ctx.owner, { agent: ctx.agent }, ctx.run);
       if (!ran.ok) return fail({ ok: false, error: fromProblem(ran.problem) });
     }
     const finishReason: FinishReason = clientCalls.length ? "tool_calls" : runtimeCalls.length ? "length" : (FINISH[answer.finishReason] ?? "stop");
@@ -155,7 +158,7 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     const stepLimit = !clientCalls.length && runtimeCalls.length > 0;
     const held = ctx.held({ content, refusal, toolCalls: clientCalls });
     // At the step limit the model owes the rest of its answer: the same history resent (nothing new) continues the turn.
-    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash: await messageHash(held), awaiting: stepLimit }, usage });
+    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash: await messageHash(held), awaiting: stepLimit }, usage, run: ctx.run });
     return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), steps: step, stepLimit } };
   }
 }

@@ -122,11 +122,13 @@ export function doneNote(calls: readonly TimelineCall[], settings: Correctives, 
 export interface Interruption {
   unanswered: readonly { id: string; name: string; awaitingApproval?: true }[];
   denied: readonly { id: string; name: string }[];
+  /** The model was still answering (a gateway answer streaming, or its tools running) when the message came. */
+  answering?: boolean;
 }
 
 /** Names what was in progress when the user's new message came; a refused call is told apart from an interrupted one. */
 export function interruptedNote(cut: Interruption, calls: readonly TimelineCall[], nonce?: string | null): Corrective | null {
-  if (cut.unanswered.length === 0) return null;
+  if (cut.unanswered.length === 0 && !cut.answering) return null;
   const describe = (c: { id: string; name: string }) => {
     const args = calls.findLast((k) => k.id === c.id && k.name === c.name)?.args.trim() ?? "";
     return `${name(c.name, nonce)}(${args.length > 60 ? `${name(args, nonce).slice(0, 60)}…` : name(args, nonce)})`;
@@ -134,6 +136,7 @@ export function interruptedNote(cut: Interruption, calls: readonly TimelineCall[
   const running = cut.unanswered.filter((c) => !c.awaitingApproval);
   const waiting = cut.unanswered.filter((c) => c.awaitingApproval);
   const parts = [
+    ...(cut.answering ? ["interrupted while you were answering the previous message: the rest of that answer was cut off and not kept"] : []),
     ...(running.length ? [`interrupted while running, no result came: ${running.map(describe).join(", ")}`] : []),
     ...(waiting.length ? [`interrupted while waiting for the user's approval, never run: ${waiting.map(describe).join(", ")}`] : []),
   ];
@@ -141,6 +144,7 @@ export function interruptedNote(cut: Interruption, calls: readonly TimelineCall[
   return {
     kind: "interrupted",
     reason: [
+      ...(cut.answering ? ["answering"] : []),
       ...(running.length ? [`running: ${running.map((c) => c.name).join(", ")}`] : []),
       ...(waiting.length ? [`awaiting approval: ${waiting.map((c) => c.name).join(", ")}`] : []),
       ...(cut.denied.length ? [`denied: ${cut.denied.map((c) => c.name).join(", ")}`] : []),

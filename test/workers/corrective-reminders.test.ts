@@ -186,4 +186,46 @@ describe("corrective reminders", () => {
     expect(fourth.slice(0, 2)).toEqual(["No such file: cfg.yaml", "No such file: cfg.yaml"]);
     expect(fourth[2]).toMatch(/^No such file: cfg\.yaml\n\n<system_reminder kind="loop" nonce="[a-z0-9]{12}">\nYou may be looping: files__read_file was called 3 times in a row/);
   });
+
+  it("a gateway answer still in progress when a new message comes is interrupted: the rest of it is not stored, and the new message says what was cut off", async () => {
+    const id = freshIdentity();
+    const app = await TestApp.connect(id, "notes", {});
+    const agent = await app.createAgent("assistant", [], "You are assistant.", { correctives: {} });
+    const frontend = await Frontend.for(id);
+    const conversation = await frontend.conversation();
+    const chat = (messages: unknown[]) => frontend.request("POST", "/v1/chat/completions", { model: agent, messages }, { "X-Conversation-Id": conversation });
+    // The first upstream call is held until released: the first answer is still in progress when the second request comes.
+    const fake = globalThis.fetch;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    globalThis.fetch = async (input, init) => (++calls === 1 ? (await held, fake(input, init)) : fake(input, init));
+    upstream.script = [{ text: "Here is the second answer." }, { text: "Here is the first answer." }];
+    const u1 = { role: "user", content: "Summarise the report." };
+    const u2 = { role: "user", content: "Actually, just the conclusion." };
+    const first = chat([u1]);
+    for (let i = 0; i < 200 && calls === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(calls).toBe(1);
+    const second = await chat([u1, u2]);
+    expect(second.status, await second.clone().text()).toBe(200);
+    release();
+    const cut = await first;
+    expect(cut.status).toBe(409);
+    expect(((await cut.json()) as { error: { message: string } }).error.message).toContain("a newer request on this conversation interrupted this one");
+
+    const asked = upstream.requests.find((r) => JSON.stringify(r.messages).includes("just the conclusion"))!;
+    const note = String(asked.messages.at(-1)!.content);
+    expect(note).toMatch(/^Actually, just the conclusion\.\n\n<system_reminder kind="interrupted" nonce="[a-z0-9]{12}">\nThe user's new message arrived while work was in progress, and it stopped: interrupted while you were answering the previous message: the rest of that answer was cut off and not kept\./);
+    const stored = (await frontend.json<{ messages: { message: ChatMessage }[] }>("GET", `/v1/conversations/${conversation}/messages`)).messages.map((m) => textOf(m.message));
+    expect(stored.map((t) => t.split("\n")[0])).toEqual(["Summarise the report.", "Actually, just the conclusion.", "Here is the second answer."]);
+    const events = (await frontend.json<{ events: ContextEvent[] }>("GET", `/v1/conversations/${conversation}/events?limit=500`)).events;
+    expect(events.filter((e) => e.type === "reminder.fired").map((e) => e.data)).toEqual([{ kind: "interrupted", reason: "answering" }]);
+    expect(events.filter((e) => e.type === "gateway.run.interrupted")).toHaveLength(1);
+
+    // The conversation goes on from the second answer, and the next message notes nothing.
+    upstream.script = [{ text: "Noted." }];
+    const third = await chat([u1, u2, { role: "assistant", content: "Here is the second answer." }, { role: "user", content: "Thanks." }]);
+    expect(third.status, await third.clone().text()).toBe(200);
+    expect(String(upstream.requests.at(-1)!.messages.at(-1)!.content)).toBe("Thanks.");
+  });
 });

@@ -39,6 +39,8 @@ export interface TurnDeps {
   sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
   /** The gateway checked the reply with the output hooks already: the turn does not check it again. */
   outputReviewed?: boolean;
+  /** A gateway answer still in progress when this message came: the interrupted-work note names it. */
+  interruptedRun?: { runId: string; turnId: string };
 }
 
 /** A turn's result as stored: the model input is rebuilt from the history on a replay. */

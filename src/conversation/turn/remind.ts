@@ -102,7 +102,7 @@ function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correcti
   const notes = [
     settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce) : null,
     doneNote(calls, settings, acting, isTaskTool, d.nonce),
-    settings.interrupted && !d.continuation ? interruptedNote({ unanswered: d.unanswered, denied }, calls, d.nonce) : null,
+    settings.interrupted && !d.continuation ? interruptedNote({ unanswered: d.unanswered, denied, answering: d.deps.interruptedRun !== undefined }, calls, d.nonce) : null,
   ];
   return notes.flatMap((n) => (n && !noted.has(`${n.kind}\u0000${n.reason}`) ? [{ kind: n.kind, reason: n.reason, text: renderCorrective(n, d.nonce) }] : []));
 }
