@@ -235,8 +235,10 @@ export class AppHub extends DurableObject<Env> {
   toolbox(agentId: string): Toolbox | null {
     const agent = this.registry.agent(agentId);
     if (!agent) return null;
-    const hooks = this.registry.hooks().filter((h) => h.agents.some((p) => p === "*:*" || matches(p, agentId)));
-    const box = { ...this.toolsOf(agent), ...(hooks.length ? { hooks } : {}) };
+    const forAgent = (patterns: readonly string[]) => patterns.some((p) => p === "*:*" || matches(p, agentId));
+    const hooks = this.registry.hooks().filter((h) => forAgent(h.agents));
+    const mounts = this.registry.mounts().flatMap(({ agents, ...mount }) => (forAgent(agents) ? [mount] : []));
+    const box = { ...this.toolsOf(agent), ...(hooks.length ? { hooks } : {}), ...(mounts.length ? { mounts } : {}) };
     if (!agent.subagents?.length) return box;
     // The subagents `delegate` may start: those registered now; the others are named unknown, like a missing tool.
     const subagents: NonNullable<Toolbox["subagents"]> = [];

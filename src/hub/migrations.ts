@@ -9,6 +9,7 @@ import agentGuard from "../../migrations/hub/0008_agent_guard.sql";
 import agentDontMention from "../../migrations/hub/0009_agent_dont_mention.sql";
 import agentSeesImages from "../../migrations/hub/0010_agent_sees_images.sql";
 import hooks from "../../migrations/hub/0011_hooks.sql";
+import mounts from "../../migrations/hub/0012_mounts.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -23,4 +24,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 9, name: "0009_agent_dont_mention", sql: agentDontMention },
   { version: 10, name: "0010_agent_sees_images", sql: agentSeesImages },
   { version: 11, name: "0011_hooks", sql: hooks },
+  { version: 12, name: "0012_mounts", sql: mounts },
 ];

@@ -98,13 +98,14 @@ export class Registry {
    * alike, atomically. `digests` gives each declared skill's sha256 (its content is already in R2).
    */
   replaceApp(init: ParsedInit, sessionId: string, digests: SkillDigests = new Map()): void {
-    const { app, contexts, agents, tools, skills, hooks } = init;
+    const { app, contexts, agents, tools, skills, hooks, mounts } = init;
     this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM providers WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM agents WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM tools WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM skills WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM hooks WHERE app = ?", app.name);
+      this.sql.exec("DELETE FROM mounts WHERE app = ?", app.name);
       this.sql.exec(
         "INSERT OR REPLACE INTO apps (name, version, display_name, session_id, initialized_at) VALUES (?, ?, ?, ?, ?)",
         app.name,
@@ -152,14 +153,35 @@ export class Registry {
           hook.name,
           hook.point,
           // Bare agent names are the registering app's; none named means all of its own.
-          JSON.stringify(hook.agents ? qualifyAll(app.name, hook.agents.map((a) => (a === "*" ? "*:*" : a))) : [qualify(app.name, "*")]),
+          JSON.stringify(agentPatterns(app.name, hook.agents)),
           hook.tools ? JSON.stringify(hook.tools) : null,
           hook.order,
           hook.deadlineMs,
           hook.failMode,
         );
       }
+      for (const mount of mounts) {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO mounts (app, path, permissions, description, agents) VALUES (?, ?, ?, ?, ?)",
+          app.name,
+          mount.path,
+          JSON.stringify([...new Set(mount.permissions)]),
+          mount.description ?? null,
+          JSON.stringify(agentPatterns(app.name, mount.agents)),
+        );
+      }
     });
+  }
+
+  /** Every mounted folder, by app then path, with the agent patterns it is for. */
+  mounts(): { app: string; path: string; permissions: string[]; description?: string; agents: string[] }[] {
+    return this.sql.exec<{ app: string; path: string; permissions: string; description: string | null; agents: string }>("SELECT * FROM mounts ORDER BY app, path").toArray().map((row) => ({
+      app: row.app,
+      path: row.path,
+      permissions: JSON.parse(row.permissions) as string[],
+      ...(row.description === null ? {} : { description: row.description }),
+      agents: JSON.parse(row.agents) as string[],
+    }));
   }
 
   /** Every registered hook, in the order they run: `order`, then app, then name. */
@@ -348,6 +370,11 @@ function agentInfo(row: AgentRow): AgentInfo {
   if (row.dont_mention !== null) info.dontMention = JSON.parse(row.dont_mention) as string[];
   if (row.sees_images !== null) info.seesImages = row.sees_images === 1;
   return info;
+}
+
+/** Which agents a hook or a mount is for, stored qualified: bare names are the app's own; none named, all of its own. */
+function agentPatterns(app: string, agents: readonly string[] | undefined): string[] {
+  return agents ? qualifyAll(app, agents.map((a) => (a === "*" ? "*:*" : a))) : [qualify(app, "*")];
 }
 
 /** Bare names are the agent's own app's; duplicates collapse, first place kept. */

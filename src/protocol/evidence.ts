@@ -214,7 +214,7 @@ export const ContextEnvelope = z.object({
     })
     .optional(),
   /** Corrective and stapled state notes on the user's message this turn, in order, each with why it fired (docs/reminders.md). */
-  reminders: z.array(z.object({ kind: z.enum(["loop", "done_without_action", "interrupted", "uploads", "mentions", "dont_mention", "images", "hook"]), reason: z.string() })).optional(),
+  reminders: z.array(z.object({ kind: z.enum(["loop", "done_without_action", "interrupted", "uploads", "mentions", "mounts", "dont_mention", "images", "hook"]), reason: z.string() })).optional(),
   /**
    * The hooks registered for the agent's turns (docs/hooks.md): the points they stand at, and every call made to them
    * this turn, in order, with its latency and verdict. Absent when the agent has none.

@@ -94,6 +94,9 @@ export const LIMITS = {
   /** A `delegate` call's `task`, and its `context`, in characters. */
   delegateTaskChars: 16_000,
   delegateContextChars: 16_000,
+  /** Folders one app mounts (`initialize.mounts`), and a mount's path in characters. */
+  mountsPerApp: 16,
+  mountPathChars: 512,
   /** Hooks one app registers (docs/hooks.md). */
   hooksPerApp: 32,
   /** How long a hook's answer is waited for when its declaration does not say, and the most it may ask for. */

@@ -5,7 +5,7 @@ import { Name, QualifiedName } from "./names";
 import { Text } from "./text";
 import { TrimPolicy } from "./policies";
 import { parseJsonPointer } from "./json-pointer";
-import { HookDeclaration } from "./hooks";
+import { AgentPattern, HookDeclaration } from "./hooks";
 
 /**
  * The app protocol's methods: each method's params and result, as zod schemas
@@ -284,6 +284,22 @@ export const AgentDefinition = z.object({
 export type AgentDefinition = z.input<typeof AgentDefinition>;
 export const AgentCreateResult = z.object({ agentId: QualifiedName });
 
+/** What the model may do in a mounted folder. */
+export const MountPermission = z.enum(["read", "write", "execute"]);
+
+/**
+ * A folder an app makes available to agents (a file system, a workspace): the model is told it is mounted and what it
+ * may do there, on its first message and whenever the mounts change (docs/reminders.md, "Stapled notes").
+ */
+export const MountDeclaration = z.object({
+  path: Text(LIMITS.mountPathChars, 1),
+  permissions: z.array(MountPermission).min(1).max(3),
+  description: Text(LIMITS.titleChars).optional(),
+  /** The agents whose turns are told of it; this app's own agents when absent. */
+  agents: z.array(AgentPattern).min(1).max(32).optional(),
+});
+export type MountDeclaration = z.input<typeof MountDeclaration>;
+
 export const InitializeParams = z.object({
   protocolVersion: z.string().min(1).max(32),
   app: z.object({
@@ -298,6 +314,8 @@ export const InitializeParams = z.object({
   agents: z.array(AgentDefinition).max(LIMITS.agentsPerApp).default([]),
   /** Logic at named points of the turn, called with `hooks/call` (docs/hooks.md); replaced at each initialize, like the rest. */
   hooks: z.array(HookDeclaration).max(LIMITS.hooksPerApp).default([]),
+  /** Folders the app mounts for agents; replaced at each initialize, like the rest. */
+  mounts: z.array(MountDeclaration).max(LIMITS.mountsPerApp).default([]),
 });
 export type InitializeParams = z.input<typeof InitializeParams>;
 export const InitializeResult = z.object({ protocolVersion: z.string(), sessionId: z.string() });

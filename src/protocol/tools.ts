@@ -41,6 +41,8 @@ export const Toolbox = z.object({
   unknown: z.array(z.string()),
   /** The agent's `subagents` that are registered, in its order: what `delegate` may hand a task to (absent when none). */
   subagents: z.array(z.object({ id: z.string(), name: z.string(), description: z.string() })).optional(),
+  /** The folders apps mount for the agent, by app then path (absent when none). */
+  mounts: z.array(z.object({ app: z.string(), path: z.string(), permissions: z.array(z.string()), description: z.string().optional() })).optional(),
   /** The hooks registered for the agent's turns, in the order they run (absent when none). */
   hooks: z.array(HookSpec).optional(),
 });

@@ -8,12 +8,13 @@
 import { markerTitle } from "../core/neutralize";
 import { openTag } from "../core/runtime-tag";
 import { admitText } from "../protect/boundary";
+import type { SecretHit } from "../protect/redact";
 import { LIMITS } from "../protocol/limits";
 import type { Mention, Upload } from "../protocol/http";
 import type { ContextData } from "../protocol/context-data";
 
 /** The kinds, in the order their notes appear (after the context markers, last in the appendix). */
-export const STAPLED_ORDER = ["uploads", "mentions", "dont_mention", "images"] as const;
+export const STAPLED_ORDER = ["uploads", "mentions", "mounts", "dont_mention", "images"] as const;
 export type StapledKind = (typeof STAPLED_ORDER)[number];
 
 /** A mention as resolved through its provider's `get`: the item, none (not found), or why it could not be read. */
@@ -25,11 +26,21 @@ export interface StapledInput {
   message: boolean;
   uploads: readonly Upload[];
   mentions: readonly ResolvedMention[];
+  /** The folders apps mount for the agent, and the digest of the mounts last noted for this agent in this conversation (null: never). */
+  mounts: { agent: string; list: readonly Mount[]; lastDigest: string | null };
   /** The agent's don't-mention list, and the digest of the list last noted for this agent in this conversation (null: never). */
   dontMention: { agent: string; list: readonly string[]; lastDigest: string | null };
   /** Images on this message, and whether the agent's model sees images (unset: the agent does not say, and no note is made). */
   images: { count: number; seen: boolean | undefined };
   nonce: string | null | undefined;
+}
+
+/** A folder an app mounts for the agent. */
+export interface Mount {
+  app: string;
+  path: string;
+  permissions: readonly string[];
+  description?: string | undefined;
 }
 
 export interface StapledNote {
@@ -38,6 +49,8 @@ export interface StapledNote {
   reason: string;
   /** The note's body, past the trust boundary; `renderStapled` wraps it in the runtime's tag. */
   text: string;
+  /** Secrets the trust boundary took out of what the note shows (a mentioned item's), by where they were: for the evidence. */
+  hits?: (SecretHit & { id: string })[];
 }
 
 interface StapledKindDef {
@@ -79,13 +92,32 @@ export const STAPLED: { readonly [K in StapledKind]: StapledKindDef } = {
   // Every message that carries mentions: the item as it is now, for this turn only (not attached, not tracked).
   mentions: {
     when: (i) => i.message && i.mentions.length > 0,
+    render: (i) => {
+      const hits: NonNullable<StapledNote["hits"]> = [];
+      const texts = i.mentions.map((m) => mentionText(m, i.nonce, hits));
+      return {
+        kind: "mentions",
+        reason: `${i.mentions.length} item(s) mentioned: ${i.mentions.map((m) => `${m.context}#${m.itemId}`).join(", ")}`,
+        text: [
+          `The user @-mentioned ${i.mentions.length === 1 ? "an item" : `${i.mentions.length} items`} in this message. What each is now (for this message only; it is not attached and will not be updated):`,
+          ...texts,
+        ].join("\n\n"),
+        ...(hits.length ? { hits } : {}),
+      };
+    },
+  },
+  // The first message with mounts, and again only when they change (all unmounted included), per agent.
+  mounts: {
+    when: (i) => i.message && listDigest(i.mounts.list.map(mountKey)) !== (i.mounts.lastDigest ?? "none"),
     render: (i) => ({
-      kind: "mentions",
-      reason: `${i.mentions.length} item(s) mentioned: ${i.mentions.map((m) => `${m.context}#${m.itemId}`).join(", ")}`,
-      text: [
-        `The user @-mentioned ${i.mentions.length === 1 ? "an item" : `${i.mentions.length} items`} in this message. What each is now (for this message only; it is not attached and will not be updated):`,
-        ...i.mentions.map((m) => mentionText(m, i.nonce)),
-      ].join("\n\n"),
+      kind: "mounts",
+      reason: digestReason(i.mounts.list.length ? `${i.mounts.list.length} mount(s)` : "all unmounted", i.mounts.agent, i.mounts.list.map(mountKey)),
+      text: i.mounts.list.length
+        ? [
+            "These folders are mounted for you; use them only as each one allows (this holds until told otherwise):",
+            ...i.mounts.list.map((m) => `- ${one(admitText(m.path, { nonce: i.nonce }).text, LIMITS.mountPathChars, i.nonce)} (from ${one(m.app, LIMITS.nameChars, i.nonce)}): ${allowed(m.permissions)}${m.description ? ` — ${one(admitText(m.description, { nonce: i.nonce }).text, LIMITS.titleChars, i.nonce)}` : ""}`),
+          ].join("\n")
+        : "No folders are mounted any more: the folders mounted earlier are no longer available.",
     }),
   },
   // The first message with a list, and again only when the list changes (emptied included), per agent.
@@ -93,7 +125,7 @@ export const STAPLED: { readonly [K in StapledKind]: StapledKindDef } = {
     when: (i) => i.message && listDigest(i.dontMention.list) !== (i.dontMention.lastDigest ?? "none"),
     render: (i) => ({
       kind: "dont_mention",
-      reason: dontMentionReason(i.dontMention.agent, i.dontMention.list),
+      reason: digestReason(i.dontMention.list.length ? `${i.dontMention.list.length} item(s)` : "list cleared", i.dontMention.agent, i.dontMention.list),
       text: i.dontMention.list.length
         ? [
             `Do not mention the following to the user, in any reply, unless the user asks about them directly (this holds until told otherwise):`,
@@ -126,9 +158,21 @@ export function listDigest(list: readonly string[]): string {
   return h.toString(16).padStart(16, "0");
 }
 
-/** The reason a don't-mention note records: it names the agent and the list's digest, which the next turns compare with. */
-export function dontMentionReason(agent: string, list: readonly string[]): string {
-  return `${list.length ? `${list.length} item(s)` : "list cleared"} for ${agent} (digest ${listDigest(list)})`;
+/** The reason a note about a list (don't-mention, mounts) records: it names the agent and the list's digest, which the next turns compare with. */
+function digestReason(what: string, agent: string, list: readonly string[]): string {
+  return `${what} for ${agent} (digest ${listDigest(list)})`;
+}
+
+/** A mount as its digest sees it: a change to any part of it is a change of the mounts. */
+function mountKey(m: Mount): string {
+  return JSON.stringify([m.app, m.path, [...m.permissions].sort(), m.description ?? ""]);
+}
+
+const PERMISSION_WORDS: Record<string, string> = { read: "read", write: "write", execute: "run programs" };
+
+function allowed(permissions: readonly string[]): string {
+  const words = ["read", "write", "execute"].filter((p) => permissions.includes(p)).map((p) => PERMISSION_WORDS[p]!);
+  return `you may ${words.join(", ")}${permissions.includes("write") ? "" : "; do not change anything in it"}`;
 }
 
 /** The digest a recorded reason carries, when it is for this agent. */
@@ -137,12 +181,19 @@ export function digestOf(reason: string, agent: string): string | null {
   return m && m[1] === agent ? m[2]! : null;
 }
 
-function mentionText(m: ResolvedMention, nonce: string | null | undefined): string {
+function mentionText(m: ResolvedMention, nonce: string | null | undefined, hits: NonNullable<StapledNote["hits"]>): string {
   const at = `${one(m.context, 200, nonce)} item ${one(m.itemId, LIMITS.itemIdChars, nonce)}`;
   if ("error" in m) return `[Mention: ${at}: could not be read (${one(m.error, 200, nonce)})]`;
   if (m.item === null) return `[Mention: ${at}: not found]`;
-  const title = one(m.item.title ?? m.itemId, LIMITS.titleChars, nonce);
-  const admitted = admitText(m.item.content, { nonce }).text;
+  // The item is an app's content: its secrets are redacted, and the evidence records each (rule and keyed hash).
+  const id = `mention:${m.context}#${m.itemId}`;
+  const admit = (text: string) => {
+    const admitted = admitText(text, { nonce });
+    for (const hit of admitted.hits) hits.push({ ...hit, id });
+    return admitted.text;
+  };
+  const title = one(admit(m.item.title ?? m.itemId), LIMITS.titleChars, nonce);
+  const admitted = admit(m.item.content);
   const cut = admitted.length > LIMITS.mentionContentChars;
   const content = cut ? `${admitted.slice(0, LIMITS.mentionContentChars)}\n[… ${admitted.length - LIMITS.mentionContentChars} more characters not shown]` : admitted;
   return `[Mention: ${title} (${at})]\n${content}`;

@@ -12,6 +12,7 @@ import {
   ResourcesRemovedParams,
   type AgentDefinition,
   type ResourcePushParams,
+  type MountDeclaration,
   type SkillDeclaration,
 } from "../protocol/methods";
 import { Emitter } from "./emitter";
@@ -39,6 +40,8 @@ export interface ContextAppOptions {
    * and the runtime's `hooks/call` for it runs `handler`, whose payload and decision follow the hook's `point`.
    */
   hooks?: AppHook[];
+  /** Folders the app mounts for agents: the model is told of them and what it may do in each (docs/reminders.md). */
+  mounts?: MountDeclaration[];
   /** Defaults to `globalThis.WebSocket`, else the `ws` package. */
   WebSocket?: WebSocketCtor;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
@@ -98,6 +101,7 @@ export class ContextApp {
       tools: (options.tools ?? []).map(toolDeclaration),
       skills: options.skills ?? [],
       hooks: (options.hooks ?? []).map(hookDeclaration),
+      mounts: options.mounts ?? [],
     });
     const tools = options.tools ?? [];
     const unhandled = tools.find((t) => typeof t.handler !== "function");

@@ -15,6 +15,7 @@ export type {
   ResourcePushParams,
   ResourcePushResult,
   ResourcesRemovedParams,
+  MountDeclaration,
   SkillDeclaration,
   ToolAnnotations,
   ToolDeclaration,

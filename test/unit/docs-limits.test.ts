@@ -113,6 +113,7 @@ const PROTOCOL_TABLE: Record<string, string> = {
   "Provider answer deadline":
     "{providerDeadlineMs} ms (`PROVIDER_DEADLINE_MS` in `wrangler.toml` `[vars]`; any positive number, else {providerDeadlineMs})",
   "Tool answer deadline": "{toolDeadlineMs} ms (`TOOL_DEADLINE_MS` in `wrangler.toml` `[vars]`; any positive number, else {toolDeadlineMs})",
+  "Mounts per app (`initialize.mounts`); a mount's `path`": "{mountsPerApp}; {mountPathChars} chars",
   "Hooks per app (`initialize.hooks`)": "{hooksPerApp}",
   "Hook answer deadline (`deadlineMs`)": "{hookDeadlineMs} ms by default; at most {hookDeadlineMaxMs} ms",
   "Text a hook adds (a memory entry, a block's `content`, a summary); a block's text shown to a hook": "{hookTextChars} chars",

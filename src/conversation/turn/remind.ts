@@ -1,5 +1,6 @@
 import { ok, type Result } from "../../core/problem";
 import { digestOf, renderStapled, stapledNotes, type ResolvedMention, type StapledKind } from "../../reminders/stapled";
+import type { SecretHit } from "../../protect/redact";
 import { checkAttachable } from "./pull";
 import { textOf } from "../../protocol/messages";
 import { withAppendix, withoutAppendix } from "../../core/reminder";
@@ -26,8 +27,10 @@ export interface Reminded {
    * continuation (no user message) the corrective notes ride on this turn's last tool result instead, in `admitted`.
    */
   reminders: Reminder[];
-  /** Stapled state notes (uploads, mentions), last in the appendix, after the context markers, in the registry's order. */
+  /** Stapled state notes (uploads, mentions, mounts, …), last in the appendix, after the context markers, in the registry's order. */
   stapled: Reminder[];
+  /** Secrets taken out of what the stapled notes show (a mentioned item's), by where they were: the evidence's. */
+  stapledHits: (SecretHit & { id: string })[];
 }
 
 /** How many stored messages the corrective notes read back: the recent calls, not the whole history. */
@@ -42,15 +45,26 @@ const READ_ONLY_RUNTIME = new Set(["search_tools", "read_skill", "list_contexts"
 export async function remind(d: Loaded & Pulled & Admitted & Identified & Offered): Promise<Result<Staged<Reminded & Partial<Admitted>>>> {
   const reminders: Reminder[] = d.personaNote ? [{ kind: "persona", text: d.personaNote }] : [];
   if (d.agent.correctives) reminders.push(...correctives(d, Correctives.parse(d.agent.correctives)));
-  if (d.continuation) return ok({ out: { reminders, stapled: [], ...onLastResult(d, reminders) }, decided: { kinds: reminders.map((r) => r.kind) } });
-  const mentions = d.continuation ? ok<ResolvedMention[]>([]) : await resolveMentions(d);
+  if (d.continuation) return ok({ out: { reminders, stapled: [], stapledHits: [], ...onLastResult(d, reminders) }, decided: { kinds: reminders.map((r) => r.kind) } });
+  const mentions = await resolveMentions(d);
   if (!mentions.ok) return mentions;
   const agent = d.agent.id;
-  const lastReason = d.continuation ? null : d.deps.store.lastReminderReason("dont_mention", (r) => digestOf(r, agent) !== null);
-  const dontMention = { agent, list: d.agent.dontMention ?? [], lastDigest: lastReason === null ? null : digestOf(lastReason, agent) };
-  const notes = stapledNotes({ message: !d.continuation, uploads: d.body.uploads ?? [], mentions: mentions.value, dontMention, images: { count: d.body.images?.length ?? 0, seen: d.agent.seesImages }, nonce: d.nonce });
+  // A list note (mounts, don't-mention) appears when the list differs from the one last noted for this agent here.
+  const lastDigest = (kind: "mounts" | "dont_mention") => {
+    const reason = d.deps.store.lastReminderReason(kind, (r) => digestOf(r, agent) !== null);
+    return reason === null ? null : digestOf(reason, agent);
+  };
+  const notes = stapledNotes({
+    message: true,
+    uploads: d.body.uploads ?? [],
+    mentions: mentions.value,
+    mounts: { agent, list: d.toolbox.mounts ?? [], lastDigest: lastDigest("mounts") },
+    dontMention: { agent, list: d.agent.dontMention ?? [], lastDigest: lastDigest("dont_mention") },
+    images: { count: d.body.images?.length ?? 0, seen: d.agent.seesImages },
+    nonce: d.nonce,
+  });
   const stapled = notes.map((n): Reminder => ({ kind: n.kind, reason: n.reason, text: renderStapled(n, d.nonce) }));
-  return ok({ out: { reminders, stapled }, decided: { kinds: [...reminders, ...stapled].map((r) => r.kind) } });
+  return ok({ out: { reminders, stapled, stapledHits: notes.flatMap((n) => n.hits ?? []) }, decided: { kinds: [...reminders, ...stapled].map((r) => r.kind) } });
 }
 
 /** Each mentioned item, read through its provider's `get` (the hub's `item`); a provider no app registered refuses the turn, as an attachment would. */
