@@ -194,6 +194,7 @@ describe("ContextApp registration", () => {
       tools: [{ name: "search-notes", description: "full-text search", inputSchema: { type: "object", properties: {} } }],
       skills: [],
       hooks: [],
+      mounts: [],
       agents: [],
     });
   });
