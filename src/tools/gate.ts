@@ -1,6 +1,7 @@
 /**
  * What stands between a model's call and its tool (docs/hooks.md, docs/tools.md "The guard"): the agent's rule guard,
- * then the `tool.before` hooks, each in turn, for every call the runtime serves; nothing runs before every verdict is
+ * then its model guard on the calls no rule decided, then the `tool.before` hooks, each in turn, for every call the
+ * runtime serves; nothing runs before every verdict is
  * in. A denial answers the call the way a user's denial does; a patch changes the arguments the tool runs with (checked
  * against its schema again by the hub). Then `tool.after` hooks may rewrite a result before it is stored.
  */
@@ -32,48 +33,6 @@ export interface GateContext {
 
 /** The model guard's id in the evidence (`envelope.hooks`, a denial's `deniedBy`): it is the runtime's own tool.before hook. */
 export const MODEL_GUARD = "runtime:model-guard";
-
-/**
- * The agent's model guard (docs/tools.md, "The model guard"), on the calls no rule decided: asked in parallel, and
- * nothing runs before every verdict is in. Each question lands in the evidence as a `tool.before` hook call.
- */
-async function judgeCalls(ruled: Gate & { unruled: ModelCall[] }, ctx: GateContext): Promise<Gate> {
-  const config = ctx.toolbox.agent.guard?.model;
-  const judge = ctx.host?.askGuardModel;
-  if (!config || !judge) return ruled;
-  const specs = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
-  // The runtime's own tools but `delegate` only read: they are asked about as read-only tools are.
-  const annotationsOf = (name: string) => specs.get(name)?.annotations ?? (isRuntimeTool(name) && name !== "delegate" ? { readOnlyHint: true } : undefined);
-  const asked = ruled.unruled.filter((call) => needsGuardModel(GuardModel.parse(config), annotationsOf(call.name)));
-  if (asked.length === 0) return ruled;
-  const verdicts = new Map(
-    await Promise.all(
-      asked.map(async (call) => {
-        const tool = specs.get(call.name)?.name ?? call.name;
-        const annotations = annotationsOf(call.name);
-        const verdict = await judge(GuardModel.parse(config), { agent: ctx.toolbox.agent.id, request: ctx.request ?? null, call: { tool, arguments: parsed(call.arguments), ...(annotations ? { annotations } : {}) } });
-        // The model's reason is outside text: redacted before the model, the evidence or the events read it.
-        const reason = admitText(ctx.neutralize(verdict.reason)).text;
-        ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: call.id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: reason.slice(0, 500) });
-        return [call.id, { verdict: { ...verdict, reason }, tool }] as const;
-      }),
-    ),
-  );
-  const denied = ruled.allowed.filter((c) => verdicts.get(c.id)?.verdict.verdict === "deny");
-  return {
-    allowed: ruled.allowed.filter((c) => verdicts.get(c.id)?.verdict.verdict !== "deny"),
-    denied: [
-      ...ruled.denied,
-      ...denied.map((call) => {
-        const { verdict, tool } = verdicts.get(call.id)!;
-        return {
-          result: { toolCallId: call.id, content: `${GUARD_DENIED_RESULT} Its reason: ${verdict.reason}`, runtimeWritten: true },
-          ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: verdict.ms, reason: verdict.reason, deniedBy: "model-guard" },
-        };
-      }),
-    ],
-  };
-}
 
 /** What the model reads for a call a hook denied; the hook's reason follows. */
 export const HOOK_DENIED_RESULT = "[not run: a hook denied this tool call]";
@@ -109,6 +68,49 @@ export async function gateCalls(calls: readonly ModelCall[], ctx: GateContext): 
   return {
     allowed: verdicts.flatMap((v) => ("call" in v && v.call ? [v.call] : [])),
     denied: [...guarded.denied, ...verdicts.flatMap((v) => ("denied" in v && v.denied ? [v.denied] : []))],
+  };
+}
+
+/**
+ * The agent's model guard (docs/tools.md, "The model guard"), on the calls no rule decided: asked in parallel, and
+ * nothing runs before every verdict is in. Each question lands in the evidence as a `tool.before` hook call.
+ */
+async function judgeCalls(ruled: Gate & { unruled: ModelCall[] }, ctx: GateContext): Promise<Gate> {
+  const declared = ctx.toolbox.agent.guard?.model;
+  const judge = ctx.host?.askGuardModel;
+  if (!declared || !judge) return ruled;
+  const config = GuardModel.parse(declared);
+  const specs = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  // The runtime's own tools but `delegate` only read: they are asked about as read-only tools are.
+  const annotationsOf = (name: string) => specs.get(name)?.annotations ?? (isRuntimeTool(name) && name !== "delegate" ? { readOnlyHint: true } : undefined);
+  const asked = ruled.unruled.filter((call) => needsGuardModel(config, annotationsOf(call.name)));
+  if (asked.length === 0) return ruled;
+  const verdicts = new Map(
+    await Promise.all(
+      asked.map(async (call) => {
+        const tool = specs.get(call.name)?.name ?? call.name;
+        const annotations = annotationsOf(call.name);
+        const verdict = await judge(config, { agent: ctx.toolbox.agent.id, request: ctx.request ?? null, call: { tool, arguments: parsed(call.arguments), ...(annotations ? { annotations } : {}) } });
+        // The model's reason is outside text: redacted before the model, the evidence or the events read it.
+        const reason = admitText(ctx.neutralize(verdict.reason)).text;
+        ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: call.id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: reason.slice(0, 500) });
+        return [call.id, { verdict: { ...verdict, reason }, tool }] as const;
+      }),
+    ),
+  );
+  const denied = ruled.allowed.filter((c) => verdicts.get(c.id)?.verdict.verdict === "deny");
+  return {
+    allowed: ruled.allowed.filter((c) => verdicts.get(c.id)?.verdict.verdict !== "deny"),
+    denied: [
+      ...ruled.denied,
+      ...denied.map((call) => {
+        const { verdict, tool } = verdicts.get(call.id)!;
+        return {
+          result: { toolCallId: call.id, content: `${GUARD_DENIED_RESULT} Its reason: ${verdict.reason}`, runtimeWritten: true },
+          ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: verdict.ms, reason: verdict.reason, deniedBy: "model-guard" },
+        };
+      }),
+    ],
   };
 }
 
