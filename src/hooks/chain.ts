@@ -5,6 +5,7 @@
  * point does not take, follows its fail mode: `open` changes nothing, `closed` gives the point's strict verdict.
  */
 import { admitText } from "../protect/boundary";
+import { REDACTION_MARKER } from "../protect/redact";
 import { HookDecisions, type HookCall, type HookCallParams, type HookDecision, type HookFailure, type HookPayload, type HookPoint, type HookSpec } from "../protocol/hooks";
 
 export type HookAnswer = { ok: true; value: unknown; ms: number } | { ok: false; reason: HookFailure; detail: string; ms: number };
@@ -59,7 +60,7 @@ export async function runChain<P extends HookPoint, S>(scope: HookScope, point: 
       ms: answer.ms,
       verdict: decision.action,
       // A failure's detail may quote the app (its error message): evidence holds no secret of it.
-      ...(read.ok ? {} : { failed: read.failed, detail: admitText(read.detail.slice(0, 500)).text }),
+      ...(read.ok ? {} : { failed: read.failed, detail: evidenceDetail(admitText(read.detail).text) }),
     });
     const applied = options.apply(state, decision, hook);
     state = applied.state;
@@ -74,6 +75,19 @@ function readDecision<P extends HookPoint>(point: P, answer: HookAnswer): { ok: 
   if (parsed.success) return { ok: true, decision: parsed.data as HookDecision<P> };
   const detail = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
   return { ok: false, failed: "invalid", detail: `not a decision '${point}' takes: ${detail}` };
+}
+
+/** How much of a failure's detail the evidence keeps. */
+const DETAIL_CHARS = 500;
+
+/**
+ * Redacted text as the evidence keeps it: cut, never inside a redaction marker. (Redact whole first: a secret cut
+ * short is no longer recognised.)
+ */
+export function evidenceDetail(redacted: string): string {
+  if (redacted.length <= DETAIL_CHARS) return redacted;
+  const marker = [...redacted.matchAll(REDACTION_MARKER)].find((m) => m.index < DETAIL_CHARS && m.index + m[0].length > DETAIL_CHARS);
+  return redacted.slice(0, marker ? marker.index : DETAIL_CHARS);
 }
 
 /** `*` any run of characters, `?` one; everything else itself. */

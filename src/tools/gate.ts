@@ -5,7 +5,7 @@
  * in. A denial answers the call the way a user's denial does; a patch changes the arguments the tool runs with (checked
  * against its schema again by the hub). Then `tool.after` hooks may rewrite a result before it is stored.
  */
-import { hooksAt, runChain, type HookScope } from "../hooks/chain";
+import { evidenceDetail, hooksAt, runChain, type HookScope } from "../hooks/chain";
 import type { CallResult, ModelCall, RanCall, ToolHost } from "./run";
 import { GuardModel } from "../protocol/methods";
 import { needsGuardModel } from "./guard-model";
@@ -31,7 +31,7 @@ export interface GateContext {
   request?: string | null | undefined;
 }
 
-/** The model guard's id in the evidence (`envelope.hooks`, a denial's `deniedBy`): it is the runtime's own tool.before hook. */
+/** The model guard's id in `envelope.hooks`: it is the runtime's own tool.before hook (a denial's `deniedBy` is `model-guard`). */
 export const MODEL_GUARD = "runtime:model-guard";
 
 /** What the model reads for a call a hook denied; the hook's reason follows. */
@@ -39,7 +39,8 @@ export const HOOK_DENIED_RESULT = "[not run: a hook denied this tool call]";
 
 export async function gateCalls(calls: readonly ModelCall[], ctx: GateContext): Promise<Gate> {
   const ruled = guardCalls(calls, ctx.toolbox, ctx.neutralize);
-  const guarded = await judgeCalls(ruled, ctx);
+  const { allowed, denied } = await judgeCalls(ruled, ctx);
+  const guarded: Gate = { allowed, denied };
   const scope = ctx.hooks;
   if (!scope || hooksAt(scope.hooks, "tool.before").length === 0) return guarded;
   const specs = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
@@ -93,7 +94,7 @@ async function judgeCalls(ruled: Gate & { unruled: ModelCall[] }, ctx: GateConte
         const verdict = await judge(config, { agent: ctx.toolbox.agent.id, request: ctx.request ?? null, call: { tool, arguments: parsed(call.arguments), ...(annotations ? { annotations } : {}) } });
         // The model's reason is outside text: redacted before the model, the evidence or the events read it.
         const reason = admitText(ctx.neutralize(verdict.reason)).text;
-        ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: call.id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: reason.slice(0, 500) });
+        ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: call.id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: evidenceDetail(reason) });
         return [call.id, { verdict: { ...verdict, reason }, tool }] as const;
       }),
     ),
