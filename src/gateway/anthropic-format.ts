@@ -176,10 +176,19 @@ export function stopReason(answer: LoopAnswer): AnthropicStopReason {
   }
 }
 
-/** The request's usage in Anthropic's terms: `input_tokens` leaves out what was read from the cache, as Anthropic counts. */
-export function anthropicUsage(usage: CompletionUsage): AnthropicUsage {
+/**
+ * The request's usage in Anthropic's terms, every upstream call added up: `input_tokens` leaves out what was read from
+ * the cache (`cache_read_input_tokens`) and what was written to it (`cache_creation_input_tokens`), as Anthropic counts.
+ * Cache writes are only known from an Anthropic upstream (`LoopAnswer.cacheWriteTokens`); otherwise they are 0.
+ */
+export function anthropicUsage(usage: CompletionUsage, cacheWriteTokens = 0): AnthropicUsage {
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
-  return { input_tokens: Math.max(usage.prompt_tokens - cached, 0), output_tokens: usage.completion_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: cached };
+  return {
+    input_tokens: Math.max(usage.prompt_tokens - cached - cacheWriteTokens, 0),
+    output_tokens: usage.completion_tokens,
+    cache_creation_input_tokens: cacheWriteTokens,
+    cache_read_input_tokens: cached,
+  };
 }
 
 /** Anthropic's error type for a status (https://docs.anthropic.com/en/api/errors). */

@@ -74,13 +74,14 @@ gatewayAnthropic.post("/messages", async (c) => {
       content: contentBlocks(answer.value),
       stop_reason: stopReason(answer.value),
       stop_sequence: null,
-      usage: anthropicUsage(answer.value.usage),
+      usage: anthropicUsage(answer.value.usage, answer.value.cacheWriteTokens),
     };
     return new Response(JSON.stringify(message), { status: 200, headers: { "Content-Type": "application/json", ...headers } });
   }
 
   // Streamed: message_start, the text as one block as it comes (every step's), then each client tool call as a
   // tool_use block with its whole input in one input_json_delta, message_delta (stop reason, usage), message_stop.
+  // While nothing else is sent (the runtime's tools running, a slow upstream), a `ping` every GATEWAY_KEEPALIVE_MS.
   const event = (e: AnthropicStreamEvent) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
   return sseResponse(
     c,
@@ -113,9 +114,11 @@ gatewayAnthropic.post("/messages", async (c) => {
         await send(event({ type: "content_block_stop", index }));
         index += 1;
       }
-      await send(event({ type: "message_delta", delta: { stop_reason: stopReason(answer.value), stop_sequence: null }, usage: anthropicUsage(answer.value.usage) }));
+      await send(event({ type: "message_delta", delta: { stop_reason: stopReason(answer.value), stop_sequence: null }, usage: anthropicUsage(answer.value.usage, answer.value.cacheWriteTokens) }));
       await send(event({ type: "message_stop" }));
     },
     event({ type: "error", error: { type: "api_error", message: "the gateway failed while streaming" } }),
+    // Anthropic's own keep-alive: the SDK's stream reader skips `ping` events.
+    event({ type: "ping" }),
   );
 });

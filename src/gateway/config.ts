@@ -43,3 +43,15 @@ export function maxSteps(env: Env): number {
   const parsed = Number(env.GATEWAY_MAX_STEPS);
   return Number.isInteger(parsed) && parsed >= 1 && parsed <= 64 ? parsed : DEFAULT_MAX_STEPS;
 }
+
+export const DEFAULT_KEEPALIVE_MS = 10_000;
+
+/**
+ * How long a streamed answer may stay silent before the gateway sends a keep-alive (`GATEWAY_KEEPALIVE_MS`, in ms):
+ * 0 sends none; anything but a whole number from 10 to 300000 (or 0) is the default, 10 s.
+ */
+export function keepAliveMs(env: Env): number {
+  const raw = (env as unknown as Record<string, string | undefined>).GATEWAY_KEEPALIVE_MS?.trim();
+  const parsed = raw ? Number(raw) : NaN;
+  return Number.isInteger(parsed) && (parsed === 0 || (parsed >= 10 && parsed <= 300_000)) ? parsed : DEFAULT_KEEPALIVE_MS;
+}

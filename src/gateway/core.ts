@@ -6,7 +6,7 @@ import type { ChatRequestMessage, ClientTool } from "../protocol/gateway-openai"
 import { TurnBody } from "../protocol/http";
 import { ConversationId } from "../protocol/methods";
 import { QualifiedName } from "../protocol/names";
-import { maxSteps, upstreamConfig, upstreamUrlVar } from "./config";
+import { keepAliveMs, maxSteps, upstreamConfig, upstreamUrlVar } from "./config";
 import { newPart } from "./diff";
 import { fromProblem, gatewayError, type GatewayError } from "./errors";
 import { upstreamBody, type HeldAnswer, type LoopContext } from "./loop";
@@ -139,31 +139,52 @@ function modelProblem(error: GatewayError): GatewayError {
 }
 
 /**
- * A streamed answer: `produce` writes the events (already framed as SSE text) and runs after the response is returned,
- * under waitUntil. A client gone away does not stop the run: the answer is still stored, so the conversation stays
- * whole. If `produce` throws, `crashed` is the last event sent.
+ * A streamed answer: `produce` writes the events (already framed as SSE text, one whole event per `send`) and runs
+ * after the response is returned, under waitUntil. A client gone away does not stop the run: the answer is still
+ * stored, so the conversation stays whole. If `produce` throws, `crashed` is the last event sent. After
+ * GATEWAY_KEEPALIVE_MS of silence (the runtime running tools between upstream calls, a slow upstream) `keepAlive` is
+ * sent, and again after each such stretch: always between two events, never before the first or after the last.
  */
 export function sseResponse(
   c: Context<ApiEnv>,
   headers: Record<string, string>,
   produce: (send: (event: string) => Promise<void>) => Promise<void>,
   crashed: string,
+  keepAlive: string,
 ): Response {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const encoder = new TextEncoder();
+  const every = keepAliveMs(c.env);
   let open = true;
-  const send = async (event: string) => {
+  let ended = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const write = async (text: string) => {
     if (!open) return;
-    await writer.write(encoder.encode(event)).catch(() => (open = false));
+    await writer.write(encoder.encode(text)).catch(() => (open = false));
+  };
+  // Each write is one whole event and writes go out in order, so a keep-alive never lands inside an event.
+  const rearm = () => {
+    clearTimeout(timer);
+    timer = open && !ended && every > 0 ? setTimeout(() => void write(keepAlive).then(rearm), every) : undefined;
+  };
+  const send = async (event: string) => {
+    clearTimeout(timer);
+    await write(event);
+    rearm();
+  };
+  const end = async (last?: string) => {
+    ended = true;
+    clearTimeout(timer);
+    if (last !== undefined) await write(last);
+    if (open) await writer.close().catch(() => undefined);
   };
   const run = (async () => {
     await produce(send);
-    if (open) await writer.close().catch(() => undefined);
+    await end();
   })().catch(async (error: unknown) => {
     console.error("gateway stream failed", error instanceof Error ? error.message : String(error));
-    await send(crashed);
-    await writer.close().catch(() => undefined);
+    await end(crashed);
   });
   c.executionCtx.waitUntil(run);
   return new Response(readable, { status: 200, headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", ...headers } });

@@ -52,6 +52,8 @@ export interface LoopAnswer {
   toolCalls: OutToolCall[];
   finishReason: FinishReason;
   usage: CompletionUsage;
+  /** Prompt tokens the upstream calls wrote to its cache (part of `usage.prompt_tokens`); absent when no call reported any (only an Anthropic upstream does). */
+  cacheWriteTokens?: number;
   steps: number;
   /** The run stopped at GATEWAY_MAX_STEPS with the runtime's calls run: the same history resent continues it. */
   stepLimit: boolean;
@@ -159,7 +161,7 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     const held = ctx.held({ content, refusal, toolCalls: clientCalls });
     // At the step limit the model owes the rest of its answer: the same history resent (nothing new) continues the turn.
     await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash: await messageHash(held), awaiting: stepLimit }, usage, run: ctx.run });
-    return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), steps: step, stepLimit } };
+    return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), ...totalCacheWrites(usage), steps: step, stepLimit } };
   }
 }
 
@@ -209,4 +211,9 @@ function totalUsage(steps: readonly ModelUsage[], last: StepAnswer): CompletionU
     ...(cached === null ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
     ...(reasoning == null ? {} : { completion_tokens_details: { reasoning_tokens: reasoning } }),
   };
+}
+
+/** The prompt tokens the upstream calls wrote to its cache, added up, when any call reported them. */
+function totalCacheWrites(steps: readonly ModelUsage[]): { cacheWriteTokens?: number } {
+  return steps.some((s) => s.cacheWriteTokens != null) ? { cacheWriteTokens: steps.reduce((n, s) => n + (s.cacheWriteTokens ?? 0), 0) } : {};
 }

@@ -41,6 +41,8 @@ gatewayOpenAI.post("/chat/completions", async (c) => {
   }
 
   // Streamed: text goes out as it comes; the client's tool calls, the finish reason and usage when the run ends.
+  // While nothing else is sent (the runtime's tools running, a slow upstream), a `: keep-alive` comment every
+  // GATEWAY_KEEPALIVE_MS.
   const includeUsage = request.stream_options?.include_usage === true;
   const data = (value: unknown) => `data: ${typeof value === "string" ? value : JSON.stringify(value)}\n\n`;
   const chunk = (delta: ChatCompletionChunk["choices"][number]["delta"], finish: ChatCompletionChunk["choices"][number]["finish_reason"] = null): ChatCompletionChunk => ({
@@ -68,6 +70,8 @@ gatewayOpenAI.post("/chat/completions", async (c) => {
       await send(data("[DONE]"));
     },
     data(gatewayError(500, "the gateway failed while streaming", "internal_error").body),
+    // An SSE comment: the SDKs' parsers drop it (an `event:` line would reach the OpenAI SDK as a chunk).
+    ": keep-alive\n\n",
   );
 });
 

@@ -184,7 +184,7 @@ describe("an Anthropic upstream (UPSTREAM_API=anthropic)", () => {
     expect(text).toBe("Let me look.\n\nYou need lemons, a dozen.");
     expect(sse.filter((e) => e.type === "content_block_delta").length).toBeGreaterThan(3);
     const delta = sse.find((e) => e.type === "message_delta");
-    expect(delta).toMatchObject({ delta: { stop_reason: "end_turn" }, usage: { input_tokens: 60 + 1070 - 1000, cache_read_input_tokens: 1000, output_tokens: 14 } });
+    expect(delta).toMatchObject({ delta: { stop_reason: "end_turn" }, usage: { input_tokens: 60 + 1070 - 1000 - 100, cache_creation_input_tokens: 100, cache_read_input_tokens: 1000, output_tokens: 14 } });
     expect(sse.at(-1)!.type).toBe("message_stop");
     expect(app.calls.filter((c) => c.method === "tools/call").map((c) => c.arguments)).toEqual([{ q: "lemons" }]);
     expect(upstream.requests.map((r) => r.stream)).toEqual([true, true]);
@@ -235,7 +235,22 @@ describe("an Anthropic upstream (UPSTREAM_API=anthropic)", () => {
     expect(res.status, text).toBe(200);
     const message = AnthropicMessage.parse(JSON.parse(text));
     expect(message.content).toEqual([{ type: "text", text: "Hello.", citations: null }]);
-    expect(message.usage).toMatchObject({ input_tokens: 60, output_tokens: 7, cache_read_input_tokens: 0 });
+    expect(message.usage).toEqual({ input_tokens: 10, output_tokens: 7, cache_creation_input_tokens: 50, cache_read_input_tokens: 0 });
     expect(upstream.requests[0]).toMatchObject({ max_tokens: 1024, stop_sequences: ["STOP"], temperature: 0.5 });
+  });
+
+  it("reports the calls' cache writes in the Messages route's usage, summed and apart from input_tokens; the Chat Completions route keeps them in prompt_tokens", async () => {
+    const { chat, messages } = await setup();
+    upstream.script = [{ text: "Let me look.", toolCalls: [{ name: "notes__lookup", input: { q: "lemons" } }] }, { text: "You need lemons." }];
+    const res = await messages({ messages: [{ role: "user", content: "Do I need lemons?" }] });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    // usageOfCall(1) and (2): input 10 + 20, cache reads 0 + 1000, cache writes 50 + 50.
+    expect(AnthropicMessage.parse(JSON.parse(text)).usage).toEqual({ input_tokens: 30, output_tokens: 14, cache_creation_input_tokens: 100, cache_read_input_tokens: 1000 });
+
+    // usageOfCall(3): input 30, cache reads 2000, cache writes 50; OpenAI's usage has no field for the writes.
+    upstream.script = [{ text: "Hello." }];
+    const completion = await completionOf(await chat({ messages: [{ role: "user", content: "hi" }] }));
+    expect(completion.usage).toEqual({ prompt_tokens: 2080, completion_tokens: 7, total_tokens: 2087, prompt_tokens_details: { cached_tokens: 2000 } });
   });
 });
