@@ -1,12 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, ReportedUsage, RunToolsBody, SetMessagesBody, TurnBody } from "../protocol/http";
 import { contextKey } from "../core/attachments";
-import { acknowledgedApps, mergeAttachments } from "../core/attachments";
 import type { ContextList } from "../protocol/context-data";
-import { LIMITS } from "../protocol/limits";
-import type { AppendableMessage } from "../protocol/messages";
+import type { AppendableMessage, ChatMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
-import { contextVersion } from "../core/version";
 import { conversationStub, hubStub, memoryHalfLifeHours, summaryModel, type Env, type Owner } from "../env";
 import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
 import type { CompactionPolicy } from "../protocol/policies";
@@ -23,41 +20,28 @@ import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ToolStateStore } from "./tool-state-store";
 import { GatewayStore, type GatewayCursor, type GatewayRun, type ModelUsage } from "./gateway-store";
+import { recordGatewayStep, reviewGatewayOutput, runLive, takeGatewayTurn } from "./gateway-runs";
 import { askGuardModel } from "../tools/guard-model";
-import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from "../hooks/output";
-import type { HookScope } from "../hooks/chain";
+import type { ModelAnswer, OutputReview } from "../hooks/output";
 import { upstreamConfig } from "../gateway/config";
 import { runOpenCalls } from "./tool-runs";
 import type { ToolHost } from "../tools/run";
 import type { ToolRunResult, ToolSpec } from "../protocol/tools";
 import { ConversationStore, type ConversationMeta } from "./store";
 import type { ToolResultReport } from "./tool-results";
-import { checkAttachable, takeTurn } from "./turn/index";
+import { takeTurn } from "./turn/index";
 import { replay } from "./turn/replay";
 import type { TurnDeps } from "./turn/deps";
 import { ConversationContextManager } from "./context-manager";
 import type { CompactionStatus, RequestMessages } from "../protocol/history";
-import { turnSections } from "./turn-sections";
-import { auditRecords, tenantAuditKey } from "../protect/audit";
-import { admitText } from "../protect/boundary";
-import type { SecretHit } from "../protect/redact";
+import { turnSections, type TurnSections } from "./turn-sections";
+import { tenantAuditKey } from "../protect/audit";
 import { newNonce } from "../core/runtime-tag";
 import { DelegationStore } from "./delegation-store";
-import { answerText, delegationSection } from "./delegation";
+import { closeDelegateCall, completeChild, startChild, type ChildAnswer, type ChildHost } from "./delegation";
 import type { DelegationCompleted, DelegationInfo, DelegationStart } from "../protocol/delegation";
 import type { ToolResultEvidence } from "../protocol/evidence";
-import { textOf, type ChatMessage } from "../protocol/messages";
-import { admitMessages, storeAdmitted } from "./tool-results";
-import { checkRoom } from "./capacity";
-import type { TurnSections } from "./turn-sections";
-
-export interface PushedResource {
-  fullId: string;
-  title: string;
-  content: string;
-  summary?: string | undefined;
-  type?: string | undefined;
-}
+import { attachContext, storePushedResource, type PushedResource } from "./resources";
 
 /**
  * One per conversation: history as the model read it, the context ledger,
@@ -117,7 +101,7 @@ export class Conversation extends DurableObject<Env> {
    */
   turn(owner: Owner, body: TurnBody, gateway?: { outputReviewed?: boolean; run?: string }): Promise<Result<TurnResult>> {
     return this.serve(owner, "queued", (owned) => {
-      const live = this.runLive(gateway?.run);
+      const live = runLive(this.gateway, gateway?.run);
       return live.ok ? this.takeTurnNow(owner, owned, body, { outputReviewed: gateway?.outputReviewed === true }) : live;
     });
   }
@@ -161,116 +145,20 @@ export class Conversation extends DurableObject<Env> {
 
   // ── subagents (src/conversation/delegation.ts; docs/tools.md, "Subagents") ──
 
-  /**
-   * The child's side of a `delegate` call: this conversation is created for the subagent, with its parent, call and
-   * depth in its meta, and takes its first turn at once: the task is its user message, and its parent's hints (the
-   * call's `context` and a slice of the parent's memory) are fenced in that message's appendix. It never sees the
-   * parent's history.
-   */
+  /** The child's side of a `delegate` call: created for the subagent, it takes its first turn at once. */
   startDelegation(owner: Owner, start: DelegationStart): Promise<Result<{ turnId: string }>> {
-    return this.queue.run(async () => {
-      if (this.store.meta()) return fail("conflict", "conversation already exists");
-      const found = await this.hub(owner).agent(start.agent);
-      if (!found) return fail("not-found", `no agent '${start.agent}' is registered`);
-      const createdAt = new Date().toISOString();
-      this.store.create({
-        conversationId: start.childConversationId,
-        tenant: owner.tenant,
-        user: owner.user,
-        agent: start.agent,
-        agentContexts: found.attachedContexts,
-        resultPolicies: found.resultPolicies,
-        compactionPolicy: DEFAULT_COMPACTION_POLICY,
-        createdAt,
-        nonce: newNonce(),
-        parent: { conversationId: start.parent.conversationId, toolCallId: start.parent.toolCallId },
-        depth: start.parent.depth,
-      });
-      await this.hub(owner).conversationCreated({ id: start.childConversationId, agent: start.agent, createdAt }, false);
-      let received: { memories: number; hits: SecretHit[] } = { memories: 0, hits: [] };
-      const hints = async (nonce: string | null, own: TurnSections): Promise<TurnSections> => {
-        const ownIds = new Set(own.sections.filter((s) => s.kind === "memory").flatMap((s) => s.entries.map((e) => e.id)));
-        const slice = await delegationSection(this.env.MEMORY, owner, start, nonce, ownIds, memoryHalfLifeHours(this.env));
-        received = { memories: slice.memories, hits: slice.hits };
-        const memoryError = own.memoryError ?? slice.memoryError;
-        return { ...own, sections: slice.section ? [slice.section, ...own.sections] : own.sections, ...(memoryError ? { memoryError } : {}) };
-      };
-      const turn = await this.takeTurnNow(owner, this.store.meta()!, { agent: start.agent, message: start.task }, { more: hints });
-      const redactions = await auditRecords(received.hits, await this.auditKey(owner));
-      const data = { toolCallId: start.parent.toolCallId, depth: start.parent.depth, context: start.context !== undefined, memories: received.memories, ...(redactions.length ? { redactions } : {}) };
-      this.store.addEvent(turn.ok ? turn.value.turnId : null, "delegation.received", start.parent.conversationId, data, createdAt);
-      if (turn.ok) return ok({ turnId: turn.value.turnId });
-      // A child that could not take its first turn never runs: it ends, and the parent's call reads why.
-      await this.endNow(owner, this.store.meta()!);
-      return turn;
-    });
+    return this.queue.run(() => startChild(this.childHost(owner), start));
   }
 
-  /**
-   * The child's final answer (POST …/delegation/complete, or the gateway's loop): stored in the child past the trust
-   * boundary, then handed to the parent, whose `delegate` call it closes as the call's result; the child then ends.
-   * Nothing is stored when the parent refuses it (its call was closed already).
-   */
+  /** The child's final answer (POST …/delegation/complete, or the gateway's loop): it closes the parent's call, then the child ends. */
   completeDelegation(owner: Owner, reply: ChatMessage): Promise<Result<DelegationCompleted>> {
-    return this.serve(owner, "live", async (meta) => {
-      if (!meta.parent) return fail("conflict", "this conversation is not a subagent's: no delegate call waits for its answer");
-      if (reply.role !== "assistant" || reply.tool_calls?.length) return fail("invalid-request", "the final answer is an assistant message without tool calls");
-      const open = this.store.openCalls();
-      if (open.calls.size) {
-        return fail("conflict", `tool calls ${[...open.calls.keys()].map((id) => `'${id}'`).join(", ")} are still open: send the reply that made them as the child's next turn before its final answer`);
-      }
-      const auditKey = await this.auditKey(owner);
-      const admitted = await admitMessages(open.calls, [reply], { policies: meta.resultPolicies, auditKey, nonce: meta.nonce });
-      if (!admitted.ok) return admitted;
-      const room = checkRoom(this.store, admitted.value.messages);
-      if (!room.ok) return room;
-      const answer = textOf(admitted.value.messages[0]!);
-      const childTurnIds = this.ctx.storage.sql.exec<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY created_at, user_seq").toArray().map((r) => r.turn_id);
-      const parent = conversationStub(this.env, owner, meta.parent.conversationId);
-      const closed = await parent.closeDelegation(owner, { childConversationId: meta.conversationId, toolCallId: meta.parent.toolCallId, answer: answer.trim() ? answer : null, childTurnIds });
-      if (!closed.ok) return closed;
-      const at = new Date().toISOString();
-      this.store.transaction(() => {
-        storeAdmitted(this.store, null, admitted.value, at);
-        this.store.addEvent(null, "delegation.completed", meta.parent!.conversationId, { toolCallId: meta.parent!.toolCallId, childTurnIds }, at);
-      });
-      const ended = await this.endNow(owner, this.store.meta()!);
-      return ok({ parentConversationId: meta.parent.conversationId, toolCallId: meta.parent.toolCallId, toolResult: closed.value.toolResult, childTurnIds, endedAt: ended.endedAt ?? at });
-    });
+    return this.serve(owner, "live", (meta) => completeChild(this.childHost(owner), meta, reply));
   }
 
-  /**
-   * The parent's side: a child's final answer closes its `delegate` call, through the tool-result envelope (routed
-   * to the call, neutralised, redacted, trimmed by the agent's policy for `delegate`). Refused when the call is no
-   * longer open (a new message closed it first, or a result came from elsewhere).
-   */
-  closeDelegation(owner: Owner, done: { childConversationId: string; toolCallId: string; answer: string | null; childTurnIds: string[] }): Promise<Result<{ toolResult: ToolResultEvidence }>> {
-    return this.serve(owner, "live", async (meta) => {
-      const delegation = this.delegations.byChild(done.childConversationId);
-      if (!delegation || delegation.toolCallId !== done.toolCallId) return fail("not-found", `no delegate call started conversation '${done.childConversationId}' here`);
-      const open = this.store.openCalls();
-      if (delegation.status !== "running" || open.seq !== delegation.callSeq || !open.calls.has(done.toolCallId)) {
-        return fail("conflict", `the delegate call '${done.toolCallId}' was closed before its subagent answered (the conversation moved on): the answer can no longer reach it`);
-      }
-      const content = answerText(done.answer, delegation.agent);
-      const admitted = await admitMessages(open.calls, [{ role: "tool", tool_call_id: done.toolCallId, content }], {
-        policies: meta.resultPolicies,
-        auditKey: await this.auditKey(owner),
-        nonce: meta.nonce,
-        awaitingApproval: this.approvals.awaiting(open),
-        runtimeWritten: new Set(done.answer === null ? [done.toolCallId] : []),
-      });
-      if (!admitted.ok) return admitted;
-      const room = checkRoom(this.store, admitted.value.messages);
-      if (!room.ok) return room;
-      const at = new Date().toISOString();
-      this.store.transaction(() => {
-        storeAdmitted(this.store, `delegation:${done.childConversationId}`, admitted.value, at);
-        this.delegations.completed(done.childConversationId, done.childTurnIds, at);
-        this.store.addEvent(delegation.turnId, "delegation.completed", done.childConversationId, { toolCallId: done.toolCallId, agent: delegation.agent, childTurnIds: done.childTurnIds }, at);
-      });
-      return ok({ toolResult: admitted.value.reports[0]! });
-    });
+  /** The parent's side: a child's final answer closes its `delegate` call, while that call is still open. */
+  closeDelegation(owner: Owner, done: ChildAnswer): Promise<Result<{ toolResult: ToolResultEvidence }>> {
+    const host = { store: this.store, approvals: this.approvals, delegations: this.delegations, auditKey: () => this.auditKey(owner) };
+    return this.serve(owner, "live", (meta) => closeDelegateCall(host, meta, done));
   }
 
   /** The conversation's `delegate` calls and their children, oldest first. */
@@ -278,10 +166,24 @@ export class Conversation extends DurableObject<Env> {
     return this.read(owner, () => ok({ delegations: this.delegations.list() }));
   }
 
+  private childHost(owner: Owner): ChildHost {
+    return {
+      owner,
+      store: this.store,
+      hub: this.hub(owner),
+      memory: { kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) },
+      auditKey: () => this.auditKey(owner),
+      takeTurn: (meta, body, more) => this.takeTurnNow(owner, meta, body, { more }),
+      turnIds: () => this.ctx.storage.sql.exec<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY created_at, user_seq").toArray().map((r) => r.turn_id),
+      closeInParent: (parentConversationId, done) => conversationStub(this.env, owner, parentConversationId).closeDelegation(owner, done),
+      end: (meta) => this.endNow(owner, meta),
+    };
+  }
+
   /** The open calls the runtime serves, run outside a turn; their results are stored like appended ones. */
   runTools(owner: Owner, body: RunToolsBody, run?: string): Promise<Result<ToolRunResult>> {
     return this.serve(owner, "live", async (meta) => {
-      const live = this.runLive(run);
+      const live = runLive(this.gateway, run);
       if (!live.ok) return live;
       const agent = body.agent ?? meta.agent;
       if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
@@ -292,79 +194,28 @@ export class Conversation extends DurableObject<Env> {
     });
   }
 
-  // ── the model gateway (src/gateway/) ──
+  // ── the model gateway (src/gateway/; src/conversation/gateway-runs.ts) ──
 
   /** Where the gateway is in the client's copy of the conversation: null before its first request here. */
   gatewayCursor(owner: Owner): Result<{ cursor: GatewayCursor | null; messageCount: number }> {
     return this.read(owner, () => ok({ cursor: this.gateway.cursor(), messageCount: this.store.messageCount() }));
   }
 
-  /**
-   * The gateway's turn: the client's new part taken and the cursor moved past it in one step of the queue, only if
-   * the cursor is still where the gateway read it. Two requests that read the same cursor cannot both take the same
-   * message: the second is refused (409), as a retry of it would continue the turn the first took.
-   */
+  /** The gateway's turn: taken, and the cursor moved past it, only if the cursor is still where the gateway read it. */
   gatewayTurn(owner: Owner, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }, run: string): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", async (owned) => {
-      if (JSON.stringify(this.gateway.cursor()) !== JSON.stringify(cursor.expected)) {
-        return fail("conflict", "another request on this conversation moved it on meanwhile: send one request at a time per conversation");
-      }
-      // A run still in progress (streaming, or running tools) is interrupted: its later writes are refused, and a new
-      // user message is told what it cut off.
-      const prior = this.gateway.openRun();
-      const turn = await this.takeTurnNow(owner, owned, body, prior && body.message !== undefined ? { interruptedRun: prior } : {});
-      if (!turn.ok) return turn;
-      const at = new Date().toISOString();
-      this.gateway.setCursor(cursor.next, at, { runId: run, turnId: turn.value.turnId });
-      if (prior) this.store.addEvent(turn.value.turnId, "gateway.run.interrupted", prior.turnId, { runId: prior.runId }, at);
-      return turn;
-    });
+    return this.serve(owner, "queued", (owned) =>
+      takeGatewayTurn({ store: this.store, gateway: this.gateway }, body, cursor, run, (interruptedRun) => this.takeTurnNow(owner, owned, body, interruptedRun ? { interruptedRun } : {})),
+    );
   }
 
-  /** A gateway run's writes go on only while it is the run in progress (none given: not a gateway run's). */
-  private runLive(run: string | undefined): Result<true> {
-    if (run === undefined || this.gateway.openRun()?.runId === run) return ok(true);
-    return fail("conflict", "a newer request on this conversation interrupted this one: the rest of its answer is not stored");
-  }
-
-  /**
-   * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
-   * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply).
-   */
+  /** The gateway's bookkeeping after a step: its cursor, its run's end, the upstream's usage. */
   gatewayRecord(owner: Owner, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
-    return this.serve(owner, "queued", () => {
-      const at = new Date().toISOString();
-      const lastSeq = this.store.lastSeq();
-      // An interrupted run's usage is still recorded (it was paid for); its cursor is not the conversation's any more.
-      const live = this.runLive(record.run).ok;
-      this.store.transaction(() => {
-        if (record.cursor && live) this.gateway.setCursor(record.cursor, at);
-        if (record.run && live && (record.cursor || record.end)) this.gateway.endRun(record.run);
-        for (const { turnId, step, ...u } of record.usage ?? []) {
-          this.store.addEvent(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
-        }
-      });
-      return ok({ lastSeq });
-    });
+    return this.serve(owner, "queued", () => recordGatewayStep({ store: this.store, gateway: this.gateway }, record));
   }
 
-  /**
-   * The gateway's check of one model answer (docs/hooks.md, `output`): the agent's output hooks read it with the
-   * user's request; their calls land as `hook.called` events on the turn whose input the model read. A rejection comes
-   * with the note the model reads when it is asked again, in the runtime's tag.
-   */
+  /** The gateway's check of one model answer by the agent's output hooks. */
   reviewOutput(owner: Owner, check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number }): Promise<Result<OutputReview & { reminder?: string }>> {
-    return this.serve(owner, "live", async (meta) => {
-      const toolbox = await this.hub(owner).toolbox(check.agent);
-      if (!toolbox) return fail("not-found", `no agent '${check.agent}' is registered`);
-      const scope: HookScope = { host: this.toolHost(owner), conversationId: meta.conversationId, turnId: check.turnId, agent: check.agent, hooks: toolbox.hooks ?? [], log: [] };
-      const review = await reviewOutput(scope, { request: this.store.lastUserText(), reply: check.reply, attempt: check.attempt }, meta.nonce);
-      const at = new Date().toISOString();
-      this.store.transaction(() => {
-        for (const call of scope.log) this.store.addEvent(check.turnId, call.failed ? "hook.failed" : "hook.called", call.hook, { ...call, attempt: check.attempt }, at);
-      });
-      return ok(review.verdict === "reject" ? { ...review, reminder: rejectionNote(review, meta.nonce) } : review);
-    });
+    return this.serve(owner, "live", (meta) => reviewGatewayOutput({ store: this.store, meta, toolbox: (agent) => this.hub(owner).toolbox(agent), tools: this.toolHost(owner) }, check));
   }
 
   // ── the context-manager contract (src/history/contract.ts) ──
@@ -379,7 +230,7 @@ export class Conversation extends DurableObject<Env> {
     const manager = this.manager(owner, { live: true });
     if (!manager.ok) return manager;
     if (usage?.turnId !== undefined && !this.store.turn(usage.turnId)) return fail("not-found", `no turn '${usage.turnId}' in this conversation`);
-    const appended = await manager.value.addMessages(messages, () => this.runLive(run));
+    const appended = await manager.value.addMessages(messages, () => runLive(this.gateway, run));
     if (appended.ok && usage) this.recordUsage(usage, appended.value.lastSeq);
     return appended;
   }
@@ -490,23 +341,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** A picked item is fetched once here so the user learns at once if it does not exist. */
   attach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
-    return this.serve(owner, "live", async () => {
-      if (this.store.attachments().length >= LIMITS.attachmentsPerConversation) {
-        return fail("limit-exceeded", `a conversation may have at most ${LIMITS.attachmentsPerConversation} attachments`);
-      }
-      const hub = this.hub(owner);
-      const checked = await checkAttachable(hub, attachment);
-      if (!checked.ok) return checked;
-      if (attachment.itemId !== undefined) {
-        const item = await hub.item(attachment.context, attachment.itemId);
-        if (!item.ok) return item;
-        if (item.value === null) return fail("not-found", `'${attachment.context}' has no item '${attachment.itemId}'`);
-      }
-      const key = contextKey(attachment.context, attachment.itemId);
-      const at = new Date().toISOString();
-      if (this.store.attach(key, attachment.context, attachment.itemId, at)) this.store.addEvent(null, "attachment.added", key, {}, at);
-      return ok({ attachments: this.store.attachments() });
-    });
+    return this.serve(owner, "live", () => attachContext(this.store, this.hub(owner), attachment));
   }
 
   detach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
@@ -524,38 +359,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** Pushed by an app through the hub; only apps this conversation acknowledges may push. */
   pushResource(owner: Owner, app: string, resource: PushedResource): Promise<Result<ResourceInfo>> {
-    return this.serve(owner, "live", async (meta) => {
-      const allowed = acknowledgedApps(
-        mergeAttachments(meta.agentContexts, this.store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId }))),
-      );
-      if (!allowed.has(app)) {
-        return fail(
-          "forbidden",
-          `app '${app}' may not push into this conversation: its agent (${meta.agent ?? "none yet"}) does not name '${app}' in attachedContexts and the user has not attached any of its contexts`,
-        );
-      }
-      const replacing = this.store.resource(resource.fullId) !== null;
-      if (!replacing && this.store.resources().length >= LIMITS.resourcesPerConversation) {
-        return fail("limit-exceeded", `a conversation holds at most ${LIMITS.resourcesPerConversation} resources`);
-      }
-      const at = new Date().toISOString();
-      // The app's text passes the trust boundary before it is stored, titles included (they show in listings).
-      const hits: SecretHit[] = [];
-      const admit = (text: string) => {
-        const admitted = admitText(text, { nonce: meta.nonce });
-        hits.push(...admitted.hits);
-        return admitted.text;
-      };
-      const admitted = { ...resource, title: admit(resource.title), content: admit(resource.content), ...(resource.summary === undefined ? {} : { summary: admit(resource.summary) }) };
-      const record = { ...admitted, app, version: await contextVersion(resource), updatedAt: at };
-      const redactions = await auditRecords(hits, await this.auditKey(owner));
-      this.store.transaction(() => {
-        this.store.putResource(record);
-        this.store.addEvent(null, replacing ? "resource.replaced" : "resource.pushed", resource.fullId, { app, version: record.version, ...(redactions.length ? { redactions } : {}) }, at);
-      });
-      const { content: _content, ...info } = this.store.resource(resource.fullId)!;
-      return ok(info);
-    });
+    return this.serve(owner, "live", (meta) => storePushedResource({ store: this.store, auditKey: () => this.auditKey(owner) }, meta, app, resource));
   }
 
   removeResource(owner: Owner, fullId: string, options: { notifyApp: boolean }): Promise<Result<{ removed: string }>> {
@@ -586,24 +390,22 @@ export class Conversation extends DurableObject<Env> {
   }
 
   private async endNow(owner: Owner, meta: ConversationMeta): Promise<ConversationInfo & { resourcesRemoved: number }> {
-    {
-      if (meta.endedAt) return { ...this.describe(meta), resourcesRemoved: 0 };
-      const resources = this.store.resources();
-      const at = new Date().toISOString();
-      this.store.transaction(() => {
-        for (const r of resources) this.store.deleteResource(r.fullId);
-        // No decision can come any more: a frontend that lists approvals must not ask the user for one.
-        this.approvals.expireAwaiting(this.store.openCalls(), at);
-        this.store.end(at);
-        this.store.addEvent(null, "conversation.ended", null, { resourcesRemoved: resources.length }, at);
-      });
-      const hub = this.hub(owner);
-      await Promise.all([
-        hub.conversationEnded(meta.conversationId, at),
-        ...resources.map((r) => hub.notifyResourceRemoved(meta.conversationId, r.fullId)),
-      ]);
-      return { ...this.describe(this.store.meta()!), resourcesRemoved: resources.length };
-    }
+    if (meta.endedAt) return { ...this.describe(meta), resourcesRemoved: 0 };
+    const resources = this.store.resources();
+    const at = new Date().toISOString();
+    this.store.transaction(() => {
+      for (const r of resources) this.store.deleteResource(r.fullId);
+      // No decision can come any more: a frontend that lists approvals must not ask the user for one.
+      this.approvals.expireAwaiting(this.store.openCalls(), at);
+      this.store.end(at);
+      this.store.addEvent(null, "conversation.ended", null, { resourcesRemoved: resources.length }, at);
+    });
+    const hub = this.hub(owner);
+    await Promise.all([
+      hub.conversationEnded(meta.conversationId, at),
+      ...resources.map((r) => hub.notifyResourceRemoved(meta.conversationId, r.fullId)),
+    ]);
+    return { ...this.describe(this.store.meta()!), resourcesRemoved: resources.length };
   }
 
   private history(owner: Owner, meta: ConversationMeta): History {

@@ -5,18 +5,31 @@
  * call stays open in the parent until the child's final answer closes it, through the tool-result envelope.
  */
 import type { AppendixSection } from "../core/assemble";
-import { openTag } from "../core/runtime-tag";
+import { newNonce, openTag } from "../core/runtime-tag";
 import { fail, ok, type Result } from "../core/problem";
 import type { Owner } from "../env";
+import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
+import type { AppHub } from "../hub/app-hub";
 import { fenceText, MEMORY_FENCE_CLOSE, recallForTurn } from "../memory";
+import { auditRecords } from "../protect/audit";
 import { admitText } from "../protect/boundary";
 import type { SecretHit } from "../protect/redact";
-import type { DelegationStart } from "../protocol/delegation";
+import type { DelegationCompleted, DelegationStart } from "../protocol/delegation";
+import type { ToolResultEvidence } from "../protocol/evidence";
+import type { ConversationInfo, TurnResult } from "../protocol/frontend";
+import type { TurnBody } from "../protocol/http";
 import { LIMITS } from "../protocol/limits";
+import { textOf, type ChatMessage } from "../protocol/messages";
 import type { Toolbox } from "../protocol/tools";
 import type { CallResult, ModelCall, RanCall } from "../tools/run";
 import { RUNTIME_TOOLS } from "../tools/runtime-tools";
 import { validateArguments } from "../tools/validate";
+import type { ApprovalStore } from "./approval-store";
+import { checkRoom } from "./capacity";
+import type { DelegationStore } from "./delegation-store";
+import type { ConversationMeta, ConversationStore } from "./store";
+import { admitMessages, storeAdmitted } from "./tool-results";
+import type { TurnSections } from "./turn-sections";
 
 /** The note that opens the fence a child reads its parent's hints in. */
 export const DELEGATION_FENCE_PREAMBLE =
@@ -118,7 +131,7 @@ export async function startDelegations(
  * agent reads memory), each memory rendered as the memory fence renders it. Memories the child's own recall shows
  * are left out here.
  */
-export async function delegationSection(
+async function delegationSection(
   kv: KVNamespace,
   owner: Owner,
   start: DelegationStart,
@@ -157,11 +170,146 @@ export function wrapDelegationFence(entries: readonly string[], nonce: string | 
 }
 
 /** What the parent reads as the call's result: the child's final answer, or a note when it gave none. */
-export function answerText(content: string | null, agent: string): string {
+function answerText(content: string | null, agent: string): string {
   return content && content.trim() ? content : `[the subagent ${agent} finished without an answer]`;
 }
 
-/** The depth check, for a start that reaches a child directly (the parent checked it already). */
-export function checkDepth(depth: number): Result<true> {
-  return depth > MAX_SUBAGENT_DEPTH ? fail("limit-exceeded", `subagents nest at most ${MAX_SUBAGENT_DEPTH} deep`) : ok(true);
+/** What a child's final answer carries to its parent's call. */
+export interface ChildAnswer {
+  childConversationId: string;
+  toolCallId: string;
+  answer: string | null;
+  childTurnIds: string[];
+}
+
+/** What the child's side reaches: its own storage and turns, the user's hub, the parent's memory for its hints, its parent. */
+export interface ChildHost {
+  owner: Owner;
+  store: ConversationStore;
+  hub: DurableObjectStub<AppHub>;
+  memory: { kv: KVNamespace; halfLifeHours: number | undefined };
+  auditKey: () => Promise<CryptoKey>;
+  /** A turn inside the queue; `more` adds appendix sections to the turn's own. */
+  takeTurn: (meta: ConversationMeta, body: TurnBody, more: (nonce: string | null, own: TurnSections) => Promise<TurnSections>) => Promise<Result<TurnResult>>;
+  /** The ids of the child's turns, oldest first. */
+  turnIds: () => string[];
+  /** The parent's side of the answer, in the parent's Conversation object. */
+  closeInParent: (parentConversationId: string, done: ChildAnswer) => Promise<Result<{ toolResult: ToolResultEvidence }>>;
+  end: (meta: ConversationMeta) => Promise<ConversationInfo>;
+}
+
+/**
+ * The child's side of a `delegate` call, inside its queue: this conversation is created for the subagent, with its
+ * parent, call and depth in its meta, and takes its first turn at once: the task is its user message, and its
+ * parent's hints (the call's `context` and a slice of the parent's memory) are fenced in that message's appendix. It
+ * never sees the parent's history.
+ */
+export async function startChild(host: ChildHost, start: DelegationStart): Promise<Result<{ turnId: string }>> {
+  const { owner, store } = host;
+  if (store.meta()) return fail("conflict", "conversation already exists");
+  const found = await host.hub.agent(start.agent);
+  if (!found) return fail("not-found", `no agent '${start.agent}' is registered`);
+  const createdAt = new Date().toISOString();
+  store.create({
+    conversationId: start.childConversationId,
+    tenant: owner.tenant,
+    user: owner.user,
+    agent: start.agent,
+    agentContexts: found.attachedContexts,
+    resultPolicies: found.resultPolicies,
+    compactionPolicy: DEFAULT_COMPACTION_POLICY,
+    createdAt,
+    nonce: newNonce(),
+    parent: { conversationId: start.parent.conversationId, toolCallId: start.parent.toolCallId },
+    depth: start.parent.depth,
+  });
+  await host.hub.conversationCreated({ id: start.childConversationId, agent: start.agent, createdAt }, false);
+  let received: { memories: number; hits: SecretHit[] } = { memories: 0, hits: [] };
+  const hints = async (nonce: string | null, own: TurnSections): Promise<TurnSections> => {
+    const ownIds = new Set(own.sections.filter((s) => s.kind === "memory").flatMap((s) => s.entries.map((e) => e.id)));
+    const slice = await delegationSection(host.memory.kv, owner, start, nonce, ownIds, host.memory.halfLifeHours);
+    received = { memories: slice.memories, hits: slice.hits };
+    const memoryError = own.memoryError ?? slice.memoryError;
+    return { ...own, sections: slice.section ? [slice.section, ...own.sections] : own.sections, ...(memoryError ? { memoryError } : {}) };
+  };
+  const turn = await host.takeTurn(store.meta()!, { agent: start.agent, message: start.task }, hints);
+  const redactions = await auditRecords(received.hits, await host.auditKey());
+  const data = { toolCallId: start.parent.toolCallId, depth: start.parent.depth, context: start.context !== undefined, memories: received.memories, ...(redactions.length ? { redactions } : {}) };
+  store.addEvent(turn.ok ? turn.value.turnId : null, "delegation.received", start.parent.conversationId, data, createdAt);
+  if (turn.ok) return ok({ turnId: turn.value.turnId });
+  // A child that could not take its first turn never runs: it ends, and the parent's call reads why.
+  await host.end(store.meta()!);
+  return turn;
+}
+
+/**
+ * The child's final answer: stored in the child past the trust boundary, then handed to the parent, whose `delegate`
+ * call it closes as the call's result; the child then ends. Nothing is stored when the parent refuses it (its call was
+ * closed already).
+ */
+export async function completeChild(host: ChildHost, meta: ConversationMeta, reply: ChatMessage): Promise<Result<DelegationCompleted>> {
+  const { store } = host;
+  if (!meta.parent) return fail("conflict", "this conversation is not a subagent's: no delegate call waits for its answer");
+  if (reply.role !== "assistant" || reply.tool_calls?.length) return fail("invalid-request", "the final answer is an assistant message without tool calls");
+  const open = store.openCalls();
+  if (open.calls.size) {
+    return fail("conflict", `tool calls ${[...open.calls.keys()].map((id) => `'${id}'`).join(", ")} are still open: send the reply that made them as the child's next turn before its final answer`);
+  }
+  const auditKey = await host.auditKey();
+  const admitted = await admitMessages(open.calls, [reply], { policies: meta.resultPolicies, auditKey, nonce: meta.nonce });
+  if (!admitted.ok) return admitted;
+  const room = checkRoom(store, admitted.value.messages);
+  if (!room.ok) return room;
+  const answer = textOf(admitted.value.messages[0]!);
+  const childTurnIds = host.turnIds();
+  const closed = await host.closeInParent(meta.parent.conversationId, { childConversationId: meta.conversationId, toolCallId: meta.parent.toolCallId, answer: answer.trim() ? answer : null, childTurnIds });
+  if (!closed.ok) return closed;
+  const at = new Date().toISOString();
+  store.transaction(() => {
+    storeAdmitted(store, null, admitted.value, at);
+    store.addEvent(null, "delegation.completed", meta.parent!.conversationId, { toolCallId: meta.parent!.toolCallId, childTurnIds }, at);
+  });
+  const ended = await host.end(store.meta()!);
+  return ok({ parentConversationId: meta.parent.conversationId, toolCallId: meta.parent.toolCallId, toolResult: closed.value.toolResult, childTurnIds, endedAt: ended.endedAt ?? at });
+}
+
+/** What the parent's side reaches: its storage, the approvals that hold calls back, and its `delegate` calls. */
+export interface ParentHost {
+  store: ConversationStore;
+  approvals: ApprovalStore;
+  delegations: DelegationStore;
+  auditKey: () => Promise<CryptoKey>;
+}
+
+/**
+ * The parent's side: a child's final answer closes its `delegate` call, through the tool-result envelope (routed to
+ * the call, neutralised, redacted, trimmed by the agent's policy for `delegate`). Refused when the call is no longer
+ * open (a new message closed it first, or a result came from elsewhere).
+ */
+export async function closeDelegateCall(host: ParentHost, meta: ConversationMeta, done: ChildAnswer): Promise<Result<{ toolResult: ToolResultEvidence }>> {
+  const { store, delegations } = host;
+  const delegation = delegations.byChild(done.childConversationId);
+  if (!delegation || delegation.toolCallId !== done.toolCallId) return fail("not-found", `no delegate call started conversation '${done.childConversationId}' here`);
+  const open = store.openCalls();
+  if (delegation.status !== "running" || open.seq !== delegation.callSeq || !open.calls.has(done.toolCallId)) {
+    return fail("conflict", `the delegate call '${done.toolCallId}' was closed before its subagent answered (the conversation moved on): the answer can no longer reach it`);
+  }
+  const content = answerText(done.answer, delegation.agent);
+  const admitted = await admitMessages(open.calls, [{ role: "tool", tool_call_id: done.toolCallId, content }], {
+    policies: meta.resultPolicies,
+    auditKey: await host.auditKey(),
+    nonce: meta.nonce,
+    awaitingApproval: host.approvals.awaiting(open),
+    runtimeWritten: new Set(done.answer === null ? [done.toolCallId] : []),
+  });
+  if (!admitted.ok) return admitted;
+  const room = checkRoom(store, admitted.value.messages);
+  if (!room.ok) return room;
+  const at = new Date().toISOString();
+  store.transaction(() => {
+    storeAdmitted(store, `delegation:${done.childConversationId}`, admitted.value, at);
+    delegations.completed(done.childConversationId, done.childTurnIds, at);
+    store.addEvent(delegation.turnId, "delegation.completed", done.childConversationId, { toolCallId: done.toolCallId, agent: delegation.agent, childTurnIds: done.childTurnIds }, at);
+  });
+  return ok({ toolResult: admitted.value.reports[0]! });
 }

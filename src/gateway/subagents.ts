@@ -13,9 +13,9 @@ import type { TurnResult } from "../protocol/frontend";
 import { TurnBody } from "../protocol/http";
 import { upstreamConfig, type UpstreamConfig } from "./config";
 import { fromProblem, gatewayError } from "./errors";
-import type { LoopContext } from "./loop";
 import { openUpstream, readCompletion, type Outcome } from "./upstream";
 
+/** What a gateway request's subagents run with: its owner, upstream, settings and step limit (a LoopContext has them). */
 interface ChildRun {
   owner: Owner;
   config: UpstreamConfig;
@@ -31,7 +31,7 @@ type Delegated = NonNullable<NonNullable<TurnResult["envelope"]["tools"]>["deleg
  * is; otherwise every child runs to its final answer, then the parent continues and its next input (with the
  * children's answers as the calls' results) is returned.
  */
-export async function settleDelegations(ctx: LoopContext, turn: TurnResult): Promise<Outcome<TurnResult>> {
+export async function settleDelegations(ctx: ChildRun & { stub: DurableObjectStub<Conversation>; agent: string }, turn: TurnResult): Promise<Outcome<TurnResult>> {
   if (!turn.envelope.tools?.delegated?.length) return { ok: true, value: turn };
   const run: ChildRun = { owner: ctx.owner, config: ctx.config, upstreamModel: ctx.upstreamModel, params: ctx.params, maxSteps: ctx.maxSteps };
   return settle(run, ctx.stub, ctx.agent, turn);

@@ -1,0 +1,100 @@
+/**
+ * The model gateway's side of a conversation (docs/gateway.md): its cursor in the client's copy, the run in progress
+ * (a newer request interrupts it, and its later writes are refused), the upstream's usage, and the output hooks' check
+ * of each answer. The Conversation object serves these inside its queue; src/gateway/ calls them over RPC.
+ */
+import { fail, ok, type Result } from "../core/problem";
+import type { HookScope } from "../hooks/chain";
+import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from "../hooks/output";
+import type { TurnResult } from "../protocol/frontend";
+import type { TurnBody } from "../protocol/http";
+import type { Toolbox } from "../protocol/tools";
+import type { ToolHost } from "../tools/run";
+import type { GatewayCursor, GatewayRun, GatewayStore, ModelUsage } from "./gateway-store";
+import type { ConversationMeta, ConversationStore } from "./store";
+
+export interface GatewayHost {
+  store: ConversationStore;
+  gateway: GatewayStore;
+}
+
+/** A gateway run's writes go on only while it is the run in progress (none given: not a gateway run's). */
+export function runLive(gateway: GatewayStore, run: string | undefined): Result<true> {
+  if (run === undefined || gateway.openRun()?.runId === run) return ok(true);
+  return fail("conflict", "a newer request on this conversation interrupted this one: the rest of its answer is not stored");
+}
+
+/**
+ * The gateway's turn, inside the queue: the client's new part taken (`takeTurn`) and the cursor moved past it, only if
+ * the cursor is still where the gateway read it. Two requests that read the same cursor cannot both take the same
+ * message: the second is refused (409), as a retry of it would continue the turn the first took.
+ */
+export async function takeGatewayTurn(
+  host: GatewayHost,
+  body: TurnBody,
+  cursor: { expected: GatewayCursor | null; next: GatewayCursor },
+  run: string,
+  takeTurn: (interruptedRun: GatewayRun | undefined) => Promise<Result<TurnResult>>,
+): Promise<Result<TurnResult>> {
+  if (JSON.stringify(host.gateway.cursor()) !== JSON.stringify(cursor.expected)) {
+    return fail("conflict", "another request on this conversation moved it on meanwhile: send one request at a time per conversation");
+  }
+  // A run still in progress (streaming, or running tools) is interrupted: its later writes are refused, and a new
+  // user message is told what it cut off.
+  const prior = host.gateway.openRun();
+  const turn = await takeTurn(prior && body.message !== undefined ? prior : undefined);
+  if (!turn.ok) return turn;
+  const at = new Date().toISOString();
+  host.gateway.setCursor(cursor.next, at, { runId: run, turnId: turn.value.turnId });
+  if (prior) host.store.addEvent(turn.value.turnId, "gateway.run.interrupted", prior.turnId, { runId: prior.runId }, at);
+  return turn;
+}
+
+/**
+ * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
+ * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply).
+ */
+export function recordGatewayStep(host: GatewayHost, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Result<{ lastSeq: number }> {
+  const { store, gateway } = host;
+  const at = new Date().toISOString();
+  const lastSeq = store.lastSeq();
+  // An interrupted run's usage is still recorded (it was paid for); its cursor is not the conversation's any more.
+  const live = runLive(gateway, record.run).ok;
+  store.transaction(() => {
+    if (record.cursor && live) gateway.setCursor(record.cursor, at);
+    if (record.run && live && (record.cursor || record.end)) gateway.endRun(record.run);
+    for (const { turnId, step, ...u } of record.usage ?? []) {
+      store.addEvent(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
+    }
+  });
+  return ok({ lastSeq });
+}
+
+/** What checking an answer reaches: the agent's hooks (its toolbox, from the hub) and where they run. */
+export interface ReviewHost {
+  store: ConversationStore;
+  meta: ConversationMeta;
+  toolbox: (agent: string) => Promise<Toolbox | null>;
+  tools: ToolHost;
+}
+
+/**
+ * The gateway's check of one model answer (docs/hooks.md, `output`): the agent's output hooks read it with the
+ * user's request; their calls land as `hook.called` events on the turn whose input the model read. A rejection comes
+ * with the note the model reads when it is asked again, in the runtime's tag.
+ */
+export async function reviewGatewayOutput(
+  host: ReviewHost,
+  check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number },
+): Promise<Result<OutputReview & { reminder?: string }>> {
+  const { store, meta } = host;
+  const toolbox = await host.toolbox(check.agent);
+  if (!toolbox) return fail("not-found", `no agent '${check.agent}' is registered`);
+  const scope: HookScope = { host: host.tools, conversationId: meta.conversationId, turnId: check.turnId, agent: check.agent, hooks: toolbox.hooks ?? [], log: [] };
+  const review = await reviewOutput(scope, { request: store.lastUserText(), reply: check.reply, attempt: check.attempt }, meta.nonce);
+  const at = new Date().toISOString();
+  store.transaction(() => {
+    for (const call of scope.log) store.addEvent(check.turnId, call.failed ? "hook.failed" : "hook.called", call.hook, { ...call, attempt: check.attempt }, at);
+  });
+  return ok(review.verdict === "reject" ? { ...review, reminder: rejectionNote(review, meta.nonce) } : review);
+}

@@ -1,0 +1,81 @@
+/**
+ * What a conversation holds besides its messages, as it comes in: the contexts the user attaches (checked with the
+ * hub first) and the session resources apps push (docs/protocol.md, `resources/push`), which pass the trust boundary
+ * before they are stored.
+ */
+import { acknowledgedApps, contextKey, mergeAttachments } from "../core/attachments";
+import { fail, ok, type Result } from "../core/problem";
+import { contextVersion } from "../core/version";
+import type { AppHub } from "../hub/app-hub";
+import { auditRecords } from "../protect/audit";
+import { admitText } from "../protect/boundary";
+import type { SecretHit } from "../protect/redact";
+import type { AttachmentInfo, ResourceInfo } from "../protocol/frontend";
+import type { Attachment } from "../protocol/http";
+import { LIMITS } from "../protocol/limits";
+import type { ConversationMeta, ConversationStore } from "./store";
+import { checkAttachable } from "./turn/index";
+
+export interface PushedResource {
+  fullId: string;
+  title: string;
+  content: string;
+  summary?: string | undefined;
+  type?: string | undefined;
+}
+
+/** A picked item is fetched once here so the user learns at once if it does not exist. */
+export async function attachContext(store: ConversationStore, hub: DurableObjectStub<AppHub>, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
+  if (store.attachments().length >= LIMITS.attachmentsPerConversation) {
+    return fail("limit-exceeded", `a conversation may have at most ${LIMITS.attachmentsPerConversation} attachments`);
+  }
+  const checked = await checkAttachable(hub, attachment);
+  if (!checked.ok) return checked;
+  if (attachment.itemId !== undefined) {
+    const item = await hub.item(attachment.context, attachment.itemId);
+    if (!item.ok) return item;
+    if (item.value === null) return fail("not-found", `'${attachment.context}' has no item '${attachment.itemId}'`);
+  }
+  const key = contextKey(attachment.context, attachment.itemId);
+  const at = new Date().toISOString();
+  if (store.attach(key, attachment.context, attachment.itemId, at)) store.addEvent(null, "attachment.added", key, {}, at);
+  return ok({ attachments: store.attachments() });
+}
+
+/** Pushed by an app through the hub; only apps this conversation acknowledges may push. */
+export async function storePushedResource(
+  host: { store: ConversationStore; auditKey: () => Promise<CryptoKey> },
+  meta: ConversationMeta,
+  app: string,
+  resource: PushedResource,
+): Promise<Result<ResourceInfo>> {
+  const { store } = host;
+  const allowed = acknowledgedApps(mergeAttachments(meta.agentContexts, store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId }))));
+  if (!allowed.has(app)) {
+    return fail(
+      "forbidden",
+      `app '${app}' may not push into this conversation: its agent (${meta.agent ?? "none yet"}) does not name '${app}' in attachedContexts and the user has not attached any of its contexts`,
+    );
+  }
+  const replacing = store.resource(resource.fullId) !== null;
+  if (!replacing && store.resources().length >= LIMITS.resourcesPerConversation) {
+    return fail("limit-exceeded", `a conversation holds at most ${LIMITS.resourcesPerConversation} resources`);
+  }
+  const at = new Date().toISOString();
+  // The app's text passes the trust boundary before it is stored, titles included (they show in listings).
+  const hits: SecretHit[] = [];
+  const admit = (text: string) => {
+    const admitted = admitText(text, { nonce: meta.nonce });
+    hits.push(...admitted.hits);
+    return admitted.text;
+  };
+  const admitted = { ...resource, title: admit(resource.title), content: admit(resource.content), ...(resource.summary === undefined ? {} : { summary: admit(resource.summary) }) };
+  const record = { ...admitted, app, version: await contextVersion(resource), updatedAt: at };
+  const redactions = await auditRecords(hits, await host.auditKey());
+  store.transaction(() => {
+    store.putResource(record);
+    store.addEvent(null, replacing ? "resource.replaced" : "resource.pushed", resource.fullId, { app, version: record.version, ...(redactions.length ? { redactions } : {}) }, at);
+  });
+  const { content: _content, ...info } = store.resource(resource.fullId)!;
+  return ok(info);
+}
