@@ -20,7 +20,8 @@ import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ToolStateStore } from "./tool-state-store";
 import { GatewayStore, type GatewayCursor, type GatewayRun, type ModelUsage } from "./gateway-store";
-import { recordGatewayStep, reviewGatewayOutput, runLive, takeGatewayTurn } from "./gateway-runs";
+import { recordGatewayStep, runLive, takeGatewayTurn } from "./gateway-runs";
+import { reviewAppended, reviewGatewayOutput, type ReviewHost } from "./output-review";
 import { askGuardModel } from "../tools/guard-model";
 import type { ModelAnswer, OutputReview } from "../hooks/output";
 import { upstreamConfig } from "../gateway/config";
@@ -215,7 +216,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** The gateway's check of one model answer by the agent's output hooks. */
   reviewOutput(owner: Owner, check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number }): Promise<Result<OutputReview & { reminder?: string }>> {
-    return this.serve(owner, "live", (meta) => reviewGatewayOutput({ store: this.store, meta, toolbox: (agent) => this.hub(owner).toolbox(agent), tools: this.toolHost(owner) }, check));
+    return this.serve(owner, "live", (meta) => reviewGatewayOutput(this.reviewHost(owner, meta), check));
   }
 
   // ── the context-manager contract (src/history/contract.ts) ──
@@ -230,6 +231,11 @@ export class Conversation extends DurableObject<Env> {
     const manager = this.manager(owner, { live: true });
     if (!manager.ok) return manager;
     if (usage?.turnId !== undefined && !this.store.turn(usage.turnId)) return fail("not-found", `no turn '${usage.turnId}' in this conversation`);
+    // A frontend's answers pass the output hooks first; a gateway run's were checked step by step already.
+    if (run === undefined) {
+      const reviewed = await reviewAppended(this.reviewHost(owner, this.store.meta()!), messages);
+      if (!reviewed.ok) return reviewed;
+    }
     const appended = await manager.value.addMessages(messages, () => runLive(this.gateway, run));
     if (appended.ok && usage) this.recordUsage(usage, appended.value.lastSeq);
     return appended;
@@ -237,8 +243,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** The model's real usage a frontend's own loop reported: a `model.usage` event on its turn (default: the latest). */
   private recordUsage(usage: ReportedUsage, lastSeq: number): void {
-    const turnId =
-      usage.turnId ?? this.ctx.storage.sql.exec<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY user_seq DESC, created_at DESC LIMIT 1").toArray()[0]?.turn_id ?? null;
+    const turnId = usage.turnId ?? this.store.latestTurnId();
     const data = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedTokens: usage.cachedTokens ?? null, model: usage.model ?? null, lastSeq, source: "frontend" };
     this.store.addEvent(turnId, "model.usage", usage.model ?? null, data, new Date().toISOString());
   }
@@ -420,6 +425,11 @@ export class Conversation extends DurableObject<Env> {
   /** Audit hashes are keyed per tenant, so the same secret hashes differently in another tenant's records. */
   private auditKey(owner: Owner): Promise<CryptoKey> {
     return (this.auditKeyFor ??= tenantAuditKey(this.env.AUTH_SECRET, owner.tenant));
+  }
+
+  /** What checking answers with the output hooks reaches: the agent's hooks through the hub, and where they run. */
+  private reviewHost(owner: Owner, meta: ConversationMeta): ReviewHost {
+    return { store: this.store, meta, toolbox: (agent) => this.hub(owner).toolbox(agent), tools: this.toolHost(owner) };
   }
 
   /** The tools the runtime serves run on the apps, through the user's hub. */

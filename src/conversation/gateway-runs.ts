@@ -1,15 +1,11 @@
 /**
  * The model gateway's side of a conversation (docs/gateway.md): its cursor in the client's copy, the run in progress
- * (a newer request interrupts it, and its later writes are refused), the upstream's usage, and the output hooks' check
- * of each answer. The Conversation object serves these inside its queue; src/gateway/ calls them over RPC.
+ * (a newer request interrupts it, and its later writes are refused) and the upstream's usage (the output hooks' check of
+ * each answer: output-review.ts). The Conversation object serves these inside its queue; src/gateway/ calls them over RPC.
  */
 import { fail, ok, type Result } from "../core/problem";
-import type { HookScope } from "../hooks/chain";
-import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from "../hooks/output";
 import type { TurnResult } from "../protocol/frontend";
 import type { TurnBody } from "../protocol/http";
-import type { Toolbox } from "../protocol/tools";
-import type { ToolHost } from "../tools/run";
 import type { GatewayCursor, GatewayRun, GatewayStore, ModelUsage } from "./gateway-store";
 import type { ConversationMeta, ConversationStore } from "./store";
 
@@ -68,33 +64,4 @@ export function recordGatewayStep(host: GatewayHost, record: { cursor?: GatewayC
     }
   });
   return ok({ lastSeq });
-}
-
-/** What checking an answer reaches: the agent's hooks (its toolbox, from the hub) and where they run. */
-export interface ReviewHost {
-  store: ConversationStore;
-  meta: ConversationMeta;
-  toolbox: (agent: string) => Promise<Toolbox | null>;
-  tools: ToolHost;
-}
-
-/**
- * The gateway's check of one model answer (docs/hooks.md, `output`): the agent's output hooks read it with the
- * user's request; their calls land as `hook.called` events on the turn whose input the model read. A rejection comes
- * with the note the model reads when it is asked again, in the runtime's tag.
- */
-export async function reviewGatewayOutput(
-  host: ReviewHost,
-  check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number },
-): Promise<Result<OutputReview & { reminder?: string }>> {
-  const { store, meta } = host;
-  const toolbox = await host.toolbox(check.agent);
-  if (!toolbox) return fail("not-found", `no agent '${check.agent}' is registered`);
-  const scope: HookScope = { host: host.tools, conversationId: meta.conversationId, turnId: check.turnId, agent: check.agent, hooks: toolbox.hooks ?? [], log: [] };
-  const review = await reviewOutput(scope, { request: store.lastUserText(), reply: check.reply, attempt: check.attempt }, meta.nonce);
-  const at = new Date().toISOString();
-  store.transaction(() => {
-    for (const call of scope.log) store.addEvent(check.turnId, call.failed ? "hook.failed" : "hook.called", call.hook, { ...call, attempt: check.attempt }, at);
-  });
-  return ok(review.verdict === "reject" ? { ...review, reminder: rejectionNote(review, meta.nonce) } : review);
 }

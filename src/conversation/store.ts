@@ -225,6 +225,11 @@ export class ConversationStore extends MessageStore {
 
   // ── turns ──
 
+  /** The turn that read the newest user message (the last stored one when several did): the one a model's answer follows. */
+  latestTurnId(): string | null {
+    return this.sql.exec<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY user_seq DESC, created_at DESC LIMIT 1").toArray()[0]?.turn_id ?? null;
+  }
+
   turn(turnId: string): TurnRecord | null {
     const row = this.sql.exec<Row>("SELECT * FROM turns WHERE turn_id = ?", turnId).toArray()[0];
     if (!row) return null;

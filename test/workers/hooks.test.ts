@@ -259,6 +259,28 @@ describe("tool hooks", () => {
   });
 });
 
+describe("output hooks on appended answers", () => {
+  it("check the answers a frontend appends: a rejection is 422 with the note and nothing is stored; an accepted one is stored; each check is an event", async () => {
+    const s = await setup();
+    const conversation = s.path.split("/").at(-1)!;
+    await hookApp(s.id, "guardian", [[{ name: "tone", point: "output", ...ALL }, (p) => (String((p.answer as { content: string }).content).includes("stupid") ? { action: "reject", note: "be kind" } : { action: "continue" })]]);
+    const turn = await s.turn({ message: "Is my plan good?" });
+    const append = (content: string) => s.frontend.request("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content }] });
+    const problem = await expectProblem(await append("That is a stupid plan."), 422, "not-accepted");
+    expect(problem.detail).toBe("hook 'guardian:tone' rejected the model's answer: be kind");
+    expect(problem.issues).toEqual([{ path: "messages.0", message: "be kind" }]);
+    expect((await s.stored()).map((m) => m.message.role)).toEqual(["user"]);
+    expect((await append("It is a good start; two steps need dates.")).status).toBe(201);
+    expect((await s.stored()).map((m) => m.message.role)).toEqual(["user", "assistant"]);
+    const events = (await s.events()).filter((e) => e.type === "hook.called");
+    expect(events.map((e) => [e.turnId, e.subject, (e.data as { verdict: string }).verdict])).toEqual([
+      [turn.turnId, "guardian:tone", "reject"],
+      [turn.turnId, "guardian:tone", "continue"],
+    ]);
+    expect(conversation).toBe(turn.conversationId);
+  });
+});
+
 describe("memory, assembled blocks, compaction and turn end", () => {
   it("memory hooks filter what was recalled and add entries of their own, inside the memory fence, redacted", async () => {
     const s = await setup();

@@ -1,0 +1,74 @@
+/**
+ * The `output` hooks on answers that do not come in a turn (docs/hooks.md): the gateway's answers, checked step by step
+ * (it asks the model again on a rejection), and answers a frontend appends (`POST …/messages`), refused on a rejection.
+ * Their calls land as `hook.called` / `hook.failed` events on the turn whose input the model read.
+ */
+import { fail, ok, type Result } from "../core/problem";
+import { hooksAt, type HookScope } from "../hooks/chain";
+import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from "../hooks/output";
+import type { AppendableMessage } from "../protocol/messages";
+import type { Toolbox } from "../protocol/tools";
+import type { ToolHost } from "../tools/run";
+import type { ConversationMeta, ConversationStore } from "./store";
+
+/** What checking an answer reaches: the agent's hooks (its toolbox, from the hub) and where they run. */
+export interface ReviewHost {
+  store: ConversationStore;
+  meta: ConversationMeta;
+  toolbox: (agent: string) => Promise<Toolbox | null>;
+  tools: ToolHost;
+}
+
+/**
+ * The gateway's check of one model answer (docs/hooks.md, `output`): the agent's output hooks read it with the
+ * user's request; their calls land as `hook.called` events on the turn whose input the model read. A rejection comes
+ * with the note the model reads when it is asked again, in the runtime's tag.
+ */
+export async function reviewGatewayOutput(
+  host: ReviewHost,
+  check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number },
+): Promise<Result<OutputReview & { reminder?: string }>> {
+  const { store, meta } = host;
+  const toolbox = await host.toolbox(check.agent);
+  if (!toolbox) return fail("not-found", `no agent '${check.agent}' is registered`);
+  const scope = scopeOf(host, toolbox, check.agent, check.turnId);
+  const review = await reviewOutput(scope, { request: store.lastUserText(), reply: check.reply, attempt: check.attempt }, meta.nonce);
+  recordCalls(store, scope, check.turnId, check.attempt);
+  return ok(review.verdict === "reject" ? { ...review, reminder: rejectionNote(review, meta.nonce) } : review);
+}
+
+/**
+ * The answers in a frontend's append, checked before anything is stored: the conversation's agent's output hooks read
+ * each assistant message; the first rejection refuses the append (422, with the hook's note), so the frontend asks its
+ * model again. Nothing to check without an agent or output hooks.
+ */
+export async function reviewAppended(host: ReviewHost, messages: readonly AppendableMessage[]): Promise<Result<true>> {
+  const { store, meta } = host;
+  const answers = messages.flatMap((m, i) => (m.role === "assistant" ? [{ m, i }] : []));
+  if (answers.length === 0 || meta.agent === null) return ok(true);
+  const toolbox = await host.toolbox(meta.agent);
+  if (!toolbox || hooksAt(toolbox.hooks ?? [], "output").length === 0) return ok(true);
+  const turnId = store.latestTurnId() ?? `append:${crypto.randomUUID()}`;
+  const scope = scopeOf(host, toolbox, meta.agent, turnId);
+  const request = store.lastUserText();
+  try {
+    for (const { m, i } of answers) {
+      const review = await reviewOutput(scope, { request, reply: m, attempt: 0 }, meta.nonce);
+      if (review.verdict === "reject") return fail("not-accepted", `hook '${review.hook}' rejected the model's answer: ${review.note}`, [{ path: `messages.${i}`, message: review.note }]);
+    }
+    return ok(true);
+  } finally {
+    recordCalls(store, scope, turnId, 0);
+  }
+}
+
+function scopeOf(host: ReviewHost, toolbox: Toolbox, agent: string, turnId: string): HookScope {
+  return { host: host.tools, conversationId: host.meta.conversationId, turnId, agent, hooks: toolbox.hooks ?? [], log: [] };
+}
+
+function recordCalls(store: ConversationStore, scope: HookScope, turnId: string, attempt: number): void {
+  const at = new Date().toISOString();
+  store.transaction(() => {
+    for (const call of scope.log) store.addEvent(turnId, call.failed ? "hook.failed" : "hook.called", call.hook, { ...call, attempt }, at);
+  });
+}
