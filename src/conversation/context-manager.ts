@@ -38,13 +38,13 @@ export class ConversationContextManager implements ContextManager {
   constructor(private readonly deps: ContextManagerDeps) {}
 
   /** The model's reply and tool results; every result must answer an open call, and is redacted and trimmed before it is stored. */
-  /** `allowed`: checked once the queue reaches the append (a gateway run's: still the run in progress). */
-  addMessages(messages: AppendableMessage[], allowed: () => Result<true> = () => ok(true)) {
+  /** `allowed`: checked once the queue reaches the append (a gateway run's: still the run in progress; a frontend's: the output hooks). */
+  addMessages(messages: AppendableMessage[], allowed: () => Promise<Result<true>> | Result<true> = () => ok(true)) {
     const { store, queue } = this.deps;
     return queue.run(async () => {
       const meta = this.current();
       if (!meta.ok) return meta;
-      const may = allowed();
+      const may = await allowed();
       if (!may.ok) return may;
       const open = store.openCalls();
       const admitted = await admitMessages(open.calls, messages, {

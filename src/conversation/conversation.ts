@@ -137,7 +137,7 @@ export class Conversation extends DurableObject<Env> {
       delegations: this.delegations,
       // A subagent runs in a conversation of its own, in its own Durable Object (same tenant and user).
       delegate: (start) => conversationStub(this.env, owner, start.childConversationId).startDelegation(owner, start),
-      sections: more ? async (agent) => more(nonce, await sections(agent)) : sections,
+      sections: more ? async (agent, message) => more(nonce, await sections(agent, message)) : sections,
       outputReviewed,
       ...(interruptedRun ? { interruptedRun } : {}),
     };
@@ -215,7 +215,7 @@ export class Conversation extends DurableObject<Env> {
   }
 
   /** The gateway's check of one model answer by the agent's output hooks. */
-  reviewOutput(owner: Owner, check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number }): Promise<Result<OutputReview & { reminder?: string }>> {
+  reviewOutput(owner: Owner, check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number }): Promise<Result<OutputReview & { reminder?: string; rejected?: string | null }>> {
     return this.serve(owner, "live", (meta) => reviewGatewayOutput(this.reviewHost(owner, meta), check));
   }
 
@@ -231,12 +231,9 @@ export class Conversation extends DurableObject<Env> {
     const manager = this.manager(owner, { live: true });
     if (!manager.ok) return manager;
     if (usage?.turnId !== undefined && !this.store.turn(usage.turnId)) return fail("not-found", `no turn '${usage.turnId}' in this conversation`);
-    // A frontend's answers pass the output hooks first; a gateway run's were checked step by step already.
-    if (run === undefined) {
-      const reviewed = await reviewAppended(this.reviewHost(owner, this.store.meta()!), messages);
-      if (!reviewed.ok) return reviewed;
-    }
-    const appended = await manager.value.addMessages(messages, () => runLive(this.gateway, run));
+    // In the queue: a gateway run's answer only while it is the run in progress (its steps were checked already); a
+    // frontend's answers after the output hooks accept them.
+    const appended = await manager.value.addMessages(messages, () => (run === undefined ? reviewAppended(this.reviewHost(owner, this.store.meta()!), messages) : runLive(this.gateway, run)));
     if (appended.ok && usage) this.recordUsage(usage, appended.value.lastSeq);
     return appended;
   }

@@ -5,6 +5,7 @@
  */
 import { fail, ok, type Result } from "../core/problem";
 import { hooksAt, type HookScope } from "../hooks/chain";
+import { admitText } from "../protect/boundary";
 import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from "../hooks/output";
 import type { AppendableMessage } from "../protocol/messages";
 import type { Toolbox } from "../protocol/tools";
@@ -27,14 +28,17 @@ export interface ReviewHost {
 export async function reviewGatewayOutput(
   host: ReviewHost,
   check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number },
-): Promise<Result<OutputReview & { reminder?: string }>> {
+): Promise<Result<OutputReview & { reminder?: string; rejected?: string | null }>> {
   const { store, meta } = host;
   const toolbox = await host.toolbox(check.agent);
   if (!toolbox) return fail("not-found", `no agent '${check.agent}' is registered`);
   const scope = scopeOf(host, toolbox, check.agent, check.turnId);
   const review = await reviewOutput(scope, { request: store.lastUserText(), reply: check.reply, attempt: check.attempt }, meta.nonce);
   recordCalls(store, scope, check.turnId, check.attempt);
-  return ok(review.verdict === "reject" ? { ...review, reminder: rejectionNote(review, meta.nonce) } : review);
+  if (review.verdict === "accept") return ok(review);
+  // What the model is shown of its rejected answer passes the trust boundary, as it would have been stored.
+  const rejected = typeof check.reply.content === "string" && check.reply.content ? admitText(check.reply.content, { nonce: meta.nonce }).text : null;
+  return ok({ ...review, reminder: rejectionNote(review, meta.nonce), rejected });
 }
 
 /**

@@ -23,19 +23,20 @@ export function turnSections(
   conversationId: string,
   body: TurnBody,
   nonce: string | null,
-): (agent: { memory: boolean }) => Promise<TurnSections> {
-  return async (agent) => {
+): (agent: { memory: boolean }, message: string | undefined) => Promise<TurnSections> {
+  // `message`: the user's words as the input hooks left them (memory is recalled for what the model will read).
+  return async (agent, message) => {
     const sections: AppendixSection[] = [];
     const omitted: TurnSections["omitted"] = [];
     let memoryError: string | undefined;
-    if (agent.memory && body.message !== undefined) {
+    if (agent.memory && message !== undefined) {
       const scope = { ...owner, session: conversationId, ...(body.task ? { task: body.task } : {}) };
       const options = {
         nonce,
         ...(body.budget?.memoryTokens === undefined ? {} : { budgetTokens: body.budget.memoryTokens }),
         ...(memory.halfLifeHours === undefined ? {} : { halfLifeHours: memory.halfLifeHours }),
       };
-      const recalled = await recallForTurn(memory.kv, scope, body.message, options);
+      const recalled = await recallForTurn(memory.kv, scope, message, options);
       sections.push({ kind: "memory", entries: recalled.selected.map((m) => ({ id: m.id, text: m.entry })), wrap: (entries) => wrapMemoryFence(entries, nonce) });
       for (const o of recalled.omitted) omitted.push({ id: `memory:${o.id}`, reason: o.reason });
       memoryError = recalled.error;

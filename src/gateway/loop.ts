@@ -191,7 +191,8 @@ async function readAccepted(ctx: LoopContext, turn: TurnResult, first: Response,
       return { ok: false, error: gatewayError(422, `the model's answer was rejected by hook '${review.value.hook}' ${attempt + 1} times: ${review.value.note}`, "output_rejected") };
     }
     // Asked again on the same input, with what it answered and why that was not accepted (neither is stored).
-    const again = { ...turn, messages: [...turn.messages, ...(answer.content ? [{ role: "assistant" as const, content: answer.content }] : []), { role: "user" as const, content: review.value.reminder! }] };
+    const rejected = review.value.rejected;
+    const again = { ...turn, messages: [...turn.messages, ...(rejected ? [{ role: "assistant" as const, content: rejected }] : []), { role: "user" as const, content: review.value.reminder! }] };
     const opened = await openUpstream(ctx.config, upstreamBody(ctx, again, step));
     if (!opened.ok) return opened;
     response = opened.value;

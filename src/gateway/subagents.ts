@@ -31,20 +31,21 @@ type Delegated = NonNullable<NonNullable<TurnResult["envelope"]["tools"]>["deleg
  * is; otherwise every child runs to its final answer, then the parent continues and its next input (with the
  * children's answers as the calls' results) is returned.
  */
-export async function settleDelegations(ctx: ChildRun & { stub: DurableObjectStub<Conversation>; agent: string }, turn: TurnResult): Promise<Outcome<TurnResult>> {
+export async function settleDelegations(ctx: ChildRun & { stub: DurableObjectStub<Conversation>; agent: string; run: string }, turn: TurnResult): Promise<Outcome<TurnResult>> {
   if (!turn.envelope.tools?.delegated?.length) return { ok: true, value: turn };
   const run: ChildRun = { owner: ctx.owner, config: ctx.config, upstreamModel: ctx.upstreamModel, params: ctx.params, maxSteps: ctx.maxSteps };
-  return settle(run, ctx.stub, ctx.agent, turn);
+  return settle(run, ctx.stub, ctx.agent, turn, ctx.run);
 }
 
-async function settle(run: ChildRun, stub: DurableObjectStub<Conversation>, agent: string, turn: TurnResult): Promise<Outcome<TurnResult>> {
+/** `gatewayRun`: the parent's run, when `stub` is the parent's: its next turn is refused once a newer request interrupted it. */
+async function settle(run: ChildRun, stub: DurableObjectStub<Conversation>, agent: string, turn: TurnResult, gatewayRun?: string): Promise<Outcome<TurnResult>> {
   const delegated = turn.envelope.tools?.delegated ?? [];
   if (delegated.length === 0) return { ok: true, value: turn };
   for (const child of delegated) {
     const done = await runChild(run, child);
     if (!done.ok) return done;
   }
-  const next = await stub.turn(run.owner, { turnId: crypto.randomUUID(), agent });
+  const next = await stub.turn(run.owner, { turnId: crypto.randomUUID(), agent }, gatewayRun === undefined ? undefined : { run: gatewayRun });
   return next.ok ? { ok: true, value: next.value } : { ok: false, error: fromProblem(next.problem) };
 }
 
@@ -92,7 +93,8 @@ async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>>
     const reply = { role: "assistant", content: step_.content ?? null, tool_calls: step_.toolCalls };
     const parsed = TurnBody.safeParse({ turnId: crypto.randomUUID(), agent: child.agent, reply });
     if (!parsed.success) return failed({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${parsed.error.issues[0]?.message}`, "upstream_invalid") });
-    const next = await stub.turn(run.owner, parsed.data);
+    // A child's steps are not checked by output hooks (docs/hooks.md, "Not built"): its turn must not refuse them either.
+    const next = await stub.turn(run.owner, parsed.data, { outputReviewed: true });
     if (!next.ok) return failed({ ok: false, error: fromProblem(next.problem) });
     const settled = await settle(run, stub, child.agent, next.value);
     if (!settled.ok) return failed(settled);

@@ -50,9 +50,10 @@ export interface ChainOutcome<P extends HookPoint, S> {
 export async function runChain<P extends HookPoint, S>(scope: HookScope, point: P, state: S, options: ChainOptions<P, S>): Promise<ChainOutcome<P, S>> {
   for (const hook of hooksAt(scope.hooks, point, options.tool?.name)) {
     const params: HookCallParams = { hook: hook.name, point, conversationId: scope.conversationId, turnId: scope.turnId, agent: scope.agent, payload: options.payload(state) };
-    const answer = await scope.host.callHook(hook, params);
+    // The hub itself failing (an RPC error) is a failure of the hook like any other: its fail mode decides.
+    const answer = await scope.host.callHook(hook, params).catch((error: unknown): HookAnswer => ({ ok: false, reason: "error", detail: error instanceof Error ? error.message : String(error), ms: 0 }));
     const read = readDecision(point, answer);
-    const decision = read.ok ? read.decision : hook.failMode === "open" ? ({ action: "continue" } as HookDecision<P>) : options.closed(hook, `${hook.id} did not answer (${read.failed}: ${read.detail}) and fails closed`);
+    const decision = read.ok ? read.decision : hook.failMode === "open" ? ({ action: "continue" } as HookDecision<P>) : options.closed(hook, `${hook.id} did not answer (${read.failed}: ${cutAtSpace(read.detail, REASON_DETAIL_CHARS)}) and fails closed`);
     scope.log.push({
       hook: hook.id,
       point,
@@ -69,6 +70,17 @@ export async function runChain<P extends HookPoint, S>(scope: HookScope, point: 
   return { state };
 }
 
+/**
+ * Runs `run` on each item in parallel, each with a log of its own, then adds their logs to the scope's in the items'
+ * order: the evidence's order never depends on which app answered first.
+ */
+export async function inOrder<I, T, S extends HookScope | undefined>(scope: S, items: readonly I[], run: (item: I, own: S) => Promise<T>): Promise<T[]> {
+  const scopes = items.map(() => (scope ? { ...scope, log: [] } : scope) as S);
+  const results = await Promise.all(items.map((item, i) => run(item, scopes[i]!)));
+  for (const own of scopes) if (own && scope) scope.log.push(...own.log);
+  return results;
+}
+
 function readDecision<P extends HookPoint>(point: P, answer: HookAnswer): { ok: true; decision: HookDecision<P> } | { ok: false; failed: HookFailure; detail: string } {
   if (!answer.ok) return { ok: false, failed: answer.reason, detail: answer.detail };
   const parsed = HookDecisions[point].safeParse(answer.value);
@@ -79,6 +91,18 @@ function readDecision<P extends HookPoint>(point: P, answer: HookAnswer): { ok: 
 
 /** How much of a failure's detail the evidence keeps. */
 const DETAIL_CHARS = 500;
+/** How much of it a fail-closed verdict's reason quotes (a reason is at most LIMITS.summaryChars). */
+const REASON_DETAIL_CHARS = 1_500;
+
+/**
+ * Raw outside text cut at a space, not inside a word: whoever redacts it next still sees each secret whole. (A run of
+ * more than 200 characters without a space is cut where it must be.)
+ */
+function cutAtSpace(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const space = text.slice(0, max + 1).search(/\s\S*$/);
+  return `${text.slice(0, space > max - 200 ? space : max)} …`;
+}
 
 /**
  * Redacted text as the evidence keeps it: cut, never inside a redaction marker. (Redact whole first: a secret cut

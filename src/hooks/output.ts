@@ -7,7 +7,8 @@ import { admitText } from "../protect/boundary";
 import { hooksAt, runChain, type HookScope } from "./chain";
 
 export interface ModelAnswer {
-  content: string | null | unknown;
+  /** The answer's text; anything else (content parts) is read as none. */
+  content: unknown;
   tool_calls?: readonly { id: string; function: { name: string; arguments: string } }[] | undefined;
 }
 

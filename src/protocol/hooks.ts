@@ -145,6 +145,7 @@ export const HookCall = z.object({
   verdict: z.string(),
   /** Why its answer was not used, when it was not. */
   failed: HookFailure.optional(),
+  /** The failure, redacted and cut at 500 characters; for the model guard, its reason. */
   detail: z.string().optional(),
 });
 export type HookCall = z.infer<typeof HookCall>;

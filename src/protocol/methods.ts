@@ -316,6 +316,14 @@ export const InitializeParams = z.object({
   hooks: z.array(HookDeclaration).max(LIMITS.hooksPerApp).default([]),
   /** Folders the app mounts for agents; replaced at each initialize, like the rest. */
   mounts: z.array(MountDeclaration).max(LIMITS.mountsPerApp).default([]),
+}).superRefine((init, ctx) => {
+  // One of each: a second with the same name (path) would silently replace the first.
+  const once = (items: readonly { key: string }[], field: string, what: string) =>
+    items.forEach(({ key }, i) => {
+      if (items.findIndex((other) => other.key === key) < i) ctx.addIssue({ code: "custom", path: [field, i], message: `${what} '${key}' is declared twice` });
+    });
+  once(init.hooks.map((h) => ({ key: h.name })), "hooks", "hook");
+  once(init.mounts.map((m) => ({ key: m.path })), "mounts", "mount");
 });
 export type InitializeParams = z.input<typeof InitializeParams>;
 export const InitializeResult = z.object({ protocolVersion: z.string(), sessionId: z.string() });

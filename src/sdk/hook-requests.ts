@@ -49,12 +49,11 @@ export function hookDeclaration({ handler: _handler, ...declared }: AppHook): Ho
   return declared;
 }
 
-/** Refuses at construction a hook without a handler and two hooks of one name (a call names the hook it is for). */
+/** Refuses at construction a hook without a handler (two of one name the protocol's `InitializeParams` refuses). */
 export function hooksByName(hooks: readonly AppHook[]): Map<string, AppHook> {
   const byName = new Map<string, AppHook>();
   for (const hook of hooks) {
     if (typeof hook.handler !== "function") throw new Error(`hook '${hook.name}' has no handler`);
-    if (byName.has(hook.name)) throw new Error(`two hooks are named '${hook.name}'`);
     byName.set(hook.name, hook);
   }
   return byName;

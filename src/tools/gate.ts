@@ -5,7 +5,7 @@
  * in. A denial answers the call the way a user's denial does; a patch changes the arguments the tool runs with (checked
  * against its schema again by the hub). Then `tool.after` hooks may rewrite a result before it is stored.
  */
-import { evidenceDetail, hooksAt, runChain, type HookScope } from "../hooks/chain";
+import { evidenceDetail, hooksAt, inOrder, runChain, type HookScope } from "../hooks/chain";
 import type { CallResult, ModelCall, RanCall, ToolHost } from "./run";
 import { GuardModel } from "../protocol/methods";
 import { needsGuardModel } from "./guard-model";
@@ -44,28 +44,26 @@ export async function gateCalls(calls: readonly ModelCall[], ctx: GateContext): 
   const scope = ctx.hooks;
   if (!scope || hooksAt(scope.hooks, "tool.before").length === 0) return guarded;
   const specs = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
-  const verdicts = await Promise.all(
-    guarded.allowed.map(async (call) => {
-      const spec = specs.get(call.name);
-      const tool = spec?.name ?? call.name;
-      const outcome = await runChain(scope, "tool.before", call, {
-        tool: { name: tool, toolCallId: call.id },
-        payload: (c) => ({ request: ctx.request ?? null, call: { id: c.id, tool, arguments: parsed(c.arguments) }, ...(spec?.annotations ? { annotations: spec.annotations } : {}) }),
-        apply: (c, decision) => (decision.action === "patch" ? { state: { ...c, arguments: JSON.stringify(decision.arguments) } } : { state: c, stop: decision.action === "deny" }),
-        closed: (_, why) => ({ action: "deny", reason: why }),
-      });
-      const stopped = outcome.stoppedBy;
-      if (stopped?.decision.action !== "deny") return { call: outcome.state };
-      // The hook's reason reaches the model, the evidence and the events: text from outside, past the boundary.
-      const reason = admitText(ctx.neutralize(stopped.decision.reason)).text;
-      return {
-        denied: {
-          result: { toolCallId: call.id, content: `${HOOK_DENIED_RESULT} Its reason: ${reason}`, runtimeWritten: true },
-          ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: 0, reason, deniedBy: stopped.hook.id },
-        },
-      };
-    }),
-  );
+  const verdicts = await inOrder(scope, guarded.allowed, async (call, own) => {
+    const spec = specs.get(call.name);
+    const tool = spec?.name ?? call.name;
+    const outcome = await runChain(own, "tool.before", call, {
+      tool: { name: tool, toolCallId: call.id },
+      payload: (c) => ({ request: ctx.request ?? null, call: { id: c.id, tool, arguments: parsed(c.arguments) }, ...(spec?.annotations ? { annotations: spec.annotations } : {}) }),
+      apply: (c, decision) => (decision.action === "patch" ? { state: { ...c, arguments: JSON.stringify(decision.arguments) } } : { state: c, stop: decision.action === "deny" }),
+      closed: (_, why) => ({ action: "deny", reason: why }),
+    });
+    const stopped = outcome.stoppedBy;
+    if (stopped?.decision.action !== "deny") return { call: outcome.state };
+    // The hook's reason reaches the model, the evidence and the events: text from outside, past the boundary.
+    const reason = admitText(ctx.neutralize(stopped.decision.reason)).text;
+    return {
+      denied: {
+        result: { toolCallId: call.id, content: `${HOOK_DENIED_RESULT} Its reason: ${reason}`, runtimeWritten: true },
+        ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: 0, reason, deniedBy: stopped.hook.id },
+      },
+    };
+  });
   return {
     allowed: verdicts.flatMap((v) => ("call" in v && v.call ? [v.call] : [])),
     denied: [...guarded.denied, ...verdicts.flatMap((v) => ("denied" in v && v.denied ? [v.denied] : []))],
@@ -94,11 +92,14 @@ async function judgeCalls(ruled: Gate & { unruled: ModelCall[] }, ctx: GateConte
         const verdict = await judge(config, { agent: ctx.toolbox.agent.id, request: ctx.request ?? null, call: { tool, arguments: parsed(call.arguments), ...(annotations ? { annotations } : {}) } });
         // The model's reason is outside text: redacted before the model, the evidence or the events read it.
         const reason = admitText(ctx.neutralize(verdict.reason)).text;
-        ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: call.id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: evidenceDetail(reason) });
         return [call.id, { verdict: { ...verdict, reason }, tool }] as const;
       }),
     ),
   );
+  // In the calls' order, whichever answered first.
+  for (const [id, { verdict }] of verdicts) {
+    ctx.hooks?.log.push({ hook: MODEL_GUARD, point: "tool.before", toolCallId: id, ms: verdict.ms, verdict: verdict.verdict, ...(verdict.failed ? { failed: verdict.failed } : {}), detail: evidenceDetail(verdict.reason) });
+  }
   const denied = ruled.allowed.filter((c) => verdicts.get(c.id)?.verdict.verdict === "deny");
   return {
     allowed: ruled.allowed.filter((c) => verdicts.get(c.id)?.verdict.verdict !== "deny"),
@@ -164,10 +165,8 @@ export function guardCalls(calls: readonly ModelCall[], toolbox: Toolbox, neutra
   return { allowed, denied, unruled };
 }
 
+/** The arguments as the guards and hooks read them: the JSON object, or the model's text when it is not one. */
 function parsed(args: string): unknown {
-  try {
-    return JSON.parse(args === "" ? "{}" : args);
-  } catch {
-    return args;
-  }
+  const read = parseArguments(args);
+  return read.ok ? read.value : args;
 }

@@ -23,7 +23,7 @@ export type { GuardModel } from "../protocol/methods";
 export interface GuardModelInput {
   /** The agent whose call it is (its qualified id). */
   agent: string;
-  /** The text of the user's latest message, or null when there is none (a call run by `POST …/tools/run`). */
+  /** The last user message stored before the call (the one it serves), or null when there is none. */
   request: string | null;
   call: {
     /** `app:tool` for an app's tool; the runtime tool's name for the runtime's own. */

@@ -10,7 +10,7 @@ import { ToolIndex } from "./catalog-search";
 import { modelToolName } from "./model-names";
 import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
 import { parseArguments, validateArguments } from "./validate";
-import type { HookHost, HookScope } from "../hooks/chain";
+import { inOrder, type HookHost, type HookScope } from "../hooks/chain";
 import type { GuardModel, GuardModelInput, GuardModelVerdict } from "./guard-model";
 import { gateCalls, reviewResult, type Gate } from "./gate";
 
@@ -114,11 +114,10 @@ export async function runCalls(all: readonly ModelCall[], ctx: RunContext): Prom
   const { allowed: calls, denied } = ctx.gated ?? (await gateCalls(all, ctx));
   const byModelName = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
   const outcomes = new Map<string, { result: CallResult; ran: RanCall }>();
-  await Promise.all(
-    calls
-      .filter((c) => byModelName.has(c.name))
-      .map(async (call) => outcomes.set(call.id, await runAppTool(call, byModelName.get(call.name)!, ctx))),
-  );
+  // In parallel; the tool.after hooks' calls land in the evidence in the calls' order.
+  const appCalls = calls.filter((c) => byModelName.has(c.name));
+  const ran = await inOrder(ctx.hooks, appCalls, (call, own) => runAppTool(call, byModelName.get(call.name)!, { ...ctx, hooks: own }));
+  appCalls.forEach((call, i) => outcomes.set(call.id, ran[i]!));
   const loaded = [...ctx.loaded];
   // A catalog tool the model called by its exact name joins the list, as if found: its schema is shown from now on.
   const bound = new Set(ctx.toolbox.bound.map((t) => t.name));

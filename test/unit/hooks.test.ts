@@ -133,6 +133,23 @@ function runInput(scope: HookScope, message: string) {
 }
 
 describe("runChain", () => {
+  it("a fail-closed reason quotes a long failure cut at a space, never inside a secret (the next redaction sees it whole or not at all)", async () => {
+    const detail = `${"word ".repeat(298)}${GITHUB} trailing text`;
+    const scope = scopeOf([hook("a:long", "input", { failMode: "closed" })], fakeHost({ "a:long": failure("error", detail, 1) }));
+    const reason = ((await runInput(scope, "hi")).stoppedBy!.decision as { reason: string }).reason;
+    expect(reason).toBe(`a:long did not answer (error: ${"word ".repeat(298).trimEnd()} …) and fails closed`);
+    expect(reason).not.toContain("ghp_");
+  });
+
+  it("a hub that fails to call a hook (the RPC throws) is the hook failing: its fail mode decides, the turn goes on", async () => {
+    const open = scopeOf([hook("a:gone", "input")], fakeHost({}));
+    expect((await runInput(open, "hi")).state).toBe("hi");
+    expect(open.log).toEqual([{ hook: "a:gone", point: "input", ms: 0, verdict: "continue", failed: "error", detail: "no reply for a:gone" }]);
+    const closed = scopeOf([hook("a:gone", "input", { failMode: "closed" })], fakeHost({}));
+    const outcome = await runInput(closed, "hi");
+    expect(outcome.stoppedBy?.decision).toEqual({ action: "refuse", reason: "a:gone did not answer (error: no reply for a:gone) and fails closed" });
+  });
+
   it("gives each hook what the one before left; the first stop ends the chain; every call is logged in order with the host's ms", async () => {
     const host = fakeHost({
       "a:one": answer({ action: "rewrite", message: "hello one" }, 4),

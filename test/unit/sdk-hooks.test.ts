@@ -151,7 +151,7 @@ describe("ContextApp hooks: declaration", () => {
     expect(() => new ContextApp({ ...base, hooks: [{ name: "slow", point: "output", deadlineMs: LIMITS.hookDeadlineMaxMs + 1, handler: () => undefined }] })).toThrow();
     expect(() => new ContextApp({ ...base, hooks: [{ name: "none", point: "input" } as never] })).toThrow(/hook 'none' has no handler/);
     const twice = [defineHook({ name: "a", point: "input", handler: () => undefined }), defineHook({ name: "a", point: "output", handler: () => undefined })];
-    expect(() => new ContextApp({ ...base, hooks: twice })).toThrow(/two hooks are named 'a'/);
+    expect(() => new ContextApp({ ...base, hooks: twice })).toThrow(/hook 'a' is declared twice/);
   });
 });
 

@@ -148,6 +148,13 @@ describe("fail modes", () => {
     expect(calls(odd)[0]!.detail).toContain("not a decision 'input' takes");
   });
 
+  it("initialize refuses an app's hook name or mount path declared twice (one would silently replace the other)", async () => {
+    const id = freshIdentity();
+    const twice = { name: "same", point: "input" };
+    await expect(ToolApp.connect(id, "guardian", { hooks: [twice, { ...twice, point: "output" }] })).rejects.toThrow(/hook 'same' is declared twice/);
+    await expect(ToolApp.connect(id, "guardian", { mounts: [{ path: "/a", permissions: ["read"] }, { path: "/a", permissions: ["write"] }] })).rejects.toThrow(/mount '\/a' is declared twice/);
+  });
+
   it("hooks are registered again by each initialize: a reconnect keeps them, an initialize without them drops them", async () => {
     const s = await setup();
     const declared: [HookDeclaration, HookScript][] = [[{ name: "tagger", point: "input", ...ALL }, (p) => ({ action: "rewrite", message: `${String(p.message)}!` })]];
@@ -231,6 +238,17 @@ describe("tool hooks", () => {
     expect(s.ran()).toEqual([{ name: "read_inbox", arguments: {} }]);
   });
 
+  it("a tool.after hook failing closed withholds the result: the model reads that it was withheld, never the result", async () => {
+    const s = await mailSetup([[{ name: "scrub", point: "tool.after", agents: ["*"], failMode: "closed", deadlineMs: 50 }, () => undefined]]);
+    await s.turn({ message: "Read the inbox." });
+    const model = reply(["mail__read_inbox", {}]);
+    const turn = await s.turn({ reply: model });
+    expect(s.ran()).toEqual([{ name: "read_inbox", arguments: {} }]);
+    expect(results(turn).get(model.tool_calls[0]!.id)).toBe("[tool error: mail__read_inbox reported a failure: [result withheld: guardian:scrub could not review it]]");
+    expect(turn.envelope.tools!.ran![0]).toMatchObject({ outcome: "tool_error" });
+    expect(calls(turn)[0]).toMatchObject({ hook: "guardian:scrub", point: "tool.after", verdict: "replace", failed: "timeout" });
+  });
+
   it("no tool runs while a tool.before verdict is pending", async () => {
     const pending: unknown[] = [];
     const s = await mailSetup([[{ name: "slow", point: "tool.before", agents: ["*"], deadlineMs: 5_000 }, (_p, _params, id) => (pending.push(id), undefined)]]);
@@ -305,6 +323,15 @@ describe("memory, assembled blocks, compaction and turn end", () => {
     expect(fence).toContain("gravel bike");
     expect(fence).not.toContain("AKIAIOSFODNN7EXAMPLE");
     expect(turn.envelope.selection.omitted.filter((o) => o.reason === "hook")).toHaveLength(1);
+  });
+
+  it("memory is recalled for the message as the input hooks left it", async () => {
+    const s = await setup();
+    const res = await s.frontend.request("POST", "/v1/memories", { text: "The user's bike is a gravel bike with 40 mm tyres.", level: "user" });
+    expect(res.status).toBe(201);
+    await hookApp(s.id, "guardian", [[{ name: "translate", point: "input", ...ALL }, () => ({ action: "rewrite", message: "Which tyres suit my gravel bike?" })]]);
+    const turn = await s.turn({ message: "Welche Reifen passen?" });
+    expect(lastUser(turn)).toContain("gravel bike with 40 mm tyres");
   });
 
   it("assembled hooks withhold a context this turn and add a block of their own, last, in the runtime's tag naming the hook", async () => {

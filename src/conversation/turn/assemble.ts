@@ -1,6 +1,7 @@
 import { assembleTurn, type TurnAssembly } from "../../core/assemble";
 import { systemMessage } from "../../core/capabilities";
 import type { ContextEnvelope } from "../../protocol/evidence";
+import { HookPoint } from "../../protocol/hooks";
 import { PRIORITY } from "../../core/budget";
 import { ok, type Result } from "../../core/problem";
 import { auditRecords } from "../../protect/audit";
@@ -125,7 +126,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
     ...(contextRedactions.length ? { contexts: { redactions: contextRedactions } } : {}),
     history: { summaryThroughSeq: view.summary?.throughSeq ?? null, loadedFromSeq: view.stored[0]?.seq ?? null, stubs: view.stubs.size, imagesHiddenThroughSeq: view.imagesHiddenThrough ?? 0 },
     ...(d.compaction ? { compaction: d.compaction } : {}),
-    ...(d.hooks.hooks.length || d.hooks.log.length ? { hooks: { points: [...new Set(d.hooks.hooks.map((h) => h.point))], calls: d.hooks.log } } : {}),
+    ...(d.hooks.hooks.length || d.hooks.log.length ? { hooks: { points: HookPoint.options.filter((p) => d.hooks.hooks.some((h) => h.point === p)), calls: d.hooks.log } } : {}),
   };
   const result: StoredTurnResult = {
     turnId: d.turnId,

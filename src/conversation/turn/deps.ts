@@ -36,7 +36,7 @@ export interface TurnDeps {
   /** Starts a subagent in a child conversation of its own and takes its first turn (the Conversation object's, through its namespace). */
   delegate?: (start: DelegationStart) => Promise<Result<{ turnId: string }>>;
   /** Memory and task state for this turn's appendix, read by the caller (KV, R2). */
-  sections?: (agent: { memory: boolean }) => Promise<TurnSections>;
+  sections?: (agent: { memory: boolean }, message: string | undefined) => Promise<TurnSections>;
   /** The gateway checked the reply with the output hooks already: the turn does not check it again. */
   outputReviewed?: boolean;
   /** A gateway answer still in progress when this message came: the interrupted-work note names it. */

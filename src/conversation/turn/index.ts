@@ -61,6 +61,6 @@ export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<T
   if (!assembled.ok) return assembled;
   const committed = commit(assembled.value, trace.records);
   if (!committed.ok) return committed;
-  await notifyTurnEnd(assembled.value);
+  notifyTurnEnd(assembled.value);
   return ok({ ...assembled.value.result, messages: assembled.value.assembly.messages, replayed: false });
 }

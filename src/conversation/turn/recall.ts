@@ -17,7 +17,7 @@ export interface Recalled {
  * The `memory` hooks then filter what was recalled and may supply entries of their own (docs/hooks.md).
  */
 export async function recall(d: Loaded & Pulled): Promise<Result<Staged<Recalled>>> {
-  const read: TurnSections = !d.continuation && d.deps.sections ? await d.deps.sections(d.agent) : { sections: [], omitted: [] };
+  const read: TurnSections = !d.continuation && d.deps.sections ? await d.deps.sections(d.agent, d.body.message) : { sections: [], omitted: [] };
   const extra = d.continuation ? read : await hookMemory(d, read);
   const entries = (kind: string) => extra.sections.filter((s) => s.kind === kind).reduce((n, s) => n + s.entries.length, 0);
   return ok({
