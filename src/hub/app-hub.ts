@@ -383,8 +383,17 @@ export class AppHub extends DurableObject<Env> {
     const session = ws && sessionOf(ws);
     if (!ws || !session) return { ok: false, reason: "offline", detail: `app '${app}' is not connected` };
     const { id, answer } = this.pending.start(session.sessionId, deadlineMs);
+    const frame = rpcRequest(id, method, params);
+    // A request one WebSocket message cannot carry fails alone, unsent: a failed send would fail every call in flight.
+    if (frame.length * 3 > PLATFORM_MESSAGE_BYTES && new TextEncoder().encode(frame).length > PLATFORM_MESSAGE_BYTES) {
+      this.pending.settle(id, session.sessionId, { failure: new AppCallError("invalid", `the request is larger than one WebSocket message (${PLATFORM_MESSAGE_BYTES} bytes) can carry`) });
+      return answer.then(
+        (value) => ({ ok: true, value }),
+        (error: AppCallError) => ({ ok: false, reason: error.reason, detail: error.message }),
+      );
+    }
     try {
-      ws.send(rpcRequest(id, method, params));
+      ws.send(frame);
       return { ok: true, value: await answer };
     } catch (error) {
       if (error instanceof AppCallError) return { ok: false, reason: error.reason, detail: error.message, sent: true };
@@ -407,6 +416,9 @@ export class AppHub extends DurableObject<Env> {
     return best;
   }
 }
+
+/** Workers' limit on one WebSocket message, in bytes (the runtime's own frames stay far below it). */
+const PLATFORM_MESSAGE_BYTES = 1_048_576;
 
 /** `sent`: the request reached the socket before the call failed. */
 type AppAnswer = { ok: true; value: unknown } | { ok: false; reason: MissingReason; detail: string; sent?: true };

@@ -5,6 +5,8 @@ import type { HookCall, HookDeclaration } from "../../src/protocol/hooks";
 import { expectProblem, freshIdentity, Frontend, withoutNonce, type Identity } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 import { ToolApp } from "./support/tool-app";
+import { env } from "cloudflare:workers";
+import { hubStub, type Env } from "../../src/env";
 
 /** What a scripted hook answers: a decision, or `undefined` to stay silent (its deadline then decides). */
 type HookScript = (payload: Record<string, unknown>, params: Record<string, unknown>, id: unknown) => unknown;
@@ -153,6 +155,25 @@ describe("fail modes", () => {
     const twice = { name: "same", point: "input" };
     await expect(ToolApp.connect(id, "guardian", { hooks: [twice, { ...twice, point: "output" }] })).rejects.toThrow(/hook 'same' is declared twice/);
     await expect(ToolApp.connect(id, "guardian", { mounts: [{ path: "/a", permissions: ["read"] }, { path: "/a", permissions: ["write"] }] })).rejects.toThrow(/mount '\/a' is declared twice/);
+  });
+
+  it("a hook call too large for one WebSocket message fails alone, unsent: the app's other calls in flight are answered", async () => {
+    const id = freshIdentity();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const app = await ToolApp.connect(id, "guardian", { hooks: [{ name: "big", point: "compaction", agents: ["*"] }], tools: [{ name: "slow", description: "Slow.", inputSchema: { type: "object" } }] }, (params, rid, method) => {
+      if (method === "tools/call") void gate.then(() => app.ws.send(JSON.stringify({ jsonrpc: "2.0", id: rid, result: { content: [{ type: "text", text: "done" }] } })));
+      return null;
+    });
+    const hub = hubStub(env as unknown as Env, { tenant: id.tenant, user: id.user });
+    const pending = hub.callTool("guardian:slow", {}, { conversationId: "c-00000001", toolCallId: "t1" });
+    for (let i = 0; i < 100 && !app.calls.some((c) => c.method === "tools/call"); i++) await new Promise((r) => setTimeout(r, 5));
+    const spec = { id: "guardian:big", app: "guardian", name: "big", point: "compaction" as const, agents: ["*:*"], tools: null, order: 0, deadlineMs: 1000, failMode: "open" as const };
+    const huge = await hub.callHook(spec, { hook: "big", point: "compaction", conversationId: "c-00000001", turnId: "t", agent: "a:b", payload: { messages: [{ role: "user", text: "é".repeat(600_000) }], previousSummary: null, maxChars: 1 } });
+    expect(huge).toMatchObject({ ok: false, reason: "invalid", detail: "the request is larger than one WebSocket message (1048576 bytes) can carry" });
+    expect(app.calls.filter((c) => c.method === "hooks/call")).toEqual([]);
+    release();
+    expect(await pending).toMatchObject({ ok: true, text: "done" });
   });
 
   it("hooks are registered again by each initialize: a reconnect keeps them, an initialize without them drops them", async () => {
