@@ -5,7 +5,7 @@
 import * as z from "zod";
 import { HookCallParams, HookDecisions, HookPayloads, type HookDeclaration, type HookPoint } from "../protocol/hooks";
 import { ErrorCode, issuesOf, rpcError, rpcResult } from "../protocol/jsonrpc";
-import type { Reply } from "./provider-requests";
+import type { Reply } from "./rpc-link";
 
 type Awaitable<T> = T | Promise<T>;
 

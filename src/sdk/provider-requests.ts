@@ -21,6 +21,7 @@ import {
   type ToolDeclaration,
 } from "../protocol/methods";
 import { answerHookCall, type HooksByName } from "./hook-requests";
+import type { Reply } from "./rpc-link";
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -67,8 +68,6 @@ export function toolDeclaration({ handler: _handler, ...declared }: AppTool): To
   return declared;
 }
 
-/** An answer frame still waiting for the id of the request it answers. */
-export type Reply = (id: JsonRpcId) => string;
 type Checked = z.ZodSafeParseResult<unknown>;
 export type ProvidersById = ReadonlyMap<string, ContextProvider>;
 export type ToolsByName = ReadonlyMap<string, AppTool>;

@@ -3,6 +3,9 @@ import { readFrame, rpcRequest, type JsonRpcId, type JsonRpcNotification, type J
 import { HEARTBEAT } from "../protocol/methods";
 import { OPEN, type SocketLike } from "./websocket";
 
+/** An answer frame still waiting for the id of the request it answers. */
+export type Reply = (id: JsonRpcId) => string;
+
 const HEARTBEAT_TIMEOUT = { code: 4000, reason: "no frame received within two heartbeats" };
 
 export class ContextAppError extends Error {
