@@ -7,7 +7,7 @@ import { fail, ok, type Result } from "../core/problem";
 import type { TurnResult } from "../protocol/frontend";
 import type { TurnBody } from "../protocol/http";
 import type { GatewayCursor, GatewayRun, GatewayStore, ModelUsage } from "./gateway-store";
-import type { ConversationMeta, ConversationStore } from "./store";
+import type { ConversationStore } from "./store";
 
 export interface GatewayHost {
   store: ConversationStore;

@@ -8,7 +8,7 @@ import { TurnBody } from "../protocol/http";
 import type { UpstreamConfig } from "./config";
 import { gatewayError, fromProblem } from "./errors";
 import { messageHash } from "./diff";
-import { openUpstream, readCompletion, readStream, type Outcome, type StepAnswer } from "./upstream";
+import { openUpstream, readCompletion, readStream, stepUsage, type Outcome, type StepAnswer } from "./upstream";
 import { settleDelegations } from "./subagents";
 import { LIMITS } from "../protocol/limits";
 
@@ -178,7 +178,7 @@ async function readAccepted(ctx: LoopContext, turn: TurnResult, first: Response,
     const read = ctx.stream ? await readStream(response, checked ? () => undefined : onText) : await readCompletion(response);
     if (!read.ok) return read;
     const answer = read.value;
-    if (answer.usage) usage.push({ turnId: turn.turnId, step, model: answer.model, promptTokens: answer.usage.promptTokens, completionTokens: answer.usage.completionTokens, cachedTokens: answer.usage.cachedTokens, ...(answer.usage.cacheWriteTokens != null ? { cacheWriteTokens: answer.usage.cacheWriteTokens } : {}) });
+    usage.push(...stepUsage(answer, turn.turnId, step));
     if (!checked) return read;
     const review = await ctx.stub.reviewOutput(ctx.owner, { agent: ctx.agent, turnId: turn.turnId, reply: { content: answer.content, tool_calls: answer.toolCalls }, attempt });
     if (!review.ok) return { ok: false, error: fromProblem(review.problem) };

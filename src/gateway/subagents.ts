@@ -13,7 +13,7 @@ import type { TurnResult } from "../protocol/frontend";
 import { TurnBody } from "../protocol/http";
 import { upstreamConfig, type UpstreamConfig } from "./config";
 import { fromProblem, gatewayError } from "./errors";
-import { openUpstream, readCompletion, type Outcome } from "./upstream";
+import { openUpstream, readCompletion, stepUsage, type Outcome } from "./upstream";
 
 /** What a gateway request's subagents run with: its owner, upstream, settings and step limit (a LoopContext has them). */
 interface ChildRun {
@@ -83,7 +83,7 @@ async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>>
     const read = await readCompletion(opened.value);
     if (!read.ok) return failed(read);
     const step_ = read.value;
-    if (step_.usage) usage.push({ turnId: turn.turnId, step, model: step_.model, promptTokens: step_.usage.promptTokens, completionTokens: step_.usage.completionTokens, cachedTokens: step_.usage.cachedTokens, ...(step_.usage.cacheWriteTokens != null ? { cacheWriteTokens: step_.usage.cacheWriteTokens } : {}) });
+    usage.push(...stepUsage(step_, turn.turnId, step));
     if (step_.content) texts.push(step_.content);
     if (step_.toolCalls.length === 0) {
       answer = step_.content ?? step_.refusal ?? "";

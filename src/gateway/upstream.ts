@@ -1,3 +1,4 @@
+import type { ModelUsage } from "../conversation/gateway-store";
 import { UpstreamChunk, UpstreamCompletion, type UpstreamUsage, type WireToolCall } from "../protocol/gateway-openai";
 import type { UpstreamConfig } from "./config";
 import { gatewayError, type GatewayError } from "./errors";
@@ -12,6 +13,13 @@ export interface StepAnswer {
   /** `cacheWriteTokens`: prompt tokens written to the upstream's cache (an Anthropic upstream reports them; null otherwise). */
   usage: { promptTokens: number; completionTokens: number; cachedTokens: number | null; reasoningTokens: number | null; cacheWriteTokens?: number | null } | null;
   model: string | null;
+}
+
+/** A step's usage as the conversation records it (a `model.usage` event on the turn whose input it read); none when the upstream reported none. */
+export function stepUsage(answer: StepAnswer, turnId: string, step: number): ModelUsage[] {
+  const u = answer.usage;
+  if (!u) return [];
+  return [{ turnId, step, model: answer.model, promptTokens: u.promptTokens, completionTokens: u.completionTokens, cachedTokens: u.cachedTokens, ...(u.cacheWriteTokens != null ? { cacheWriteTokens: u.cacheWriteTokens } : {}) }];
 }
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: GatewayError };

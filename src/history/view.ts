@@ -7,7 +7,7 @@
 import { withAges } from "../core/ages";
 import { imageTokens } from "../core/assemble";
 import { countTokens } from "../core/tokens";
-import { textOf, type ChatMessage, type ImagePart, type TextPart } from "../protocol/messages";
+import { type ChatMessage, type ImagePart, type TextPart } from "../protocol/messages";
 import { markerTitle, neutralize } from "../core/neutralize";
 import { openTag } from "../core/runtime-tag";
 import { SummaryTrust } from "../protocol/evidence";

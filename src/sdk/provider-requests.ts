@@ -6,7 +6,7 @@
  */
 import * as z from "zod";
 import { ContextList, type ContextData } from "../protocol/context-data";
-import { ErrorCode, issuesOf, rpcError, rpcResult, type JsonRpcId } from "../protocol/jsonrpc";
+import { ErrorCode, issuesOf, rpcError, rpcResult } from "../protocol/jsonrpc";
 import {
   ContextsCurrentParams,
   ContextsCurrentResult,

@@ -10,7 +10,7 @@ import type { CallResult, ModelCall, RanCall, ToolHost } from "./run";
 import { GuardModel } from "../protocol/methods";
 import { needsGuardModel } from "./guard-model";
 import { evaluateGuard } from "./guard";
-import { modelToolName } from "./model-names";
+import { toolsByModelName } from "./model-names";
 import { isRuntimeTool } from "./runtime-tools";
 import { parseArguments } from "./validate";
 import { admitText } from "../protect/boundary";
@@ -43,7 +43,7 @@ export async function gateCalls(calls: readonly ModelCall[], ctx: GateContext): 
   const guarded: Gate = { allowed, denied };
   const scope = ctx.hooks;
   if (!scope || hooksAt(scope.hooks, "tool.before").length === 0) return guarded;
-  const specs = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  const specs = toolsByModelName(ctx.toolbox);
   const verdicts = await inOrder(scope, guarded.allowed, async (call, own) => {
     const spec = specs.get(call.name);
     const tool = spec?.name ?? call.name;
@@ -79,7 +79,7 @@ async function judgeCalls(ruled: Gate & { unruled: ModelCall[] }, ctx: GateConte
   const judge = ctx.host?.askGuardModel;
   if (!declared || !judge) return ruled;
   const config = GuardModel.parse(declared);
-  const specs = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  const specs = toolsByModelName(ctx.toolbox);
   // The runtime's own tools but `delegate` only read: they are asked about as read-only tools are.
   const annotationsOf = (name: string) => specs.get(name)?.annotations ?? (isRuntimeTool(name) && name !== "delegate" ? { readOnlyHint: true } : undefined);
   const asked = ruled.unruled.filter((call) => needsGuardModel(config, annotationsOf(call.name)));
@@ -138,7 +138,7 @@ export const GUARD_DENIED_RESULT = "[not run: the guard denied this tool call]";
  */
 export function guardCalls(calls: readonly ModelCall[], toolbox: Toolbox, neutralize: (text: string) => string): Gate & { unruled: ModelCall[] } {
   const guard = toolbox.agent.guard;
-  const byModelName = new Map([...toolbox.bound, ...toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  const byModelName = toolsByModelName(toolbox);
   const known = (call: ModelCall) => byModelName.has(call.name) || isRuntimeTool(call.name);
   if (!guard || guard.rules.length === 0) return { allowed: [...calls], denied: [], unruled: calls.filter(known) };
   const unruled: ModelCall[] = [];

@@ -1,3 +1,4 @@
+import type { Toolbox, ToolSpec } from "../protocol/tools";
 import { splitQualified } from "../protocol/names";
 
 /** What model APIs accept as a function name (OpenAI and Anthropic alike): no colon, no dot, at most 64 characters. */
@@ -23,4 +24,13 @@ function fnv1a(text: string): string {
     hash = Math.imul(hash, 0x01000193);
   }
   return (hash >>> 0).toString(36).padStart(7, "0");
+}
+
+const byModelNames = new WeakMap<Toolbox, Map<string, ToolSpec>>();
+
+/** The agent's bound and catalog tools by the name the model calls them: built once per toolbox, read by every step of a call's run. */
+export function toolsByModelName(toolbox: Toolbox): Map<string, ToolSpec> {
+  let map = byModelNames.get(toolbox);
+  if (!map) byModelNames.set(toolbox, (map = new Map([...toolbox.bound, ...toolbox.catalog].map((t) => [modelToolName(t.name), t]))));
+  return map;
 }

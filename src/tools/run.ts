@@ -7,7 +7,7 @@ import type { ProviderInfo } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
 import type { SkillContent, Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
 import { ToolIndex } from "./catalog-search";
-import { modelToolName } from "./model-names";
+import { modelToolName, toolsByModelName } from "./model-names";
 import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
 import { parseArguments, validateArguments } from "./validate";
 import { inOrder, type HookHost, type HookScope } from "../hooks/chain";
@@ -112,7 +112,7 @@ export async function runCalls(all: readonly ModelCall[], ctx: RunContext): Prom
   const report: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [] };
   // The guard and the `tool.before` hooks first: a denied call is not run, and nothing runs before every verdict is in.
   const { allowed: calls, denied } = ctx.gated ?? (await gateCalls(all, ctx));
-  const byModelName = new Map([...ctx.toolbox.bound, ...ctx.toolbox.catalog].map((t) => [modelToolName(t.name), t]));
+  const byModelName = toolsByModelName(ctx.toolbox);
   const outcomes = new Map<string, { result: CallResult; ran: RanCall }>();
   // In parallel; the tool.after hooks' calls land in the evidence in the calls' order.
   const appCalls = calls.filter((c) => byModelName.has(c.name));
