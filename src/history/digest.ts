@@ -2,35 +2,23 @@
  * The default summariser: a digest that needs no model. What a compaction
  * must never lose is what the user said, and it is small next to tool output
  * and the model's replies, so the digest keeps the user's messages verbatim,
- * oldest first, for as long as they fit. Over its budget it gives up, in this
- * order: small talk, the files-and-tools list, the assistant's stated
- * decisions, pasted data, plain sentences, requests, then sentences carrying
- * facts (names, then numbers, dates and paths, then quotes, decisions and
- * instructions), and corrections last, each with the sentences around it that
- * say what it corrects; a sentence that says most of an earlier one's words
- * again is an update, kept as a correction. A sentence the user repeated word for word goes
- * before all of these. "…" marks where a message lost a sentence, and the
- * loss notes count what went, by kind. An update merges the previous digest's
- * state instead of summarising a summary, so kept words stay verbatim however
- * often it runs.
+ * oldest first, for as long as they fit. The user's words have at least
+ * `USER_SHARE` of the budget; the files-and-tools list and the decisions the
+ * assistant stated share the rest with whatever room the user's words leave.
+ * Over budget, the user's sentences go in the order `user-rank.ts` gives:
+ * least information per token first (a sentence the user repeated before all),
+ * an update never before what it updates; a long sentence goes clause by
+ * clause, so the clause that carries its facts stays longest. "…" marks where
+ * a message lost a sentence, and the loss notes count what went, by kind, and
+ * say that search_history still finds it. An update merges the previous
+ * digest's state instead of summarising a summary, so kept words stay
+ * verbatim however often it runs.
  */
 import { countTokens } from "../core/tokens";
 import { markerSpans, prefixWithin } from "../protect/token-cut";
 import type { Summariser, SummaryDraft, SummaryInputMessage, SummaryRequest } from "./summary";
-import { contentWords, distinctiveWords, isDecision, KEEP_RANK, mentionsIn, sentencesOf, UNIT_KINDS, userUnits, type UnitKind } from "./user-words";
-
-/** A unit of the user's words: sentence `i` of the `of` in message `seq`. */
-interface Unit {
-  seq: number;
-  i: number;
-  of: number;
-  text: string;
-  kind: UnitKind;
-  /** The corrections (`seq.i`) this unit gives the subject of: it goes only once they all have. */
-  anchors?: string[];
-  /** The user said exactly this before: it goes first. */
-  repeat?: true;
-}
+import { dropSteps, unitKind, type Unit } from "./user-rank";
+import { isDecision, mentionsIn, sentencesOf, UNIT_KINDS, userUnits, type UnitKind } from "./user-words";
 
 /** A line of what the runtime saw besides the user's words: a file or tool, or a decision the assistant stated. */
 interface Item {
@@ -67,18 +55,20 @@ const USER_HEADING = "The user said, verbatim (\u2026 marks a cut):";
 const ASSISTANT_HEADING = "Decisions the assistant stated:";
 const FILES_HEADING = "Files, artifacts and tools:";
 const EARLIER_HEADING = "Earlier summary:";
-/** Under budget pressure these go right after the user's small talk: they are the model's and the tools' words. */
-const ITEM_RANK = { files: 1.4, assistant: 1.6 } as const;
+/**
+ * The share of the budget the user's words always have. The rest holds the files-and-tools list and the assistant's
+ * decisions, which also use whatever the user's words leave: what the model and the tools said is found again in
+ * stored history with search_history, while what the user said is what the next answer must honour.
+ */
+export const USER_SHARE = 0.85;
 const LOSS_NAMES: Record<LossKind, string> = {
   correction: "corrections",
-  decision: "decisions",
-  instruction: "instructions",
   quote: "quotes",
-  number: "with numbers",
+  path: "with paths or URLs",
   date: "with dates",
-  path: "with paths",
+  number: "with numbers",
   name: "with names",
-  task: "requests and questions",
+  question: "questions",
   other: "other",
   pasted: "pasted lines",
   filler: "small talk",
@@ -115,14 +105,14 @@ export function digest(request: SummaryRequest): SummaryDraft {
   const files = new Map((prior?.files ?? []).map((item) => [item.text, { ...item }]));
   const unkept = { ...(prior?.unkept ?? { assistant: 0, tool: 0, tokens: 0 }) };
   const seen = new Set(units.map((u) => sameWords(u.text)));
-  const said = new SaidBefore(units);
   for (const message of messages) {
     collectMentions(message, files);
-    if (message.role === "user") addUserUnits(message, userUnits(message.content), units, seen, said);
+    if (message.role === "user") addUserUnits(message, userUnits(message.content), units, seen);
     else if (message.role === "tool" && message.denied) {
-      // The user's decision, not tool output: the model must not try the call again as if it had never been refused.
+      // The user's decision, not tool output: it undoes the model's call, as a correction undoes a value, and the model
+      // must not try the call again as if it had never been refused.
       const reason = message.denied.reason === null ? "" : `: ${oneLine(message.denied.reason)}`;
-      addUserUnits(message, [{ text: `denied running ${oneLine(message.toolName ?? "a tool")}${reason}`, kind: "decision" }], units, seen, said);
+      addUserUnits(message, [{ text: `denied running ${oneLine(message.toolName ?? "a tool")}${reason}`, kind: "correction" }], units, seen);
     } else if (message.role === "assistant") {
       for (const sentence of sentencesOf(oneLine(message.content))) {
         if (!isDecision(sentence)) continue;
@@ -149,19 +139,31 @@ export function digest(request: SummaryRequest): SummaryDraft {
       ...(kept.files.length ? [FILES_HEADING, ...kept.files.map(fileLine)] : []),
     ].join("\n");
 
-  const order = dropOrder(kept);
-  let next = 0;
+  const userSteps = dropSteps(kept.units);
+  const itemSteps = (["files", "assistant"] as const).flatMap((kind) => [...kept[kind]].sort((a, b) => a.seqs[0]! - b.seqs[0]!).map((item) => ({ kind, item })));
+  const userShare = Math.floor(maxTokens * USER_SHARE);
+  let itemTokens = kept.files.reduce((sum, item) => sum + itemCost(fileLine(item)), 0) + kept.assistant.reduce((sum, item) => sum + itemCost(item.text), 0);
+  /** Gives up the next thing: an item while the items pass their share (or the user's words are all gone), else the user's least worth. */
   const dropNext = (): number => {
-    const step = order[next++];
-    if (!step) return 0;
-    return step.drop(kept, note);
+    const item = itemTokens > maxTokens - userShare || userSteps.length === 0 ? itemSteps.shift() : undefined;
+    if (item) {
+      const { kind } = item;
+      kept[kind].splice(kept[kind].indexOf(item.item), 1);
+      note(kind, item.item.seqs);
+      const saved = itemCost(kind === "files" ? fileLine(item.item) : item.item.text);
+      itemTokens -= saved;
+      return saved;
+    }
+    const step = userSteps.shift();
+    return step ? dropUnits(kept, step, note) : 0;
   };
+  const more = () => userSteps.length + itemSteps.length > 0;
   // Counting piece by piece (near enough additive across line breaks) keeps dropping linear; the exact count then confirms.
   let over = countTokens(render()) - maxTokens;
-  while (over > 0 && next < order.length) over -= dropNext();
+  while (over > 0 && more()) over -= dropNext();
   let text = render();
   for (let excess = countTokens(text) - maxTokens; excess > 0; excess = countTokens(text) - maxTokens) {
-    if (next < order.length) dropNext();
+    if (more()) dropNext();
     else if (earlier) {
       const cut = cutTo(earlier, countTokens(earlier) - excess);
       earlier = cut.length < earlier.length ? cut : "";
@@ -175,7 +177,7 @@ export function digest(request: SummaryRequest): SummaryDraft {
   if (unkept.assistant + unkept.tool > 0) {
     const replies = `${unkept.assistant} assistant repl${unkept.assistant === 1 ? "y" : "ies"}`;
     const results = `${unkept.tool} tool result${unkept.tool === 1 ? "" : "s"}`;
-    loss.push(`${replies} and ${results} (${unkept.tokens.toLocaleString("en-US")} tokens) are not kept beyond the lines above`);
+    loss.push(`${replies} and ${results} (${unkept.tokens.toLocaleString("en-US")} tokens) are not kept beyond the lines above; search_history finds them`);
   }
   if (!text) loss.push(`not even the summary's first line fits ${maxTokens} tokens`);
   const state: DigestState = { version: 2, from, to, earlier, ...kept, dropped, unkept };
@@ -184,132 +186,28 @@ export function digest(request: SummaryRequest): SummaryDraft {
 
 type Note = (kind: LossKind, seqs: readonly number[]) => void;
 
-/**
- * Adds a message's units after those kept so far. A correction's subject is the
- * sentence before it (the previous message's last, when it opens its message)
- * and the one after: they stay as long as it does. A sentence the user already
- * said is marked as a repeat.
- */
-function addUserUnits(message: SummaryInputMessage, words: readonly { text: string; kind: UnitKind }[], units: Unit[], seen: Set<string>, said: SaidBefore): void {
-  const start = units.length;
-  const previousLast = units.at(-1);
+/** Adds a message's units after those kept so far; a sentence the user already said is marked as a repeat. */
+function addUserUnits(message: SummaryInputMessage, words: readonly { text: string; kind: UnitKind }[], units: Unit[], seen: Set<string>): void {
   words.forEach((w, i) => {
     const key = sameWords(w.text);
     const repeat = seen.has(key);
     seen.add(key);
-    const kind = !repeat && said.restates(w) ? "correction" : w.kind;
-    units.push({ seq: message.seq, i, of: words.length, text: w.text, kind, ...(repeat ? { repeat: true as const } : {}) });
-  });
-  const added = units.slice(start);
-  for (const unit of added) said.add(unit);
-  added.forEach((unit, k) => {
-    if (unit.kind !== "correction" || unit.repeat) return;
-    const id = `${unit.seq}.${unit.i}`;
-    const before = k > 0 ? added[k - 1] : previousLast;
-    for (const neighbour of [before, added[k + 1]]) {
-      // Small talk and repeats say nothing a correction could need.
-      if (neighbour && !["correction", "filler"].includes(neighbour.kind) && !neighbour.repeat) neighbour.anchors = [...(neighbour.anchors ?? []), id];
-    }
+    units.push({ seq: message.seq, i, of: words.length, text: w.text, kind: w.kind, ...(repeat ? { repeat: true as const } : {}) });
   });
 }
 
-/**
- * What the user said in earlier messages, indexed by the names, numbers and
- * paths in it, to tell whether a sentence says most of an earlier one again
- * ("Stonechat runs on Vue." then "…: Stonechat runs on Postgres."): an update,
- * so it is kept as a correction, and the old value goes before it, however it
- * was put. Only sentences sharing such a word are compared.
- */
-class SaidBefore {
-  private readonly byWord = new Map<string, { content: Set<string>; distinctive: Set<string> }[]>();
-
-  constructor(units: readonly Unit[]) {
-    for (const unit of units) this.add(unit);
-  }
-
-  add(unit: Unit): void {
-    if (unit.kind === "filler" || unit.kind === "pasted" || unit.repeat) return;
-    const entry = { content: contentWords(unit.text), distinctive: distinctiveWords(unit.text) };
-    for (const word of entry.distinctive) {
-      const known = this.byWord.get(word);
-      if (known) known.push(entry);
-      else this.byWord.set(word, [entry]);
-    }
-  }
-
-  restates(unit: { text: string; kind: UnitKind }): boolean {
-    if (unit.kind === "correction" || unit.kind === "filler" || unit.kind === "pasted") return false;
-    const said = contentWords(unit.text);
-    if (said.size < 2) return false;
-    for (const word of distinctiveWords(unit.text)) {
-      for (const before of this.byWord.get(word) ?? []) {
-        let shared = 0;
-        for (const w of before.content) if (said.has(w)) shared++;
-        // About the same thing (a name, a number or a path in both), in mostly the same words.
-        if (shared >= 2 && shared * 2 >= before.content.size) return true;
-      }
-    }
-    return false;
-  }
+/** An item's line and its line break. */
+function itemCost(text: string): number {
+  return countTokens(text) + 6;
 }
 
-interface DropStep {
-  /** Drops what this step stands for and returns about how many tokens the text lost. */
-  drop(kept: { units: Unit[]; assistant: Item[]; files: Item[] }, note: Note): number;
-}
-
-/**
- * The order things go in: everything but corrections and their subjects by
- * rank, oldest first within a rank; then corrections, oldest first, each with
- * its subjects.
- */
-function dropOrder(kept: { units: Unit[]; assistant: Item[]; files: Item[] }): DropStep[] {
-  const ranked: { rank: number; seq: number; i: number; step: DropStep }[] = [];
-  for (const unit of kept.units) {
-    if (unit.repeat) ranked.push({ rank: 0, seq: unit.seq, i: unit.i, step: { drop: (k, note) => dropUnits(k, [unit], note, "repeated") } });
-    else if (unit.kind !== "correction" && !unit.anchors?.length) ranked.push({ rank: KEEP_RANK[unit.kind], seq: unit.seq, i: unit.i, step: { drop: (k, note) => dropUnits(k, [unit], note) } });
-  }
-  for (const kind of ["files", "assistant"] as const) {
-    for (const item of kept[kind]) {
-      ranked.push({
-        rank: ITEM_RANK[kind],
-        seq: item.seqs[0]!,
-        i: 0,
-        step: {
-          drop: (k, note) => {
-            k[kind].splice(k[kind].indexOf(item), 1);
-            note(kind, item.seqs);
-            return countTokens(kind === "files" ? fileLine(item) : item.text) + 6;
-          },
-        },
-      });
-    }
-  }
-  ranked.sort((a, b) => a.rank - b.rank || a.seq - b.seq || a.i - b.i);
-  const corrections = kept.units.filter((u) => u.kind === "correction" && !u.repeat);
-  const subjects = (id: string) => kept.units.filter((u) => u.anchors?.includes(id));
-  return [
-    ...ranked.map((r) => r.step),
-    ...corrections.map(
-      (correction): DropStep => ({
-        drop: (k, note) => {
-          const id = `${correction.seq}.${correction.i}`;
-          // A subject shared with a later correction stays for that one.
-          const gone = subjects(id).filter((u) => u.anchors!.every((a) => a === id || !k.units.some((c) => `${c.seq}.${c.i}` === a)));
-          return dropUnits(k, [correction, ...gone], note);
-        },
-      }),
-    ),
-  ];
-}
-
-function dropUnits(kept: { units: Unit[] }, gone: readonly Unit[], note: Note, as?: LossKind): number {
+function dropUnits(kept: { units: Unit[] }, gone: readonly Unit[], note: Note): number {
   let saved = 0;
   for (const unit of gone) {
     const at = kept.units.indexOf(unit);
     if (at === -1) continue;
     kept.units.splice(at, 1);
-    note(as ?? unit.kind, [unit.seq]);
+    note(unit.repeat ? "repeated" : unitKind(unit), [unit.seq]);
     // Its words and the space before them, less the "…" that now marks the gap; or its whole line.
     saved += countTokens(unit.text) + (kept.units.some((u) => u.seq === unit.seq) ? 0 : countTokens(`- [#${unit.seq}]`) + 1);
   }
@@ -359,9 +257,8 @@ function lossNotes(dropped: Partial<Record<LossKind, Dropped>>): string[] {
     const total = user.reduce((sum, kind) => sum + dropped[kind]!.count, 0);
     const low = Math.min(...user.map((kind) => dropped[kind]!.from));
     const high = Math.max(...user.map((kind) => dropped[kind]!.to));
-    // Least important first, as they were given up.
     const byKind = [...user].reverse().map((kind) => `${dropped[kind]!.count} ${LOSS_NAMES[kind]}`);
-    notes.push(`${total} of the user's sentences left out (${range(low, high)}): ${byKind.join(", ")}`);
+    notes.push(`${total} of the user's sentences left out (${range(low, high)}): ${byKind.join(", ")}; search_history finds them`);
   }
   const files = dropped.files;
   if (files) notes.push(`${files.count} file and tool line${files.count === 1 ? "" : "s"} dropped (${range(files.from, files.to)})`);
@@ -410,12 +307,27 @@ function readState(value: unknown): DigestState | null {
   if (value.version !== 2 || !Array.isArray(value.units)) return null;
   const units = value.units.flatMap((u: unknown): Unit[] => {
     if (!isRecord(u) || !isSeq(u.seq) || !isCount(u.i) || !isCount(u.of) || typeof u.text !== "string" || u.text.includes("\n")) return [];
-    if (!UNIT_KINDS.includes(u.kind as UnitKind)) return [];
-    const anchors = Array.isArray(u.anchors) ? u.anchors.filter((a): a is string => typeof a === "string") : [];
-    return [{ seq: u.seq, i: u.i, of: Math.max(u.of, u.i + 1), text: u.text, kind: u.kind as UnitKind, ...(anchors.length ? { anchors } : {}), ...(u.repeat === true ? { repeat: true as const } : {}) }];
+    // Kinds are read again from the text (earlier digests named others), but a correction stays one.
+    const kind = unitKind({ text: u.text, kind: u.kind === "correction" ? "correction" : "other" });
+    return [{ seq: u.seq, i: u.i, of: Math.max(u.of, u.i + 1), text: u.text, kind, ...(u.repeat === true ? { repeat: true as const } : {}) }];
   });
   units.sort((a, b) => a.seq - b.seq || a.i - b.i);
-  return withSharedFields(value, { units, assistant: readItems(value.assistant), files: readItems(value.files), dropped: readDropped(value.dropped, LOSS_KINDS) });
+  return withSharedFields(value, { units, assistant: readItems(value.assistant), files: readItems(value.files), dropped: readDroppedKinds(value.dropped) });
+}
+
+/** Kinds earlier digests counted under other names, so their loss notes stay true. */
+const EARLIER_KINDS: Record<string, LossKind> = { decision: "other", instruction: "other", task: "question" };
+
+/** What a state says was dropped, earlier kinds counted under today's. */
+function readDroppedKinds(value: unknown): Partial<Record<LossKind, Dropped>> {
+  const dropped = readDropped(value, LOSS_KINDS);
+  for (const [earlier, d] of Object.entries(readDropped(value, Object.keys(EARLIER_KINDS)))) {
+    if (!d) continue;
+    const into = EARLIER_KINDS[earlier]!;
+    const known = dropped[into];
+    dropped[into] = known ? { count: known.count + d.count, from: Math.min(known.from, d.from), to: Math.max(known.to, d.to) } : d;
+  }
+  return dropped;
 }
 
 /** A state from the fields every version keeps alike (coverage, the carried summary, the unkept counts) and the rest. */
@@ -433,15 +345,15 @@ function withSharedFields(value: Record<string, unknown>, parts: Pick<DigestStat
 /** Version 1 kept sorted sections; their bullets become units, each shown as an excerpt of its message. */
 function readLegacyState(value: Record<string, unknown>): DigestState | null {
   if (!isRecord(value.items)) return null;
-  const kinds: Record<string, UnitKind | "files"> = { corrections: "correction", quotes: "quote", decisions: "decision", tasks: "task", files: "files", timeline: "other" };
+  const kinds: Record<string, UnitKind | "files" | "decisions"> = { corrections: "correction", quotes: "quote", decisions: "decisions", tasks: "question", files: "files", timeline: "other" };
   const units: Unit[] = [];
   const assistant: Item[] = [];
   const files: Item[] = [];
   for (const [section, kind] of Object.entries(kinds)) {
     for (const item of readItems(value.items[section])) {
       if (kind === "files") files.push(item);
-      else if (kind === "decision" && isRecord(value.items) && roleOf(value.items[section], item.text) === "assistant") assistant.push(item);
-      else units.push({ seq: item.seqs[0]!, i: 0, of: 0, text: item.text, kind });
+      else if (kind === "decisions" && isRecord(value.items) && roleOf(value.items[section], item.text) === "assistant") assistant.push(item);
+      else units.push({ seq: item.seqs[0]!, i: 0, of: 0, text: item.text, kind: kind === "decisions" ? unitKind({ text: item.text, kind: "other" }) : unitKind({ text: item.text, kind }) });
     }
   }
   units.sort((a, b) => a.seq - b.seq);
@@ -453,7 +365,7 @@ function readLegacyState(value: Record<string, unknown>): DigestState | null {
   for (const unit of units) unit.of = Math.max(...units.filter((u) => u.seq === unit.seq).map((u) => u.i)) + 2;
   const legacy = readDropped(value.dropped, ["corrections", "quotes", "decisions", "tasks", "files", "timeline"]);
   const dropped: Partial<Record<LossKind, Dropped>> = {};
-  for (const [section, d] of Object.entries(legacy)) dropped[(kinds[section] ?? "other") as LossKind] = d;
+  for (const [section, d] of Object.entries(legacy)) dropped[(section === "decisions" ? "other" : (kinds[section] ?? "other")) as LossKind] = d;
   return withSharedFields(value, { units, assistant, files, dropped });
 }
 

@@ -1,47 +1,32 @@
 /**
  * The user's words as units a summary can keep or give up one at a time:
- * sentences (long ones as clauses, pasted blocks as lines), each with the kind
- * of fact it carries. The kinds decide only what goes first when a summary is
- * over its budget; while everything fits, everything is kept verbatim. Kinds
- * come from what a sentence holds (a digit, a capitalised name, a quote, a
- * path, a date) more than from how it is phrased, and the few phrasings that
- * matter (corrections, decisions) are recognised in several languages.
+ * sentences (long ones as clauses, pasted blocks as lines), each named by the
+ * kind of thing it holds. What a unit is worth is its information
+ * (`information.ts`); the kind only names what a loss note counts, and is read
+ * from what the unit holds (a quote, a path, a date, an amount, a name), never
+ * from how it is phrased. The one phrasing read at all is a correction's
+ * ("No wait, …", "…, not Tuesday"): it keeps a correction that does not name
+ * its subject beside the sentence that does, and breaks ties.
  */
+import { entitiesOf, fold, isCommon, QUOTED_SPANS, type EntityShape } from "./information";
 
-/** What a unit carries, the most important first; a unit is named by the first kind it shows. */
-export const UNIT_KINDS = ["correction", "decision", "instruction", "quote", "number", "date", "path", "name", "task", "other", "pasted", "filler"] as const;
+/** What a unit holds, for the loss notes; `correction` is the digest's finding (it updates an earlier unit), never read from wording. */
+export const UNIT_KINDS = ["correction", "quote", "path", "date", "number", "name", "question", "other", "pasted", "filler"] as const;
 export type UnitKind = (typeof UNIT_KINDS)[number];
-
-/** Higher is kept longer. Corrections outlast everything; facts of every kind outlast requests, chat and pasted data. */
-export const KEEP_RANK: Record<UnitKind, number> = {
-  correction: 10,
-  decision: 8,
-  instruction: 8,
-  quote: 8,
-  number: 7,
-  date: 7,
-  path: 7,
-  name: 7,
-  task: 5,
-  other: 3,
-  pasted: 2,
-  filler: 1,
-};
 
 export interface WordUnit {
   text: string;
   kind: UnitKind;
 }
 
-/** Past this a sentence is cut at its clauses, so a long ramble does not cost a fact the room it needs. */
-const LONG_SENTENCE_CHARS = 220;
+/** Past this a sentence is cut at its clauses, so a ramble around a fact costs the fact no room. */
+const LONG_SENTENCE_CHARS = 160;
 /** Past this even a clause is cut at word boundaries. */
 const LONG_CLAUSE_CHARS = 400;
 
 // Word boundaries that know letters beyond ASCII (`\b` does not: "décidé" has none at its end).
 const B = String.raw`(?<![\p{L}\p{N}_])`;
 const E = String.raw`(?![\p{L}\p{N}_])`;
-const words = (list: string) => new RegExp(`${B}(?:${list})${E}`, "iu");
 const A = "['\u2019]";
 
 const CORRECTION = new RegExp(
@@ -85,32 +70,8 @@ const DECISION = new RegExp(
   "iu",
 );
 
-const INSTRUCTION = words(`always|never|don${A}?t|do not|doesn${A}?t|does not|stop|avoid|must|must not|mustn${A}?t|should|shouldn${A}?t|only|make sure|be sure|ensure|under no circumstances|nie|niemals|immer|jamais|toujours|nunca|siempre|no (?:uses|env[ií]es|hagas)`);
-const VERBATIM = words(`verbatim|word for word|word-for-word|exact wording|exactly as|as written|literally|quote|quoted|mot pour mot|w[öo]rtlich|textualmente|al pie de la letra|alla lettera`);
-/**
- * Quoted spans: "…", “…”, „…“, «…», ‹…›, 「…」, 『…』, `code`, and '…' or ‘…’ opening after a space or a colon (not an
- * apostrophe); 500 characters at most, so an opener never closed costs a bounded look ahead.
- */
-const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,500}\u00bb|\u2039[^\u203a\n]{2,500}\u203a|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|\x60[^\x60\n]{1,500}\x60|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,500}['\u2019](?![\p{L}\p{N}])`, "gu");
-const MONTHS = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre`;
-const DAYS = `mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo`;
-const MONTH_NEXT = new RegExp(String.raw`\s+(?:${MONTHS})(?![\p{L}\p{N}_])`, "iuy");
-const DATE = words(`${MONTHS}|${DAYS}|today|tomorrow|yesterday|tonight|next (?:week|month|quarter|year)|end of (?:day|week|month|quarter|year)|eod|eow|eom|q[1-4]|h[12]|midnight|aujourd${A}hui|demain|morgen|heute|mañana|hoy`);
-const TASK = words(`please|pls|can you|could you|would you|will you|need(?:s)? to|have to|todo|to-do|remember to|don${A}?t forget|let me know|follow up|s${A}il (?:te|vous) pla[iî]t|bitte|por favor|per favore`);
-/** A question (any script's question mark) is a request the conversation may still owe an answer to. */
-const QUESTION = /[?\uff1f\u037e]\s*$|^[\u00bf]/u;
-/** A capitalised word or acronym that is not the unit's first word: a name, a product, a place. */
-const NAME = /(?<=[\s,;:(\u2014\u2013/'"\u201c\u00ab\u201e-])(?!(?:I['’](?:m|ll|ve|d)|OK)(?![\p{L}\p{N}]))(?:\p{Lu}[\p{Ll}\p{Lu}\p{N}'’-]*\p{L}|\p{Lu}{2,})/u;
-const CAPITALISED_START = /^\P{L}*(\p{Lu}[\p{Ll}\p{Lu}\p{N}'’-]*)/u;
-/** Words that start sentences capitalised without naming anything. */
-const COMMON_START = words(`i|i${A}m|i${A}ll|i${A}ve|i${A}d|the|a|an|and|but|so|ok|okay|yes|no|we|you|it|this|that|these|those|there|then|also|please|let${A}s|what|when|where|why|how|who|which|can|could|would|will|is|are|do|does|did|my|our|your|for|in|on|at|to|if|just|thanks|thank|sure|great|good|hmm|hi|hello|hey`);
-/** Scripts without capitals: any word in them may be a name. */
-const UNCASED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Thai}\p{Script=Devanagari}]/u;
-const DIGIT = /\p{Nd}/u;
-const CURRENCY = /\p{Sc}/u;
-/** Starts only where a run of address characters starts: a 100 KB run without an "@" is one attempt, not one a character. */
-const EMAIL = /(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+/;
 const IMAGE_NOTE = /^\[\d+ images?\]$/;
+const MONTH_NEXT = new RegExp(String.raw`\s+(?:jan|feb|m[aä]r|apr|may|mai|jun|jul|aug|sep|oct|okt|nov|dec|dez|janv|f[ée]v|avr|juil|ao[uû]|d[ée]c)\p{L}*(?![\p{L}\p{N}_])`, "iuy");
 
 /** The user's message as units, in order. Fenced blocks are pasted data, a line each. */
 export function userUnits(message: string): WordUnit[] {
@@ -198,70 +159,41 @@ function wordChunks(text: string): string[] {
   return chunks;
 }
 
-const STOP_WORDS = new Set(
-  `the and for with that this these those are was were is be been our your their its his her from into onto about not but also all any
-  has have had will would can could should must just then than them they you she him who what when where which there here some more
-  let lets me my mine myself please make sure sorry wait actually correction correct really`.split(/\s+/),
-);
-
-/** The words that say what a sentence is about: names, numbers and words of three letters or more, stop words aside. */
-export function contentWords(text: string): Set<string> {
-  const found = text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'’.-]*[\p{L}\p{N}]|\p{N}/gu) ?? [];
-  return new Set(found.filter((w) => (w.length >= 3 || /\p{N}/u.test(w)) && !STOP_WORDS.has(w)));
-}
-
-/** The words that name what a sentence is about: capitalised past its first word, with a digit, a path, or in a script without capitals. */
-export function distinctiveWords(text: string): Set<string> {
-  const found = text.match(/[\p{L}\p{N}][\p{L}\p{N}'’./@-]*[\p{L}\p{N}]|\p{N}/gu) ?? [];
-  return new Set(found.filter((w, k) => (k > 0 && /^\p{Lu}/u.test(w)) || /[\p{N}/@]/u.test(w) || UNCASED_SCRIPT.test(w)).map((w) => w.toLowerCase()));
-}
-
-/** Whether a sentence states a decision (the digest keeps the assistant's too, below the user's words). */
+/** Whether a sentence states a decision (the digest keeps the assistant's, below the user's words). */
 export function isDecision(text: string): boolean {
   return DECISION.test(text);
 }
 
+/** Whether a sentence is phrased as a correction: it keeps a correction that names no subject beside the one that does, and breaks ties. */
+export function soundsLikeCorrection(text: string): boolean {
+  return CORRECTION.test(text);
+}
+
+const SHAPE_KIND: Record<EntityShape, UnitKind> = { quote: "quote", path: "path", date: "date", number: "number", name: "name" };
+
+/** What a unit holds: its first entity's shape, else a question, small talk (common words only) or other. */
 export function kindOf(text: string): UnitKind {
   if (IMAGE_NOTE.test(text)) return "other";
   if (looksPasted(text)) return "pasted";
-  if (CORRECTION.test(text)) return "correction";
-  if (DECISION.test(text)) return "decision";
-  if (VERBATIM.test(text) || hasQuote(text)) return "quote";
-  if (INSTRUCTION.test(text)) return "instruction";
-  if (DIGIT.test(text) || CURRENCY.test(text)) return "number";
-  if (DATE.test(text)) return "date";
-  if (hasPath(text)) return "path";
-  if (hasName(text)) return "name";
-  if (TASK.test(text) || QUESTION.test(text)) return "task";
+  const shapes = new Set(entitiesOf(text).map((e) => e.shape));
+  for (const shape of ["quote", "path", "date", "number", "name"] as const) if (shapes.has(shape)) return SHAPE_KIND[shape];
+  if (QUESTION.test(text)) return "question";
   return isSmallTalk(text) ? "filler" : "other";
 }
 
-function hasQuote(text: string): boolean {
-  QUOTED_SPANS.lastIndex = 0;
-  return QUOTED_SPANS.test(text);
-}
+/** A question (any script's question mark). */
+const QUESTION = /[?\uff1f\u037e]\s*$|^[\u00bf]/u;
 
 /** Data rather than prose: a long run mostly of symbols and digits (a log line, JSON, a table row). */
-function looksPasted(text: string): boolean {
+export function looksPasted(text: string): boolean {
   if (text.length < 120) return false;
   const letters = text.match(/\p{L}/gu)?.length ?? 0;
   return letters / text.replace(/\s/g, "").length < 0.5;
 }
 
-function hasName(text: string): boolean {
-  if (UNCASED_SCRIPT.test(text) || NAME.test(text)) return true;
-  // A first word is capitalised anyway: it names something when it is spelled like a name (GitHub, ACME).
-  const first = CAPITALISED_START.exec(text)?.[1];
-  return first !== undefined && !COMMON_START.test(first) && /.\p{Lu}/u.test(first);
-}
-
 /** File paths, URLs, e-mail addresses and artifact pointers, in the order they appear. */
 export function mentionsIn(text: string): string[] {
   return [...text.matchAll(MENTION_CANDIDATE)].map(([token]) => token.replace(/[.:!?]+$/, "")).filter(isMention);
-}
-
-function hasPath(text: string): boolean {
-  return (text.includes("@") && EMAIL.test(text)) || mentionsIn(text).length > 0;
 }
 
 /** Candidate mentions: runs between whitespace, quotes, brackets and list punctuation. */
@@ -277,16 +209,8 @@ function isMention(token: string): boolean {
   return extension && /[A-Za-z]/.test(token.slice(0, token.lastIndexOf("."))) && !/^(?:[A-Za-z]\.)+[A-Za-z]$/.test(token);
 }
 
-/** Words that make up acknowledgements and greetings, in a few languages. */
-const CHAT_WORDS = new Set(
-  `ok okay k kk yes yeah yep yup sure fine great good nice cool perfect awesome excellent lovely thanks thank thx ty you u so much very
-  sounds looks seems that this it works work right alright all got understood noted gotcha go ahead on continue keep going carry
-  please do will hi hello hey morning evening bye cheers lol haha hmm hm ah oh wow yay right then and for me makes sense agreed
-  merci oui bien super parfait daccord d'accord danke ja gut genau prima gracias sí si vale bueno perfecto grazie bene`.split(/\s+/),
-);
-
-/** An acknowledgement or greeting: two words at most, or nothing but chat words. */
+/** An acknowledgement or greeting: two words at most, or only the commonest words of any text ("ok thanks", "sounds good"). */
 function isSmallTalk(text: string): boolean {
-  const wordsIn = text.toLowerCase().match(/[\p{L}\p{N}'’]+/gu) ?? [];
-  return wordsIn.length <= 2 || wordsIn.every((w) => CHAT_WORDS.has(w.replace(/’/g, "'")));
+  const words = fold(text).match(/[\p{L}\p{N}']+/gu) ?? [];
+  return words.length <= 2 || (words.length <= 6 && words.every(isCommon));
 }

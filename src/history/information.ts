@@ -1,0 +1,193 @@
+/**
+ * How much a sentence of the user's tells, measured against the conversation it is in. A word the user writes in
+ * every other message ("tests", "deploy", "please") tells little; a word said once ("Kestrel", "8443",
+ * "migrations/0017_add_ledger_index.sql") tells a lot. So a unit's information is the sum, over its distinct terms,
+ * of each term's inverse document frequency among the user's sentences, with two priors that need no tuning to a
+ * corpus: the most frequent words of ordinary English (and of the other languages users write in) weigh a fifth,
+ * whatever the conversation; and entities — numbers with a unit or a currency, dates and times, paths, URLs and
+ * identifiers, quoted spans, names capitalised inside a sentence — count twice, once as their words and once as a
+ * whole, since a summary that keeps "June" without "9" has kept nothing.
+ *
+ * No phrasing decides anything here: "can you", "should", "tomorrow" are ordinary words and weigh like them.
+ */
+
+/** A unit's terms: its words (lowercased, accents folded) and its entities (`§shape:text`), each once. */
+export interface Terms {
+  words: string[];
+  entities: string[];
+}
+
+/** What an entity of each shape looks like, the first that matches naming it. */
+export const ENTITY_SHAPES = ["quote", "path", "date", "number", "name"] as const;
+export type EntityShape = (typeof ENTITY_SHAPES)[number];
+
+/** Common words weigh this share of a rare word: present, but never what makes a sentence worth keeping. */
+const COMMON_WEIGHT = 0.2;
+/** An entity as a whole weighs this many times its inverse frequency, on top of its words. */
+const ENTITY_WEIGHT = 2;
+
+/**
+ * The most frequent words of English (its few hundred commonest, which make up about half of any text), with the
+ * function words of French, German, Spanish, Portuguese and Italian. A frequency prior, not a list of phrasings:
+ * request and time words are here because they are common, and weigh no differently from "the".
+ */
+const COMMON = new Set(
+  `a about above after again against ago all almost along already also although always am among an and another any anyone
+  anything are around as ask asked at away back be because become been before began being below best better between big
+  both bring but by call came can cannot can't case change check come could couldn't day days did didn't different do does
+  doesn't doing done don't down during each early either else end enough even ever every everyone everything example
+  far feel few find first for found four from full further gave get gets getting give given go goes going gone good got
+  great had hadn't half has hasn't have haven't having he help her here hers him his hold home how however i i'd if i'll
+  i'm in into is isn't it its it's itself i've just keep kind knew know known large last later least left less let let's
+  like likely line little long look looks lot lots made main make makes making many may maybe me mean might mind mine
+  more most much must my myself need needs never new next no nor not nothing now number of off often oh ok okay old on
+  once one only open or other others our ours out over own part people place please point put quite rather re really
+  right run said same saw say says second see seem seems seen set several shall she should shouldn't show side since
+  small so some someone something sometimes soon still stop such sure take taken tell than thank thanks that that's the
+  their theirs them then there there's these they they're thing things think third this those though three through time
+  times to today together told tomorrow too took toward try trying turn two under until up upon us use used using very
+  want wanted was wasn't way we week weeks well we'll went were we're weren't what what's when where whether which while
+  who whole whom whose why will with within without won't work would wouldn't yes yesterday yet you you'd you'll your
+  you're yours yourself year years hour hours minute minutes morning afternoon evening tonight month months moment
+  thing again actually also anyway bit can could would should let's sure fine great thanks cool nice hi hello hey yeah
+  yep sorry wait still already quick quickly maybe probably definitely just real really pretty very super little bit
+  le la les un une des du de et est en que qui dans pour pas sur au aux avec ce cette il elle nous vous ils on mais ou
+  son sa ses ne se plus par je tu me te lui leur y à été être avoir fait très aussi bien comme tout
+  der die das und ist nicht ein eine zu den mit von sich des auf für im dem es auch als an wir ich sie er noch wie aus
+  bei nach wird sind oder aber so wenn nur kann mal schon
+  el los las del y en un una que es por con para se al lo como más pero sus le ya o este sí porque esta muy también
+  o os as do da dos das em um uma para com não por mais é ao na no se você
+  il lo gli di che è per una con non sono ma come anche più`
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(fold),
+);
+
+/** Quoted spans: "…", “…”, „…“, «…», 「…」, 『…』, `code`, and '…' opening after a space or a colon; 500 characters at most. */
+export const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,500}\u00bb|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|\x60[^\x60\n]{1,500}\x60|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,500}['\u2019](?![\p{L}\p{N}])`, "gu");
+/** A URL, or a run with a slash, a backslash, a dot or an underscore between word characters (paths, files, hosts, identifiers). */
+const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._][\p{L}\p{N}_-]+)+\/?|(?<![\p{L}\p{N}])(?=[\p{L}\p{N}-]*\p{L})(?=[\p{L}\p{N}-]*\p{N})[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
+const MONTH = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre`;
+/**
+ * Dates and times in their usual written forms: ISO and numeric dates, a day with a month's name on either side
+ * (with an ordinal, a German "3.", a French "le"), times with a colon or am/pm, quarters with a year, and CJK dates.
+ */
+const DATE = new RegExp(
+  [
+    String.raw`\b\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?Z?)?`,
+    String.raw`\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{1,2}\.\d{1,2}\.\d{2,4}\b`,
+    String.raw`(?<![\p{L}\p{N}])(?:${MONTH})\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?(?![\p{L}\p{N}])`,
+    String.raw`(?<![\p{L}\p{N}])\d{1,2}(?:st|nd|rd|th|er|\.|º)?\s+(?:de\s+)?(?:${MONTH})(?:\s+(?:de\s+)?\d{4})?(?![\p{L}\p{N}])`,
+    String.raw`(?<![\p{L}\p{N}])(?:${MONTH})\s+\d{4}(?![\p{L}\p{N}])`,
+    String.raw`\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?|\b\d{1,2}\s?[ap]\.?m\.?(?![\p{L}])|\b\d{1,2}\s?h\s?\d{2}\b`,
+    String.raw`\b[qh][1-4]\s+\d{4}\b|\bfy\s?\d{2,4}\b`,
+    String.raw`\d{1,4}年(?:\d{1,2}月)?(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日`,
+  ].join("|"),
+  "giu",
+);
+/**
+ * A number that says how much: with a currency sign or code, a percent sign, or a unit written beside it (letters
+ * of a unit's length: "25 MB", "250ms", "3 boxes", "12 seats"); or one of three or more digits, which is rarely
+ * small talk. "2 more tests" has neither.
+ */
+const AMOUNT = /[\p{Sc}]\s?\d[\d.,\u202f\u00a0 ]*\d|[\p{Sc}]\s?\d|\d[\d.,\u202f\u00a0]*\s?(?:%|[\p{Sc}])|\b(?:usd|eur|gbp|chf|jpy)\s?\d[\d.,]*|\d[\d.,]*\s?(?:usd|eur|gbp|chf|jpy|euros?|dollars?|pounds?|yen)\b|\b\d+(?:[.,]\d+)?\s?(?:ms|s|sec|secs|min|mins|h|hrs?|kb|mb|gb|tb|kib|mib|gib|px|pt|em|rem|k|m|x|rps|qps|req|cores?|vcpus?|nodes?|pods?|replicas?|seats?|users?|rows?|days?|weeks?|months?|years?|hours?|minutes?|seconds?|items?|tokens?|steps?|retries|attempts?|boxes|pages?|people|persons|per\s?cent|percent|°c|°f|km|kg|mg|ml|l)\b|\b\d{3,}(?:[.,]\d+)*\b|\b\d+[.,]\d+\b/giu;
+/** A count of something named: a number and the word after it, when that word is not one of the commonest ("4 approvals", not "2 more"). */
+const COUNTED = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)?\s?\p{L}{3,}(?![\p{L}\p{N}])/gu;
+/** A capitalised word or acronym past a sentence's first word (a name, a product, a place), or any run of a script without capitals. */
+const NAME = /(?<=[\s,;:(\u2014\u2013/"\u201c\u00ab\u201e-])(?!(?:I['\u2019](?:m|ll|ve|d)|OK|I)(?![\p{L}\p{N}]))\p{Lu}[\p{L}\p{N}'\u2019-]*(?:\s+\p{Lu}[\p{L}\p{N}'\u2019-]*)*|[\p{Script=Han}\p{Script=Katakana}\p{Script=Hangul}]{2,}/gu;
+/** Letters and digits, with the joiners that keep an identifier or a number whole ("v2.4", "cache-east-2", "4,200"). */
+const WORD = /[\p{L}\p{N}]+(?:['\u2019.,_-][\p{L}\p{N}]+)*/gu;
+/** Runs of scripts written without spaces are read two characters at a time, as search engines index them. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/** Lowercase, accents folded, apostrophes made one. */
+export function fold(text: string): string {
+  return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/\u2019/g, "'");
+}
+
+/** The entities a text holds, each by its shape, in order of appearance; a span claimed by one shape is not read again. */
+export function entitiesOf(text: string): { text: string; shape: EntityShape }[] {
+  const found: { text: string; shape: EntityShape; at: number }[] = [];
+  const claimed: [number, number][] = [];
+  const free = (at: number, end: number) => claimed.every(([a, b]) => end <= a || at >= b);
+  const scan = (re: RegExp, shape: EntityShape, accept: (t: string) => boolean = () => true) => {
+    for (const m of text.matchAll(re)) {
+      const value = m[0].replace(/[.,;:!?)]+$/, "").trim();
+      const at = m.index;
+      const end = at + value.length;
+      if (value.length < 2 || !accept(value) || !free(at, end)) continue;
+      found.push({ text: value, shape, at });
+      claimed.push([at, end]);
+    }
+  };
+  scan(QUOTED_SPANS, "quote");
+  scan(DATE, "date");
+  scan(PATHLIKE, "path", (t) => /[\p{L}]/u.test(t) && !/^\d+([.,]\d+)*$/.test(t) && !/^\p{L}\.(\p{L}\.?)+$/u.test(t) && !/^[\p{L}']+$/u.test(t));
+  scan(AMOUNT, "number");
+  scan(COUNTED, "number", (t) => !COMMON.has(fold(t.slice(t.search(/\p{L}/u)))));
+  scan(NAME, "name", (t) => !COMMON.has(fold(t)));
+  return found.sort((a, b) => a.at - b.at).map(({ text, shape }) => ({ text, shape }));
+}
+
+/** The words and entities of a text, each once: what its information is summed over. */
+export function termsOf(text: string): Terms {
+  const words = new Set<string>();
+  for (const match of text.matchAll(WORD)) {
+    const word = fold(match[0]);
+    if (UNSPACED.test(word)) for (let k = 0; k + 1 < word.length || k === 0; k++) words.add(word.slice(k, k + 2));
+    else words.add(word);
+  }
+  const entities = new Set(entitiesOf(text).map((e) => `\u00a7${e.shape}:${fold(e.text).replace(/\s+/g, " ")}`));
+  return { words: [...words], entities: [...entities] };
+}
+
+/** The shape of an entity term (`§date:june 9` is a date). */
+export function entityShape(term: string): EntityShape {
+  return term.slice(1, term.indexOf(":")) as EntityShape;
+}
+
+/** Whether a word is one of the commonest of ordinary language (or too short to name anything). */
+export function isCommon(word: string): boolean {
+  return COMMON.has(word) || (word.length < 3 && !/\p{N}/u.test(word) && !UNSPACED.test(word));
+}
+
+/**
+ * Document frequencies over a conversation's units, and the information of any one of them. Built once per summary
+ * from every unit it weighs, so a word's weight is what the whole conversation says of it.
+ */
+export class Information {
+  private readonly df = new Map<string, number>();
+  private count = 0;
+
+  constructor(units: Iterable<Terms>) {
+    for (const terms of units) this.add(terms);
+  }
+
+  add(terms: Terms): void {
+    this.count++;
+    for (const term of [...terms.words, ...terms.entities]) this.df.set(term, (this.df.get(term) ?? 0) + 1);
+  }
+
+  /** How rare a term is here: the log of the units over those that hold it (an unseen term is as rare as can be). */
+  idf(term: string): number {
+    return Math.log(1 + (this.count + 1) / ((this.df.get(term) ?? 0) + 0.5));
+  }
+
+  /** A word's weight: its rarity here, a fifth of it for the commonest words of any text. */
+  wordWeight(word: string): number {
+    return this.idf(word) * (isCommon(word) ? COMMON_WEIGHT : 1);
+  }
+
+  /** The information a unit carries: its words' weights and its entities', each distinct term once. */
+  of(terms: Terms): number {
+    let sum = 0;
+    for (const word of terms.words) sum += this.wordWeight(word);
+    for (const entity of terms.entities) sum += ENTITY_WEIGHT * this.idf(entity);
+    return sum;
+  }
+
+  /** How many units hold this term. */
+  frequency(term: string): number {
+    return this.df.get(term) ?? 0;
+  }
+}

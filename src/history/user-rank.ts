@@ -1,0 +1,118 @@
+/**
+ * The order in which the digest gives up the user's words when they do not fit: least information per token
+ * first (`information.ts`), oldest first among equals. Three rules of structure sit on top, none read from wording:
+ *
+ * - A sentence the user repeated word for word goes first: the earlier one says it.
+ * - An update outlasts what it updates. A later sentence that shares a specific term with an earlier one (a word or
+ *   entity said in at most a few sentences: "Stonechat", "the staging port") and changes an entity of the same shape
+ *   ("Vue" → "Postgres", "8080" → "8443", "June 9" → "June 12") is a correction: it carries its own information and
+ *   undoes the earlier sentence's, so it counts twice, and the earlier sentence always goes before it. A value a
+ *   correction replaced therefore never outlasts it.
+ * - A sentence phrased as a correction that names no subject of its own ("No wait, make that Thursday.") keeps the
+ *   sentence before it for as long as it stays; its phrasing breaks ties, nothing more.
+ */
+import { countTokens } from "../core/tokens";
+import { entityShape, Information, isCommon, termsOf, type Terms } from "./information";
+import { kindOf, soundsLikeCorrection, type UnitKind } from "./user-words";
+
+/** A unit of the user's words: sentence `i` of the `of` in message `seq`. */
+export interface Unit {
+  seq: number;
+  i: number;
+  of: number;
+  text: string;
+  /** What it holds (for the loss notes); `correction` once found to update an earlier unit, for good. */
+  kind: UnitKind;
+  /** The user said exactly this before: it goes first. */
+  repeat?: true;
+}
+
+/** A term said in at most this many of the user's sentences names a subject; one said more often is a topic. */
+const SPECIFIC_DF = 4;
+/** Pasted data (logs, JSON, tables) is worth this share of prose with the same terms: machines wrote most of it. */
+const PASTED_WEIGHT = 0.3;
+/** A correction counts its information again: it also undoes what it corrects. */
+const CORRECTION_WEIGHT = 2;
+const TIE = 1e-9;
+
+/**
+ * The kind a unit shows now: a correction stays one; anything else is read again from its text (a state written by
+ * an earlier digest may name kinds this one no longer uses).
+ */
+export function unitKind(unit: Pick<Unit, "text" | "kind">): UnitKind {
+  return unit.kind === "correction" ? "correction" : kindOf(unit.text);
+}
+
+/**
+ * Steps to give the units up in, least worth first; each step is units that go together (a correction with the
+ * sentence it leans on). Marks the units found to be corrections (`kind: "correction"`) in place.
+ */
+export function dropSteps(units: Unit[]): Unit[][] {
+  const terms = units.map((u) => termsOf(u.text));
+  const counted = units.map((u) => !u.repeat && u.kind !== "pasted");
+  const information = new Information(terms.filter((_, k) => counted[k]));
+  const specific = terms.map((t) => specificTerms(t, information));
+
+  const supersededBy = new Map<number, number>();
+  const byTerm = new Map<string, number[]>();
+  units.forEach((unit, k) => {
+    if (unit.repeat || unit.kind === "filler" || unit.kind === "pasted") return;
+    for (const e of new Set(specific[k]!.flatMap((term) => byTerm.get(term) ?? []))) {
+      if (!changesAValue(terms[e]!, terms[k]!)) continue;
+      supersededBy.set(e, k);
+      unit.kind = "correction";
+    }
+    for (const term of specific[k]!) byTerm.set(term, [...(byTerm.get(term) ?? []), k]);
+  });
+
+  const worth = units.map((unit, k) => {
+    if (unit.repeat) return -1;
+    const weight = (unit.kind === "correction" ? CORRECTION_WEIGHT : 1) * (unit.kind === "pasted" ? PASTED_WEIGHT : 1);
+    return (weight * information.of(terms[k]!)) / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
+  });
+  // What an update replaced goes before it: walk back, so a chain of updates orders itself.
+  for (let k = units.length - 1; k >= 0; k--) {
+    const later = supersededBy.get(k);
+    if (later !== undefined) worth[k] = Math.min(worth[k]!, worth[later]! - TIE);
+  }
+
+  // A correction that names nothing said before leans on the sentence before it (in its message, or the last of the one before).
+  const leansOn = new Map<number, number>();
+  units.forEach((unit, k) => {
+    if (k === 0 || unit.repeat || unit.kind === "correction" || !soundsLikeCorrection(unit.text)) return;
+    if (specific[k]!.some((term) => (byTerm.get(term) ?? []).some((j) => j < k))) return;
+    const before = units[k - 1]!;
+    if (before.repeat || before.kind === "filler" || worth[k - 1]! >= worth[k]!) return;
+    leansOn.set(k - 1, k);
+  });
+
+  const order = units.map((_, k) => k).filter((k) => !leansOn.has(k));
+  order.sort((a, b) => worth[a]! - worth[b]! || units[a]!.seq - units[b]!.seq || units[a]!.i - units[b]!.i);
+  const withSubject = new Map([...leansOn].map(([subject, correction]) => [correction, subject]));
+  return order.map((k) => {
+    const subject = withSubject.get(k);
+    return subject === undefined ? [units[k]!] : [units[k]!, units[subject]!];
+  });
+}
+
+/** What keeping a unit costs: its words and the space before them, and its line's "- [#seq] " when it is its message's only unit. */
+function cost(unit: Unit): number {
+  return countTokens(unit.text) + 1 + (unit.of === 1 ? LINE_TOKENS : 0);
+}
+
+/** A line's "- [#1234] " and its line break. */
+const LINE_TOKENS = 7;
+
+/** A unit's terms that name a subject: entities and uncommon words said in few of the user's sentences. */
+function specificTerms(terms: Terms, information: Information): string[] {
+  const words = terms.words.filter((w) => w.length >= 3 && !isCommon(w) && !/^\p{N}+$/u.test(w));
+  return [...words, ...terms.entities].filter((t) => information.frequency(t) <= SPECIFIC_DF);
+}
+
+/** Whether `later` replaces an entity of `earlier` with another of the same shape: a new value for the same slot. */
+function changesAValue(earlier: Terms, later: Terms): boolean {
+  const before = new Set(earlier.entities);
+  const after = new Set(later.entities);
+  const gone = new Set([...before].filter((e) => !after.has(e)).map(entityShape));
+  return [...after].some((e) => !before.has(e) && gone.has(entityShape(e)));
+}
