@@ -49,8 +49,8 @@ export function unitKind(unit: Pick<Unit, "text" | "kind">): UnitKind {
  */
 export function dropSteps(units: Unit[]): Unit[][] {
   const terms = units.map((u) => termsOf(u.text));
-  const counted = units.map((u) => !u.repeat && u.kind !== "pasted");
-  const information = new Information(terms.filter((_, k) => counted[k]));
+  // Every sentence counts, repeats too: a word the user keeps saying is a word that tells little.
+  const information = new Information(terms);
   const specific = terms.map((t) => specificTerms(t, information));
 
   const supersededBy = new Map<number, number>();
@@ -79,8 +79,7 @@ export function dropSteps(units: Unit[]): Unit[][] {
   // A correction that names nothing said before leans on the sentence before it (in its message, or the last of the one before).
   const leansOn = new Map<number, number>();
   units.forEach((unit, k) => {
-    if (k === 0 || unit.repeat || unit.kind === "correction" || !soundsLikeCorrection(unit.text)) return;
-    if (specific[k]!.some((term) => (byTerm.get(term) ?? []).some((j) => j < k))) return;
+    if (k === 0 || unit.repeat || unit.kind === "correction" || !soundsLikeCorrection(unit.text) || namesASubject(terms[k]!)) return;
     const before = units[k - 1]!;
     if (before.repeat || before.kind === "filler" || worth[k - 1]! >= worth[k]!) return;
     leansOn.set(k - 1, k);
@@ -102,6 +101,12 @@ function cost(unit: Unit): number {
 
 /** A line's "- [#1234] " and its line break. */
 const LINE_TOKENS = 7;
+
+/** Whether a unit has a word of its own besides its values: "the kickoff is at 9:30" does, "make that Thursday" does not. */
+function namesASubject(terms: Terms): boolean {
+  const inValues = new Set(terms.entities.flatMap((e) => e.slice(e.indexOf(":") + 1).split(/[^\p{L}\p{N}']+/u)));
+  return terms.words.some((w) => w.length >= 3 && !isCommon(w) && !inValues.has(w));
+}
 
 /** A unit's terms that name a subject: entities and uncommon words said in few of the user's sentences. */
 function specificTerms(terms: Terms, information: Information): string[] {

@@ -76,7 +76,7 @@ describe("digest summariser", () => {
     expect(draft.loss.some((line) => line.includes("left out"))).toBe(false);
   });
 
-  it("keeps the user's facts in the phrasings the old digest lost, and gives up small talk and chatter for them", () => {
+  it("keeps the sentences that carry the user's facts, however phrased, and gives up repeats, small talk and sentences that say nothing for them", () => {
     const facts = [
       "That's not right. The Heron release goes out on a Thursday, not a Tuesday.",
       "No wait, the venue is the Lisbon office.",
@@ -101,11 +101,14 @@ describe("digest summariser", () => {
     const needed = countTokens(facts.map((f, k) => `- [#${k}] ${f}`).join("\n")) + 60;
     const draft = digest(request(messages, needed));
     expect(countTokens(draft.text)).toBeLessThanOrEqual(needed);
-    for (const fact of facts) expect(draft.text).toContain(fact);
+    // "That's not right." carries nothing the next sentence does not: it is what goes, before any fact.
+    for (const fact of facts) expect(draft.text).toContain(fact.replace("That's not right. ", ""));
+    expect(draft.text).toContain("- [#1] … The Heron release");
     for (const f of filler) expect(draft.text).not.toContain(`] ${f}`);
-    // What went is counted by kind.
-    expect(draft.loss[0]).toMatch(/^\d+ of the user's sentences left out \(messages #\d+–#\d+\): \d+ repeated, \d+ small talk$/);
-    expect(draft.loss).toContainEqual(expect.stringMatching(/^1 file and tool line dropped/));
+    // What went is counted by kind, and can still be found.
+    expect(draft.loss[0]).toMatch(/^\d+ of the user's sentences left out \(messages #\d+–#\d+\): \d+ repeated, \d+ small talk, 1 other; search_history finds them$/);
+    // The tools line is within the share the user's words leave.
+    expect(draft.text).toContain("Files, artifacts and tools:\n- tool: notes_search (#2, #4, #78)");
   });
 
   it("keeps a correction with the sentences around it that say what it corrects", () => {
@@ -213,7 +216,7 @@ describe("digest summariser", () => {
     expect((state as { unkept: { tool: number } }).unkept.tool).toBe(1);
   });
 
-  it("fits every budget, gives up the user's words in rank order, corrections last, and says what it dropped", () => {
+  it("fits every budget, gives up the sentences that carry least first, and says what it dropped", () => {
     const messages = history(200);
     const replies = messages.filter((m) => m.role === "assistant").length;
     const results = messages.filter((m) => m.role === "tool").length;
@@ -224,11 +227,12 @@ describe("digest summariser", () => {
     for (const maxTokens of [50, 120, 400, 2_000]) {
       const draft = digest(request(messages, maxTokens));
       expect(countTokens(draft.text)).toBeLessThanOrEqual(maxTokens);
-      expect(draft.loss.at(-1)).toBe(`${replies} assistant replies and ${results} tool results (${unkeptTokens} tokens) are not kept beyond the lines above`);
+      expect(draft.loss.at(-1)).toBe(`${replies} assistant replies and ${results} tool results (${unkeptTokens} tokens) are not kept beyond the lines above; search_history finds them`);
       if (maxTokens >= 400) for (const correction of CORRECTIONS.values()) expect(draft.text).toContain(correction);
       if (maxTokens >= 400) for (const quote of QUOTES.values()) expect(draft.text).toContain(quote);
-      // Once a correction went, only corrections are left of the user's words.
-      if (/\d+ corrections/.test(draft.loss[0] ?? "")) for (const line of userLinesOf(draft.text)) expect([...CORRECTIONS.values()].some((c) => line.includes(c))).toBe(true);
+      // Short of room, what is left of the user's words is the planted facts, not the filler around them.
+      const planted = [...CORRECTIONS.values(), ...QUOTES.values()];
+      if (maxTokens <= 120) for (const line of userLinesOf(draft.text)) expect(planted.some((p) => line.includes(p)), line).toBe(true);
       // What the text does not show, the state does not keep; what it dropped, the loss note counts.
       const units = (draft.state as { units: { text: string }[] }).units;
       for (const unit of units) expect(draft.text).toContain(unit.text);
@@ -236,9 +240,8 @@ describe("digest summariser", () => {
       const all = messages.filter((m) => m.role === "user").reduce((sum, m) => sum + userUnits(m.content).length, 0);
       expect(units.length + left).toBe(all);
     }
-    // With room for little, that little is the newest correction.
-    const tiny = digest(request(messages, 50));
-    expect(userLinesOf(tiny.text)).toEqual([`- [#181] … ${CORRECTIONS.get(181)}`]);
+    // With room for little, that little is facts: at 120 tokens four of the eight.
+    expect(userLinesOf(digest(request(messages, 120)).text)).toHaveLength(4);
   });
 
   it("reads a version-1 digest's state as the user's words it kept", () => {
@@ -254,7 +257,7 @@ describe("digest summariser", () => {
     const draft = digest(request(said(["x"]).map((m) => ({ ...m, seq: 10, content: "Ship it on Monday." })), 600, { text: "old", summariser: "digest", state }));
     expect(userLinesOf(draft.text)).toEqual(['- [#2] … "Keep it short" …', "- [#4] … Actually it is blue. …", "- [#10] Ship it on Monday."]);
     expect(draft.text).toContain("Decisions the assistant stated:\n- [#6] We will use Postgres.");
-    expect(draft.loss[0]).toBe("3 of the user's sentences left out (messages #1–#7): 3 other");
+    expect(draft.loss[0]).toBe("3 of the user's sentences left out (messages #1–#7): 3 other; search_history finds them");
   });
 
   it("is deterministic", async () => {

@@ -1,0 +1,116 @@
+/**
+ * Issue 19: the digest ranks the user's sentences by what they carry against the conversation, not by cue words.
+ * These pin the principles: entity shapes in their usual written forms, rarity against the conversation and against
+ * ordinary language, updates outlasting what they update, a fact's clause outlasting its sentence, the user's share.
+ */
+import { describe, expect, it } from "vitest";
+import { countTokens } from "../../src/core/tokens";
+import { digest, USER_SHARE } from "../../src/history/digest";
+import { entitiesOf, Information, termsOf } from "../../src/history/information";
+import { dropSteps, type Unit } from "../../src/history/user-rank";
+import { kindOf, userUnits } from "../../src/history/user-words";
+import type { SummaryInputMessage } from "../../src/history/summary";
+
+const at = "2026-11-01T00:00:00Z";
+const said = (contents: readonly string[]): SummaryInputMessage[] => contents.map((content, k) => ({ seq: k + 1, role: "user", content, createdAt: at }));
+const units = (contents: readonly string[]): Unit[] => contents.flatMap((content, k) => userUnits(content).map((u, i, all) => ({ seq: k + 1, i, of: all.length, text: u.text, kind: u.kind })));
+/** The units' texts, the first given up first. */
+const dropOrder = (contents: readonly string[]) => dropSteps(units(contents)).map((step) => step.map((u) => u.text).join(" + "));
+
+describe("entity shapes", () => {
+  it.each([
+    ["The launch moved to June 9.", "date", "June 9"],
+    ["On se voit le 9 juin 2027.", "date", "9 juin 2027"],
+    ["Abgabe ist am 3. April.", "date", "3. April"],
+    ["Due 2026-04-02T10:00Z sharp.", "date", "2026-04-02T10:00Z"],
+    ["Ship by 3/14 if we can.", "date", "3/14"],
+    ["The review is next Thursday at 4pm.", "date", "4pm"],
+    ["Standup moves to 16:30.", "date", "16:30"],
+    ["It lands in Q3 2027.", "date", "Q3 2027"],
+    ["リリースは4月2日です。", "date", "4月2日"],
+    ["The cap is $4,200 a month.", "number", "$4,200"],
+    ["Uploads stop at 25 MB.", "number", "25 MB"],
+    ["Uptime was 99.49% last quarter.", "number", "99.49%"],
+    ["Reviews need 4 approvals now.", "number", "4 approvals"],
+    ["Staging listens on 8443.", "number", "8443"],
+    ["Route it through cache-east-2 please.", "path", "cache-east-2"],
+    ["Run migrations/0017_add_ledger_index.sql first.", "path", "migrations/0017_add_ledger_index.sql"],
+    ["Docs are at https://wiki.example.com/display/TEAM/Moth+Runbook today.", "path", "https://wiki.example.com/display/TEAM/Moth+Runbook"],
+    ['Title it "Nothing ships on a Friday" for now.', "quote", '"Nothing ships on a Friday"'],
+    ["Ask Priyanka Raman before merging.", "name", "Priyanka Raman"],
+  ])("%s → %s %s", (text, shape, value) => {
+    expect(entitiesOf(text)).toContainEqual({ text: value, shape });
+  });
+
+  it("finds none in ordinary requests, small numbers and time words", () => {
+    for (const text of ["can you please keep the 2 more tests running until tomorrow?", "we should look at line 40 again this week", "make sure it works today, thanks"]) {
+      expect(entitiesOf(text), text).toEqual([]);
+      expect(["question", "other", "filler"], text).toContain(kindOf(text));
+    }
+  });
+});
+
+describe("information", () => {
+  it("weighs a sentence of rare terms and entities over a longer one of request and time words", () => {
+    const request = "Can you please make sure we keep the tests running until tomorrow, and let me know this week?";
+    const fact = "The ledger index lives in migrations/0017_add_ledger_index.sql.";
+    const info = new Information([termsOf(request), termsOf(fact)]);
+    expect(info.of(termsOf(fact)) / countTokens(fact)).toBeGreaterThan(1.5 * (info.of(termsOf(request)) / countTokens(request)));
+  });
+
+  it("weighs a word the user keeps saying less than the same word said once", () => {
+    const repeated = Array.from({ length: 20 }, (_, k) => `The heron dashboard looks fine on run ${k}.`);
+    const info = new Information([...repeated, "Check the osprey."].map(termsOf));
+    expect(info.wordWeight("heron")).toBeLessThan(info.wordWeight("osprey") / 2);
+  });
+});
+
+describe("the drop order", () => {
+  it("gives up requests, chat and time words before the sentences with a path, an amount, a name or a date", () => {
+    const filler = ["Can you check the logs again please?", "We should keep an eye on it today.", "Please keep going, thanks!", "Could you run the tests again tomorrow?", "Let me know when it's done this week."];
+    const facts = ["The export goes to out/kestrel_final_v2.csv.", "The Kestrel budget is 4,200 euros.", "Ingrid Valsdóttir signs off on Kestrel.", "Kestrel ships on March 3rd."];
+    const order = dropOrder([...filler, ...facts]);
+    const firstFact = Math.min(...facts.map((f) => order.indexOf(f)));
+    for (const f of filler) expect(order.indexOf(f), f).toBeLessThan(firstFact);
+  });
+
+  it("never gives up a correction before what it corrects, however it is phrased", () => {
+    const order = dropOrder(["Stonechat runs on Vue.", "Ok.", "Stonechat runs on Postgres from now on.", "The Moth staging port is 8080.", "I had the Moth port wrong, it's 8443."]);
+    expect(order.indexOf("Stonechat runs on Vue.")).toBeLessThan(order.indexOf("Stonechat runs on Postgres from now on."));
+    expect(order.indexOf("The Moth staging port is 8080.")).toBeLessThan(order.indexOf("I had the Moth port wrong, it's 8443."));
+  });
+
+  it("keeps a correction that names no subject together with the sentence before it", () => {
+    const steps = dropSteps(units(["The Heron release.", "It goes out Thursday, not Tuesday."]));
+    expect(steps.map((s) => s.map((u) => u.text))).toContainEqual(["It goes out Thursday, not Tuesday.", "The Heron release."]);
+  });
+
+  it("gives up the clauses of a long sentence around its fact before the fact", () => {
+    const long = "I was going through the notes from the meeting this morning with the whole team, and after a lot of back and forth about it, the Osprey launch date is May 14, which everyone seemed happy enough with in the end.";
+    const parts = userUnits(long).map((u) => u.text);
+    expect(parts.length).toBeGreaterThan(1);
+    const fact = parts.find((p) => p.includes("May 14"))!;
+    const order = dropOrder([long]);
+    for (const p of parts) if (p !== fact) expect(order.indexOf(p), p).toBeLessThan(order.indexOf(fact));
+    const draft = digest({ previous: null, messages: said([long]), maxTokens: countTokens(fact) + 40 });
+    expect(draft.text).toContain("the Osprey launch date is May 14");
+  });
+});
+
+describe("the user's share", () => {
+  it("keeps the user's words in at least their share of the budget when files and tools would crowd them out", () => {
+    const messages: SummaryInputMessage[] = Array.from({ length: 60 }, (_, k): SummaryInputMessage[] => [
+      { seq: 2 * k + 1, role: "user", content: `Project Codename${k} ships with build ${1000 + k} on day ${k + 1}.`, createdAt: at },
+      { seq: 2 * k + 2, role: "assistant", content: "", toolCalls: [{ name: "read_file", arguments: JSON.stringify({ path: `src/module${k}/file${k}.ts` }) }], createdAt: at },
+    ]).flat();
+    const maxTokens = 600;
+    const draft = digest({ previous: null, messages, maxTokens });
+    expect(countTokens(draft.text)).toBeLessThanOrEqual(maxTokens);
+    const lines = draft.text.split("\n");
+    const userTokens = countTokens(lines.filter((l) => l.startsWith("- [#")).join("\n"));
+    expect(userTokens).toBeGreaterThanOrEqual(USER_SHARE * maxTokens - 60);
+    // The files share what is left: some are kept, the rest counted.
+    expect(draft.text).toContain("Files, artifacts and tools:");
+    expect(draft.loss.some((l) => /file and tool lines? dropped/.test(l))).toBe(true);
+  });
+});
