@@ -61,20 +61,21 @@ const EARLIER_HEADING = "Earlier summary:";
  * stored history with search_history, while what the user said is what the next answer must honour.
  */
 export const USER_SHARE = 0.85;
-const LOSS_NAMES: Record<LossKind, string> = {
-  correction: "corrections",
-  quote: "quotes",
-  path: "with paths or URLs",
-  date: "with dates",
-  number: "with numbers",
-  name: "with names",
-  question: "questions",
-  other: "other",
-  pasted: "pasted lines",
-  filler: "small talk",
-  repeated: "repeated",
-  assistant: "",
-  files: "",
+/** What a loss note calls each kind: for one, and for more. */
+const LOSS_NAMES: Record<LossKind, readonly [string, string]> = {
+  correction: ["correction", "corrections"],
+  quote: ["quote", "quotes"],
+  path: ["with a path or URL", "with paths or URLs"],
+  date: ["with a date", "with dates"],
+  number: ["with a number", "with numbers"],
+  name: ["with a name", "with names"],
+  question: ["question", "questions"],
+  other: ["other", "other"],
+  pasted: ["pasted line", "pasted lines"],
+  filler: ["small talk", "small talk"],
+  repeated: ["repeated", "repeated"],
+  assistant: ["", ""],
+  files: ["", ""],
 };
 const ITEM_CHARS = 300;
 const SEQS_PER_FILE = 3;
@@ -257,7 +258,7 @@ function lossNotes(dropped: Partial<Record<LossKind, Dropped>>): string[] {
     const total = user.reduce((sum, kind) => sum + dropped[kind]!.count, 0);
     const low = Math.min(...user.map((kind) => dropped[kind]!.from));
     const high = Math.max(...user.map((kind) => dropped[kind]!.to));
-    const byKind = [...user].reverse().map((kind) => `${dropped[kind]!.count} ${LOSS_NAMES[kind]}`);
+    const byKind = [...user].reverse().map((kind) => `${dropped[kind]!.count} ${LOSS_NAMES[kind][dropped[kind]!.count === 1 ? 0 : 1]}`);
     notes.push(`${total} of the user's sentences left out (${range(low, high)}): ${byKind.join(", ")}; search_history finds them`);
   }
   const files = dropped.files;
