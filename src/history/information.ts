@@ -23,6 +23,8 @@ export type EntityShape = (typeof ENTITY_SHAPES)[number];
 
 /** Common words weigh this share of a rare word: present, but never what makes a sentence worth keeping. */
 const COMMON_WEIGHT = 0.2;
+/** How far a term's information is split among the units that hold it (1: evenly; 0: each holds all of it). */
+const SHARING = Number(process.env.SHARING ?? 1);
 /** An entity as a whole weighs this many times its inverse frequency, on top of its words. */
 const ENTITY_WEIGHT = 2;
 
@@ -65,8 +67,12 @@ const COMMON = new Set(
 
 /** Quoted spans: "…", “…”, „…“, «…», 「…」, 『…』, `code`, and '…' opening after a space or a colon; 500 characters at most. */
 export const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,500}\u00bb|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|\x60[^\x60\n]{1,500}\x60|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,500}['\u2019](?![\p{L}\p{N}])`, "gu");
-/** A URL, or a run with a slash, a backslash, a dot or an underscore between word characters (paths, files, hosts, identifiers). */
-const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._][\p{L}\p{N}_-]+)+\/?|(?<![\p{L}\p{N}])(?=[\p{L}\p{N}-]*\p{L})(?=[\p{L}\p{N}-]*\p{N})[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
+/**
+ * A URL or an e-mail address; a run with a slash, a backslash, a dot, an underscore or a colon between word
+ * characters (paths, files, hosts, identifiers, key prefixes); a hyphenated identifier with a digit (`cache-east-2`)
+ * or of three parts or more (`rowan-events-dlq`, where "off-by-one" is refused for its common words).
+ */
+const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
 const MONTH = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre`;
 /**
  * Dates and times in their usual written forms: ISO and numeric dates, a day with a month's name on either side
@@ -87,10 +93,10 @@ const DATE = new RegExp(
 );
 /**
  * A number that says how much: with a currency sign or code, a percent sign, or a unit written beside it (letters
- * of a unit's length: "25 MB", "250ms", "3 boxes", "12 seats"); or one of three or more digits, which is rarely
- * small talk. "2 more tests" has neither.
+ * of a unit's length: "25 MB", "250ms", "3 boxes", "12 seats"); one of three or more digits, which is rarely small
+ * talk; or a currency named alone ("billed in US dollars"), an amount's unit. "2 more tests" has none of these.
  */
-const AMOUNT = /[\p{Sc}]\s?\d[\d.,\u202f\u00a0 ]*\d|[\p{Sc}]\s?\d|\d[\d.,\u202f\u00a0]*\s?(?:%|[\p{Sc}])|\b(?:usd|eur|gbp|chf|jpy)\s?\d[\d.,]*|\d[\d.,]*\s?(?:usd|eur|gbp|chf|jpy|euros?|dollars?|pounds?|yen)\b|\b\d+(?:[.,]\d+)?\s?(?:ms|s|sec|secs|min|mins|h|hrs?|kb|mb|gb|tb|kib|mib|gib|px|pt|em|rem|k|m|x|rps|qps|req|cores?|vcpus?|nodes?|pods?|replicas?|seats?|users?|rows?|days?|weeks?|months?|years?|hours?|minutes?|seconds?|items?|tokens?|steps?|retries|attempts?|boxes|pages?|people|persons|per\s?cent|percent|°c|°f|km|kg|mg|ml|l)\b|\b\d{3,}(?:[.,]\d+)*\b|\b\d+[.,]\d+\b/giu;
+const AMOUNT = /[\p{Sc}]\s?\d[\d.,\u202f\u00a0 ]*\d|[\p{Sc}]\s?\d|\d[\d.,\u202f\u00a0]*\s?(?:%|[\p{Sc}])|\b(?:usd|eur|gbp|chf|jpy)\s?\d[\d.,]*|\d[\d.,]*\s?(?:usd|eur|gbp|chf|jpy|euros?|dollars?|pounds?|yen)\b|\b\d+(?:[.,]\d+)?\s?(?:ms|s|sec|secs|min|mins|h|hrs?|kb|mb|gb|tb|kib|mib|gib|px|pt|em|rem|k|m|x|rps|qps|req|cores?|vcpus?|nodes?|pods?|replicas?|seats?|users?|rows?|days?|weeks?|months?|years?|hours?|minutes?|seconds?|items?|tokens?|steps?|retries|attempts?|boxes|pages?|people|persons|per\s?cent|percent|°c|°f|km|kg|mg|ml|l)\b|\b\d{3,}(?:[.,]\d+)*\b|\b\d+[.,]\d+\b|(?<![\p{L}])(?:(?:us|u\.s\.|canadian|australian)\s)?(?:dollars?|euros?|pounds? sterling|yen|francs?|kronor|kroner|złoty|rupees?|pesos?|reais|yuan)(?![\p{L}])/giu;
 /** A count of something named: a number and the word after it, when that word is not one of the commonest ("4 approvals", not "2 more"). */
 const COUNTED = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)?\s?\p{L}{3,}(?![\p{L}\p{N}])/gu;
 /** A capitalised word or acronym past a sentence's first word (a name, a product, a place), or any run of a script without capitals. */
@@ -122,18 +128,27 @@ export function entitiesOf(text: string): { text: string; shape: EntityShape }[]
   };
   scan(QUOTED_SPANS, "quote");
   scan(DATE, "date");
-  scan(PATHLIKE, "path", (t) => /[\p{L}]/u.test(t) && !/^\d+([.,]\d+)*$/.test(t) && !/^\p{L}\.(\p{L}\.?)+$/u.test(t) && !/^[\p{L}']+$/u.test(t));
+  scan(PATHLIKE, "path", isIdentifier);
   scan(AMOUNT, "number");
   scan(COUNTED, "number", (t) => !COMMON.has(fold(t.slice(t.search(/\p{L}/u)))));
   scan(NAME, "name", (t) => !COMMON.has(fold(t)));
   return found.sort((a, b) => a.at - b.at).map(({ text, shape }) => ({ text, shape }));
 }
 
+/** Whether a path-like run names something: not a number, an abbreviation ("e.g."), a time ("10:30") or a hyphenated phrase. */
+function isIdentifier(run: string): boolean {
+  if (!/\p{L}/u.test(run) || /^\p{L}\.(?:\p{L}\.?)+$/u.test(run) || /^[\p{L}']+$/u.test(run)) return false;
+  if (/[/\\._@:]/.test(run)) return !/^\p{L}+:$/u.test(run);
+  const parts = run.split("-");
+  return /\p{N}/u.test(run) || (parts.length >= 3 && parts.filter((p) => COMMON.has(fold(p))).length <= 1);
+}
+
 /** The words and entities of a text, each once: what its information is summed over. */
 export function termsOf(text: string): Terms {
   const words = new Set<string>();
   for (const match of text.matchAll(WORD)) {
-    const word = fold(match[0]);
+    // A possessive is its noun: "Marlowe's report" is about Marlowe.
+    const word = fold(match[0]).replace(/'s$/, "");
     if (UNSPACED.test(word)) for (let k = 0; k + 1 < word.length || k === 0; k++) words.add(word.slice(k, k + 2));
     else words.add(word);
   }
@@ -168,9 +183,14 @@ export class Information {
     for (const term of [...terms.words, ...terms.entities]) this.df.set(term, (this.df.get(term) ?? 0) + 1);
   }
 
-  /** How rare a term is here: the log of the units over those that hold it (an unseen term is as rare as can be). */
+  /**
+   * What a term tells a unit that holds it: its rarity here (the log of the units over those that hold it), shared
+   * among the units that hold it — once one of them is kept, the others add nothing about it. An unseen term is as
+   * rare as can be.
+   */
   idf(term: string): number {
-    return Math.log(1 + (this.count + 1) / ((this.df.get(term) ?? 0) + 0.5));
+    const df = this.df.get(term) ?? 0;
+    return Math.log(1 + (this.count + 1) / (df + 0.5)) / Math.max(1, df) ** SHARING;
   }
 
   /** A word's weight: its rarity here, a fifth of it for the commonest words of any text. */

@@ -4,10 +4,10 @@
  *
  * - A sentence the user repeated word for word goes first: the earlier one says it.
  * - An update outlasts what it updates. A later sentence that shares a specific term with an earlier one (a word or
- *   entity said in at most a few sentences: "Stonechat", "the staging port") and changes an entity of the same shape
- *   ("Vue" → "Postgres", "8080" → "8443", "June 9" → "June 12") is a correction: it carries its own information and
- *   undoes the earlier sentence's, so it counts twice, and the earlier sentence always goes before it. A value a
- *   correction replaced therefore never outlasts it.
+ *   entity said in at most a few sentences: "Stonechat", "the staging port") and replaces one of its entities with
+ *   another of the same shape ("Vue" → "Postgres", "8080" → "8443", "June 9" → "June 12", "US dollars" → "euros") is
+ *   a correction: it carries its own information and undoes the earlier sentence's, so it counts twice, and the
+ *   earlier sentence always goes before it. A value a correction replaced therefore never outlasts it.
  * - A sentence phrased as a correction that names no subject of its own ("No wait, make that Thursday.") keeps the
  *   sentence before it for as long as it stays; its phrasing breaks ties, nothing more.
  */
@@ -53,14 +53,17 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const information = new Information(terms);
   const specific = terms.map((t) => specificTerms(t, information));
 
-  const supersededBy = new Map<number, number>();
+  // The latest unit that updates each unit.
+  const latestOn = new Map<number, number>();
   const byTerm = new Map<string, number[]>();
   units.forEach((unit, k) => {
     if (unit.repeat || unit.kind === "filler" || unit.kind === "pasted") return;
-    for (const e of new Set(specific[k]!.flatMap((term) => byTerm.get(term) ?? []))) {
-      if (!changesAValue(terms[e]!, terms[k]!)) continue;
-      supersededBy.set(e, k);
-      unit.kind = "correction";
+    for (const term of specific[k]!) {
+      for (const e of byTerm.get(term) ?? []) {
+        if (!changesAValue(terms[e]!, terms[k]!)) continue;
+        unit.kind = "correction";
+        latestOn.set(e, k);
+      }
     }
     for (const term of specific[k]!) byTerm.set(term, [...(byTerm.get(term) ?? []), k]);
   });
@@ -70,9 +73,9 @@ export function dropSteps(units: Unit[]): Unit[][] {
     const weight = (unit.kind === "correction" ? CORRECTION_WEIGHT : 1) * (unit.kind === "pasted" ? PASTED_WEIGHT : 1);
     return (weight * information.of(terms[k]!)) / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
   });
-  // What an update replaced goes before it: walk back, so a chain of updates orders itself.
+  // What an update replaced goes before it: walking back, a chain orders itself.
   for (let k = units.length - 1; k >= 0; k--) {
-    const later = supersededBy.get(k);
+    const later = latestOn.get(k);
     if (later !== undefined) worth[k] = Math.min(worth[k]!, worth[later]! - TIE);
   }
 
