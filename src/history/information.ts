@@ -11,6 +11,8 @@
  * No phrasing decides anything here: "can you", "should", "tomorrow" are ordinary words and weigh like them.
  */
 
+import { COMMON_WORDS } from "./common-words";
+
 /** A unit's terms: its words (lowercased, accents folded) and its entities (`§shape:text`), each once. */
 export interface Terms {
   words: string[];
@@ -24,17 +26,19 @@ export type EntityShape = (typeof ENTITY_SHAPES)[number];
 /** Common words weigh this share of a rare word: present, but never what makes a sentence worth keeping. */
 const COMMON_WEIGHT = 0.2;
 /** How far a term's information is split among the units that hold it (1: evenly; 0: each holds all of it). */
-const SHARING = Number(process.env.SHARING ?? 1);
+const SHARING = 1;
 /** An entity as a whole weighs this many times its inverse frequency, on top of its words. */
 const ENTITY_WEIGHT = 2;
 
 /**
- * The most frequent words of English (its few hundred commonest, which make up about half of any text), with the
- * function words of French, German, Spanish, Portuguese and Italian. A frequency prior, not a list of phrasings:
- * request and time words are here because they are common, and weigh no differently from "the".
+ * The most frequent words of ordinary language: English's commonest (common-words.ts, from a frequency list of web
+ * text) and the commonest of French, German, Spanish, Portuguese and Italian, with the words of conversation a list
+ * of written text ranks lower (contractions, "tomorrow", "sorry", "yeah"). A frequency prior, not a list of
+ * phrasings: request and time words are here because they are common, and weigh no differently from "the".
  */
 const COMMON = new Set(
-  `a about above after again against ago all almost along already also although always am among an and another any anyone
+  `${COMMON_WORDS}
+  a about above after again against ago all almost along already also although always am among an and another any anyone
   anything are around as ask asked at away back be because become been before began being below best better between big
   both bring but by call came can cannot can't case change check come could couldn't day days did didn't different do does
   doesn't doing done don't down during each early either else end enough even ever every everyone everything example
@@ -74,6 +78,17 @@ export const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d
  */
 const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
 const MONTH = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre`;
+/**
+ * A weekday or a month named alone is a date too ("goes out on Monday, not Saturday"); "today" and "next week" are
+ * not. English and German write them capitalised (so "may" and "march" stay verbs); the Romance languages in lower
+ * case, either way here.
+ */
+const CAPITALISED_DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December Montag Dienstag Mittwoch Donnerstag Freitag Samstag Sonntag Januar Februar März Juni Juli Oktober Dezember";
+const ROMANCE_DAYS = "lundi mardi mercredi jeudi vendredi samedi dimanche janvier février avril juin juillet août septembre octobre novembre décembre lunes martes miércoles jueves viernes sábado domingo enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre segunda-feira terça-feira quarta-feira quinta-feira sexta-feira janeiro fevereiro março maio junho julho setembro outubro novembro dezembro lunedì martedì mercoledì giovedì venerdì sabato domenica gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre";
+const DAY_OR_MONTH = new RegExp(
+  String.raw`(?<![\p{L}\p{N}])(?:${[...CAPITALISED_DAYS.split(" "), ...ROMANCE_DAYS.split(" ").map((w) => `[${w[0]!.toUpperCase()}${w[0]}]${w.slice(1)}`)].join("|")})(?![\p{L}\p{N}])|[月火水木金土日]曜日`,
+  "gu",
+);
 /**
  * Dates and times in their usual written forms: ISO and numeric dates, a day with a month's name on either side
  * (with an ordinal, a German "3.", a French "le"), times with a colon or am/pm, quarters with a year, and CJK dates.
@@ -128,6 +143,7 @@ export function entitiesOf(text: string): { text: string; shape: EntityShape }[]
   };
   scan(QUOTED_SPANS, "quote");
   scan(DATE, "date");
+  scan(DAY_OR_MONTH, "date");
   scan(PATHLIKE, "path", isIdentifier);
   scan(AMOUNT, "number");
   scan(COUNTED, "number", (t) => !COMMON.has(fold(t.slice(t.search(/\p{L}/u)))));

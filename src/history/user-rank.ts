@@ -27,13 +27,19 @@ export interface Unit {
   repeat?: true;
 }
 
-/** A term said in at most this many of the user's sentences names a subject; one said more often is a topic. */
-const SPECIFIC_DF = 4;
+/** A term said in at most this many of the user's sentences names a subject; one said more often is a topic (or a template's word). */
+const SPECIFIC_DF = 2;
 /** Pasted data (logs, JSON, tables) is worth this share of prose with the same terms: machines wrote most of it. */
 const PASTED_WEIGHT = 0.3;
 /** A correction counts its information again: it also undoes what it corrects. */
 const CORRECTION_WEIGHT = 2;
 const TIE = 1e-9;
+/**
+ * A question the conversation went on from is worth half: it asked, and the answer (in stored history, where
+ * search_history finds it) is what it led to. A question mark is read in any script.
+ */
+const QUESTION_WEIGHT = 0.5;
+const isQuestion = (text: string) => /[?\uff1f\u037e]\s*$|^\u00bf/u.test(text);
 
 /**
  * The kind a unit shows now: a correction stays one; anything else is read again from its text (a state written by
@@ -70,8 +76,19 @@ export function dropSteps(units: Unit[]): Unit[][] {
 
   const worth = units.map((unit, k) => {
     if (unit.repeat) return -1;
-    const weight = (unit.kind === "correction" ? CORRECTION_WEIGHT : 1) * (unit.kind === "pasted" ? PASTED_WEIGHT : 1);
+    const weight = (unit.kind === "correction" ? CORRECTION_WEIGHT : 1) * (unit.kind === "pasted" ? PASTED_WEIGHT : 1) * (isQuestion(unit.text) ? QUESTION_WEIGHT : 1);
     return (weight * information.of(terms[k]!)) / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
+  });
+
+  // A correction that names no subject ("It goes out Sunday, not Thursday.") and the sentence before it, which does
+  // (in its message, or the last of the one before), go together, at the worth of the more valuable.
+  const subjectOf = new Map<number, number>();
+  units.forEach((unit, k) => {
+    if (k === 0 || unit.repeat || !soundsLikeCorrection(unit.text) || namesASubject(terms[k]!)) return;
+    const before = units[k - 1]!;
+    if (before.repeat || before.kind === "filler" || subjectOf.has(k - 1)) return;
+    subjectOf.set(k, k - 1);
+    worth[k] = worth[k - 1] = Math.max(worth[k]!, worth[k - 1]!);
   });
   // What an update replaced goes before it: walking back, a chain orders itself.
   for (let k = units.length - 1; k >= 0; k--) {
@@ -79,20 +96,11 @@ export function dropSteps(units: Unit[]): Unit[][] {
     if (later !== undefined) worth[k] = Math.min(worth[k]!, worth[later]! - TIE);
   }
 
-  // A correction that names nothing said before leans on the sentence before it (in its message, or the last of the one before).
-  const leansOn = new Map<number, number>();
-  units.forEach((unit, k) => {
-    if (k === 0 || unit.repeat || unit.kind === "correction" || !soundsLikeCorrection(unit.text) || namesASubject(terms[k]!)) return;
-    const before = units[k - 1]!;
-    if (before.repeat || before.kind === "filler" || worth[k - 1]! >= worth[k]!) return;
-    leansOn.set(k - 1, k);
-  });
-
-  const order = units.map((_, k) => k).filter((k) => !leansOn.has(k));
+  const subjects = new Set(subjectOf.values());
+  const order = units.map((_, k) => k).filter((k) => !subjects.has(k));
   order.sort((a, b) => worth[a]! - worth[b]! || units[a]!.seq - units[b]!.seq || units[a]!.i - units[b]!.i);
-  const withSubject = new Map([...leansOn].map(([subject, correction]) => [correction, subject]));
   return order.map((k) => {
-    const subject = withSubject.get(k);
+    const subject = subjectOf.get(k);
     return subject === undefined ? [units[k]!] : [units[k]!, units[subject]!];
   });
 }
@@ -117,10 +125,12 @@ function specificTerms(terms: Terms, information: Information): string[] {
   return [...words, ...terms.entities].filter((t) => information.frequency(t) <= SPECIFIC_DF);
 }
 
-/** Whether `later` replaces an entity of `earlier` with another of the same shape: a new value for the same slot. */
+/**
+ * Whether `later` gives a new value of a kind `earlier` had: an entity of the same shape that `earlier` did not hold
+ * ("Monday, not Saturday" restates the old value beside the new one).
+ */
 function changesAValue(earlier: Terms, later: Terms): boolean {
   const before = new Set(earlier.entities);
-  const after = new Set(later.entities);
-  const gone = new Set([...before].filter((e) => !after.has(e)).map(entityShape));
-  return [...after].some((e) => !before.has(e) && gone.has(entityShape(e)));
+  const shapes = new Set(earlier.entities.map(entityShape));
+  return later.entities.some((e) => !before.has(e) && shapes.has(entityShape(e)));
 }
