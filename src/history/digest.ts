@@ -60,7 +60,7 @@ const EARLIER_HEADING = "Earlier summary:";
  * decisions, which also use whatever the user's words leave: what the model and the tools said is found again in
  * stored history with search_history, while what the user said is what the next answer must honour.
  */
-export const USER_SHARE = 0.85;
+export const USER_SHARE = 0.95;
 /** What a loss note calls each kind: for one, and for more. */
 const LOSS_NAMES: Record<LossKind, readonly [string, string]> = {
   correction: ["correction", "corrections"],

@@ -13,10 +13,15 @@
 
 import { COMMON_WORDS } from "./common-words";
 
-/** A unit's terms: its words (lowercased, accents folded) and its entities (`§shape:text`), each once. */
+/**
+ * A unit's terms, each once: its words (lowercased, accents folded), its entities (`§shape:text`), and its two-word
+ * phrases of longer words, which name a subject common words make up ("welcome email subject") but carry no
+ * information of their own beyond their words.
+ */
 export interface Terms {
   words: string[];
   entities: string[];
+  phrases: string[];
 }
 
 /** What an entity of each shape looks like, the first that matches naming it. */
@@ -162,15 +167,22 @@ function isIdentifier(run: string): boolean {
 /** The words and entities of a text, each once: what its information is summed over. */
 export function termsOf(text: string): Terms {
   const words = new Set<string>();
+  const phrases = new Set<string>();
+  let previous = "";
   for (const match of text.matchAll(WORD)) {
     // A possessive is its noun: "Marlowe's report" is about Marlowe.
     const word = fold(match[0]).replace(/'s$/, "");
     if (UNSPACED.test(word)) for (let k = 0; k + 1 < word.length || k === 0; k++) words.add(word.slice(k, k + 2));
     else words.add(word);
+    if (word.length >= PHRASE_WORD && previous.length >= PHRASE_WORD) phrases.add(`${previous} ${word}`);
+    previous = word;
   }
   const entities = new Set(entitiesOf(text).map((e) => `\u00a7${e.shape}:${fold(e.text).replace(/\s+/g, " ")}`));
-  return { words: [...words], entities: [...entities] };
+  return { words: [...words], entities: [...entities], phrases: [...phrases] };
 }
+
+/** Words of this length or more make up the two-word phrases a subject may be ("welcome email", "email subject"). */
+const PHRASE_WORD = 4;
 
 /** The shape of an entity term (`§date:june 9` is a date). */
 export function entityShape(term: string): EntityShape {
@@ -196,7 +208,7 @@ export class Information {
 
   add(terms: Terms): void {
     this.count++;
-    for (const term of [...terms.words, ...terms.entities]) this.df.set(term, (this.df.get(term) ?? 0) + 1);
+    for (const term of [...terms.words, ...terms.entities, ...terms.phrases]) this.df.set(term, (this.df.get(term) ?? 0) + 1);
   }
 
   /**

@@ -119,10 +119,10 @@ function namesASubject(terms: Terms): boolean {
   return terms.words.some((w) => w.length >= 3 && !isCommon(w) && !inValues.has(w));
 }
 
-/** A unit's terms that name a subject: entities and uncommon words said in few of the user's sentences. */
+/** A unit's terms that name a subject: entities, uncommon words and two-word phrases said in few of the user's sentences. */
 function specificTerms(terms: Terms, information: Information): string[] {
   const words = terms.words.filter((w) => w.length >= 3 && !isCommon(w) && !/^\p{N}+$/u.test(w));
-  return [...words, ...terms.entities].filter((t) => information.frequency(t) <= SPECIFIC_DF);
+  return [...words, ...terms.entities, ...terms.phrases].filter((t) => information.frequency(t) <= SPECIFIC_DF);
 }
 
 /**
