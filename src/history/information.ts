@@ -30,8 +30,8 @@ export type EntityShape = (typeof ENTITY_SHAPES)[number];
 
 /** Common words weigh this share of a rare word: present, but never what makes a sentence worth keeping. */
 const COMMON_WEIGHT = 0.2;
-/** How far a term's information is split among the units that hold it (1: evenly; 0: each holds all of it). */
-const SHARING = 1;
+/** Text without spaces is read two characters at a time, each pair overlapping the next: a pair is about half a word. */
+const PAIR_WEIGHT = 0.5;
 /** An entity as a whole weighs this many times its inverse frequency, on top of its words. */
 const ENTITY_WEIGHT = 2;
 
@@ -62,6 +62,7 @@ const COMMON = new Set(
   you're yours yourself year years hour hours minute minutes morning afternoon evening tonight month months moment
   thing again actually also anyway bit can could would should let's sure fine great thanks cool nice hi hello hey yeah
   yep sorry wait still already quick quickly maybe probably definitely just real really pretty very super little bit
+  ahead alright anyway awesome cheers lol haha hmm nope oops please thx yup
   le la les un une des du de et est en que qui dans pour pas sur au aux avec ce cette il elle nous vous ils on mais ou
   son sa ses ne se plus par je tu me te lui leur y à été être avoir fait très aussi bien comme tout
   der die das und ist nicht ein eine zu den mit von sich des auf für im dem es auch als an wir ich sie er noch wie aus
@@ -79,9 +80,10 @@ export const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d
 /**
  * A URL or an e-mail address; a run with a slash, a backslash, a dot, an underscore or a colon between word
  * characters (paths, files, hosts, identifiers, key prefixes); a hyphenated identifier with a digit (`cache-east-2`)
- * or of three parts or more (`rowan-events-dlq`, where "off-by-one" is refused for its common words).
+ * or of three parts or more (`rowan-events-dlq`, where "off-by-one" is refused for its common words). Each
+ * alternative starts only where a run starts, so a 100 KB run is one attempt, not one per character.
  */
-const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
+const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
 const MONTH = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre`;
 /**
  * A weekday or a month named alone is a date too ("goes out on Monday, not Saturday"); "today" and "next week" are
@@ -218,12 +220,12 @@ export class Information {
    */
   idf(term: string): number {
     const df = this.df.get(term) ?? 0;
-    return Math.log(1 + (this.count + 1) / (df + 0.5)) / Math.max(1, df) ** SHARING;
+    return Math.log(1 + (this.count + 1) / (df + 0.5)) / Math.max(1, df);
   }
 
   /** A word's weight: its rarity here, a fifth of it for the commonest words of any text. */
   wordWeight(word: string): number {
-    return this.idf(word) * (isCommon(word) ? COMMON_WEIGHT : 1);
+    return this.idf(word) * (isCommon(word) ? COMMON_WEIGHT : UNSPACED.test(word) ? PAIR_WEIGHT : 1);
   }
 
   /** The information a unit carries: its words' weights and its entities', each distinct term once. */

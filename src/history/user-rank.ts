@@ -80,11 +80,11 @@ export function dropSteps(units: Unit[]): Unit[][] {
     return (weight * information.of(terms[k]!)) / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
   });
 
-  // A correction that names no subject ("It goes out Sunday, not Thursday.") and the sentence before it, which does
+  // A correction that gives a value but names no subject ("It goes out Sunday, not Thursday.") and the sentence before it, which does
   // (in its message, or the last of the one before), go together, at the worth of the more valuable.
   const subjectOf = new Map<number, number>();
   units.forEach((unit, k) => {
-    if (k === 0 || unit.repeat || !soundsLikeCorrection(unit.text) || namesASubject(terms[k]!)) return;
+    if (k === 0 || unit.repeat || terms[k]!.entities.length === 0 || !soundsLikeCorrection(unit.text) || namesASubject(terms[k]!)) return;
     const before = units[k - 1]!;
     if (before.repeat || before.kind === "filler" || subjectOf.has(k - 1)) return;
     subjectOf.set(k, k - 1);
