@@ -49,6 +49,11 @@ export class CompactionStore {
     return this.sql.exec<{ seq: number | null }>("SELECT MAX(images_hidden_through) AS seq FROM compactions WHERE id <= ?", asOf).one().seq ?? 0;
   }
 
+  /** Whether any summary or clear was ever recorded: from then on, search_history is offered. */
+  everCovered(): boolean {
+    return this.sql.exec("SELECT 1 FROM compactions WHERE through_seq IS NOT NULL LIMIT 1").toArray().length > 0;
+  }
+
   list(): CompactionRecord[] {
     return this.sql.exec<Row>("SELECT * FROM compactions ORDER BY id").toArray().map(compactionRecord);
   }

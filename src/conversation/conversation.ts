@@ -190,7 +190,17 @@ export class Conversation extends DurableObject<Env> {
       if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
       const toolbox = await this.hub(owner).toolbox(agent);
       if (!toolbox) return fail("not-found", `no agent '${agent}' is registered`);
-      const deps = { store: this.store, approvals: this.approvals, toolState: this.toolState, delegations: this.delegations, host: this.toolHost(owner), auditKey: await this.auditKey(owner), meta, now: new Date() };
+      const deps = {
+        store: this.store,
+        approvals: this.approvals,
+        toolState: this.toolState,
+        delegations: this.delegations,
+        host: this.toolHost(owner),
+        auditKey: await this.auditKey(owner),
+        meta,
+        now: new Date(),
+        everCovered: this.compactions.everCovered(),
+      };
       return runOpenCalls(deps, toolbox, body.toolCallIds);
     });
   }

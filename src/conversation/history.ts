@@ -116,6 +116,11 @@ export class History {
     return this.deps.compactions.summary()?.throughSeq ?? 0;
   }
 
+  /** Whether a summary or a clear ever took messages out of the model's view (search_history is offered from then on). */
+  everCovered(): boolean {
+    return this.deps.compactions.everCovered();
+  }
+
   /** Cheap: from the running totals, the tokens the stored part of the view takes. */
   storedViewTokens(): number {
     const { store, compactions } = this.deps;

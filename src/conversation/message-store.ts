@@ -2,6 +2,7 @@ import { messageTokens, withKnownTokens } from "../core/assemble";
 import { withoutAppendix } from "../core/reminder";
 import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../protocol/messages";
 import type { StoredMessage } from "../protocol/frontend";
+import { HistorySearchStore } from "./history-search-store";
 
 /** The open tool calls (id → tool name, in the order they were made) and the seq of the message that made them (0 when none is open). */
 export interface OpenCalls {
@@ -24,7 +25,12 @@ const MESSAGE_BYTES = "IFNULL(octet_length(content), 0) + IFNULL(octet_length(to
  * tell what fits without reading the messages.
  */
 export class MessageStore {
-  constructor(protected readonly storage: DurableObjectStorage) {}
+  /** search_history's index: each message joins it as it is stored. */
+  readonly searchIndex: HistorySearchStore;
+
+  constructor(protected readonly storage: DurableObjectStorage) {
+    this.searchIndex = new HistorySearchStore(storage.sql);
+  }
 
   protected get sql() {
     return this.storage.sql;
@@ -42,7 +48,7 @@ export class MessageStore {
     const content = message.role === "user" ? textOf(message) : message.content;
     const imageJson = images.length ? JSON.stringify(images) : null;
     const last = "(SELECT running_tokens, running_bytes FROM messages ORDER BY seq DESC LIMIT 1)";
-    return this.sql
+    const seq = this.sql
       .exec<{ seq: number }>(
         `INSERT INTO messages (turn_id, role, content, tool_calls, tool_call_id, created_at, images, tokens, running_tokens, running_bytes)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ? + COALESCE((SELECT running_tokens FROM ${last}), 0),
@@ -62,6 +68,9 @@ export class MessageStore {
         imageJson,
       )
       .one().seq;
+    // Right after the insert, with no await between: in its transaction, so the index never misses a stored message.
+    this.searchIndex.add(seq, { role: message.role, content, toolCalls: message.role === "assistant" ? message.tool_calls : null, toolCallId });
+    return seq;
   }
 
   messages(throughSeq = Number.MAX_SAFE_INTEGER, fromSeq = 0): StoredMessage[] {

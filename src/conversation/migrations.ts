@@ -14,8 +14,10 @@ import gateway from "../../migrations/conversation/0013_gateway.sql";
 import subagents from "../../migrations/conversation/0014_subagents.sql";
 import eventIndex from "../../migrations/conversation/0015_event_index.sql";
 import gatewayRun from "../../migrations/conversation/0016_gateway_run.sql";
+import historySearch from "../../migrations/conversation/0017_history_search.sql";
 import type { Migration } from "../storage/migrate";
 import { admitStoredResources } from "./admit-stored";
+import { HistorySearchStore } from "./history-search-store";
 import { backfillTokenCounts } from "./message-store";
 
 export const CONVERSATION_MIGRATIONS: Migration[] = [
@@ -35,4 +37,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 14, name: "0014_subagents", sql: subagents },
   { version: 15, name: "0015_event_index", sql: eventIndex },
   { version: 16, name: "0016_gateway_run", sql: gatewayRun },
+  { version: 17, name: "0017_history_search", sql: historySearch, then: (storage) => new HistorySearchStore(storage.sql).backfill() },
 ];

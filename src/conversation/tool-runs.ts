@@ -14,6 +14,8 @@ import type { ConversationMeta, ConversationStore } from "./store";
 import type { ToolStateStore } from "./tool-state-store";
 import { admitMessages, storeAdmitted } from "./tool-results";
 import type { DelegationStore } from "./delegation-store";
+import { offersHistorySearch } from "./history-search-store";
+import type { HistorySearched } from "../protocol/evidence";
 
 /** The stored open calls with their arguments: the message that made them holds those. */
 export function storedCalls(store: ConversationStore, open: OpenCalls): ModelCall[] {
@@ -65,6 +67,11 @@ export function recordToolRun(
   }
 }
 
+/** A search_history call, as an event: its query (redacted already) and the seqs it found, best first. */
+export function addSearchedEvent(store: ConversationStore, turnId: string, searched: HistorySearched, at: string): void {
+  store.addEvent(turnId, "history.searched", searched.toolCallId, { query: searched.query, hits: searched.hits.map((h) => h.seq) }, at);
+}
+
 /** The seq each stored tool result got, by its call: `seqs` are the seqs of `messages`, in order. */
 export function resultSeqs(messages: readonly AppendableMessage[], seqs: readonly number[]): Map<string, number> {
   return new Map(messages.flatMap((m, i) => (m.role === "tool" ? [[m.tool_call_id, seqs[i]!] as const] : [])));
@@ -75,7 +82,18 @@ export function resultSeqs(messages: readonly AppendableMessage[], seqs: readonl
  * envelope and is stored, as if the frontend had appended it. Calls waiting for the user's approval are not run.
  */
 export async function runOpenCalls(
-  deps: { store: ConversationStore; approvals: ApprovalStore; toolState: ToolStateStore; delegations?: DelegationStore; host: ToolHost; auditKey: CryptoKey; meta: ConversationMeta; now: Date },
+  deps: {
+    store: ConversationStore;
+    approvals: ApprovalStore;
+    toolState: ToolStateStore;
+    delegations?: DelegationStore;
+    host: ToolHost;
+    auditKey: CryptoKey;
+    meta: ConversationMeta;
+    now: Date;
+    /** A summary or a clear took messages out of the model's view once: search_history is offered (src/conversation/history-search-store.ts). */
+    everCovered: boolean;
+  },
   toolbox: Toolbox,
   only: readonly string[] | undefined,
 ): Promise<Result<ToolRunResult>> {
@@ -91,14 +109,15 @@ export async function runOpenCalls(
     if (delegating.has(id)) return fail("conflict", `tool call '${id}' is waiting for its subagent's final answer`);
   }
   const pending = storedCalls(store, open).filter((c) => !delegating.has(c.id) && (wanted ? wanted.has(c.id) : !awaiting.has(c.id)));
-  const served = servedCalls(pending, toolbox);
+  const history = offersHistorySearch(toolbox.agent, deps.everCovered) ? store.searchIndex : undefined;
+  const served = servedCalls(pending, toolbox, history);
   const unserved = wanted && pending.find((c) => !served.includes(c));
   if (unserved) return fail("invalid-request", `the runtime does not serve '${unserved.name}' (call '${unserved.id}'): its result comes from the frontend`);
   if (served.length === 0) return ok({ ran: [], toolResults: [], appended: 0, lastSeq: 0 });
   // Stored like a turn's work, under an id of its own: the ledger, the events and the hooks name what wrote them.
   const runId = `tools-run:${crypto.randomUUID()}`;
   const hooks: HookScope = { host: deps.host, conversationId: meta.conversationId, turnId: runId, agent: toolbox.agent.id, hooks: toolbox.hooks ?? [], log: [] };
-  const report = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.host, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce), hooks, request: store.lastUserText() });
+  const report = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.host, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce), hooks, request: store.lastUserText(), history });
   const messages = report.results.map((r): AppendableMessage => ({ role: "tool", tool_call_id: r.toolCallId, content: r.content }));
   const admitted = await admitMessages(open.calls, messages, {
     policies: policiesByModelName(toolbox.agent.resultPolicies, toolbox.agent.app, toolbox),
@@ -119,7 +138,15 @@ export async function runOpenCalls(
       store.addEvent(runId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
       if (r.outcome === "denied") store.addEvent(runId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: r.deniedBy ?? "guard", reason: r.reason }, at);
     }
+    for (const s of report.searched) addSearchedEvent(store, runId, s, at);
     return last;
   });
-  return ok({ ran: report.ran, toolResults: admitted.value.reports, appended: admitted.value.messages.length, lastSeq, ...(hooks.log.length ? { hooks: hooks.log } : {}) });
+  return ok({
+    ran: report.ran,
+    toolResults: admitted.value.reports,
+    appended: admitted.value.messages.length,
+    lastSeq,
+    ...(report.searched.length ? { searched: report.searched } : {}),
+    ...(hooks.log.length ? { hooks: hooks.log } : {}),
+  });
 }

@@ -10,6 +10,7 @@ import agentDontMention from "../../migrations/hub/0009_agent_dont_mention.sql";
 import agentSeesImages from "../../migrations/hub/0010_agent_sees_images.sql";
 import hooks from "../../migrations/hub/0011_hooks.sql";
 import mounts from "../../migrations/hub/0012_mounts.sql";
+import agentSearchHistory from "../../migrations/hub/0013_agent_search_history.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -25,4 +26,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 10, name: "0010_agent_sees_images", sql: agentSeesImages },
   { version: 11, name: "0011_hooks", sql: hooks },
   { version: 12, name: "0012_mounts", sql: mounts },
+  { version: 13, name: "0013_agent_search_history", sql: agentSearchHistory },
 ];

@@ -73,6 +73,7 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   guard: string | null;
   dont_mention: string | null;
   sees_images: number | null;
+  search_history: number;
   updated_at: string;
 }
 
@@ -241,8 +242,8 @@ export class Registry {
 
   private writeAgent(app: string, def: ParsedAgent): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, guard, dont_mention, sees_images, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, guard, dont_mention, sees_images, search_history, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       app,
       def.agentId,
       def.name,
@@ -262,6 +263,7 @@ export class Registry {
       def.guard ? JSON.stringify(def.guard) : null,
       def.dontMention?.length ? JSON.stringify(def.dontMention) : null,
       def.seesImages === undefined ? null : def.seesImages ? 1 : 0,
+      def.searchHistory ? 1 : 0,
       new Date().toISOString(),
     );
   }
@@ -356,6 +358,7 @@ function agentInfo(row: AgentRow): AgentInfo {
     catalog: JSON.parse(row.catalog) as string[],
     skills: JSON.parse(row.skills) as string[],
     browseContexts: row.browse_contexts === 1,
+    searchHistory: row.search_history === 1,
     attachedContexts: JSON.parse(row.attached_contexts) as string[],
     memory: row.memory === 1,
     resultPolicies: JSON.parse(row.result_policies) as AgentInfo["resultPolicies"],

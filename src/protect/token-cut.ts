@@ -14,7 +14,7 @@ export function markerSpans(text: string): Span[] {
 }
 
 /** Moves a cut out of a marker or a surrogate pair: backwards when `towardStart`, else forwards. */
-function safeCut(text: string, at: number, spans: readonly Span[], towardStart: boolean): number {
+export function safeCut(text: string, at: number, spans: readonly Span[], towardStart: boolean): number {
   let cut = at;
   for (const [start, end] of spans) {
     if (start < cut && cut < end) cut = towardStart ? start : end;

@@ -121,6 +121,14 @@ export const RanToolCall = z.object({
 });
 export type RanToolCall = z.infer<typeof RanToolCall>;
 
+/** One search_history call: its query (redacted) and the messages it found, best first, by seq and role. */
+export const HistorySearched = z.object({
+  toolCallId: z.string(),
+  query: z.string(),
+  hits: z.array(z.object({ seq: z.number(), role: z.string() })),
+});
+export type HistorySearched = z.infer<typeof HistorySearched>;
+
 /** What protecting one tool result did: its redactions (never the values) and its trim. */
 export const ToolResultEvidence = z.object({
   toolCallId: z.string(),
@@ -203,6 +211,8 @@ export const ContextEnvelope = z.object({
       delegated: z.array(z.object({ toolCallId: z.string(), childConversationId: z.string(), agent: z.string(), depth: z.number(), turnId: z.string() })).optional(),
       /** Skills read_skill opened this turn. */
       linked: z.array(z.object({ name: z.string(), toolCallId: z.string() })).optional(),
+      /** What each search_history call searched for (redacted) and the messages it found, best first (docs/tools.md). */
+      searched: z.array(HistorySearched).optional(),
       /** The skills menu: its tokens, its budget, and every description it shortened or left out, and why. */
       skillsMenu: z
         .object({

@@ -23,6 +23,8 @@ export const AgentInfo = z.object({
   skills: z.array(z.string()),
   /** Whether the model may browse the user's contexts (list_contexts / read_context). */
   browseContexts: z.boolean(),
+  /** Whether the model may search earlier messages (search_history) from the first turn, not only once a summary or clear exists. */
+  searchHistory: z.boolean(),
   attachedContexts: z.array(z.string()),
   memory: z.boolean(),
   resultPolicies: z.record(z.string(), TrimPolicy),

@@ -42,6 +42,15 @@ export const LIMITS = {
   toolSchemaChars: 16_384,
   /** Tools one conversation loads from its catalog with search_tools: each joins every later turn's tool list. */
   loadedToolsPerConversation: 64,
+  /** search_history (docs/tools.md): a query's characters, and the hits one call lists at most (5 unless it asks). */
+  historySearchQueryChars: 512,
+  historySearchHits: 10,
+  /**
+   * A search_history hit's excerpt, in characters (about: it ends at whole sentences). A result's excerpts share
+   * historySearchResultChars, so ten hits fit the default trim policy (800 tokens) and none is trimmed away.
+   */
+  historySearchExcerptChars: 400,
+  historySearchResultChars: 2_400,
   /** Skills one app declares (an agent names at most as many skill patterns). */
   skillsPerApp: 64,
   /** A skill's description: the one line the model's skills menu shows. */

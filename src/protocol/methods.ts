@@ -255,6 +255,11 @@ export const AgentDefinition = z.object({
   skills: z.array(ToolPattern).max(LIMITS.skillsPerApp).default([]),
   /** Whether the model may browse the user's contexts itself (list_contexts / read_context). */
   browseContexts: z.boolean().default(false),
+  /**
+   * Whether the model may search the conversation's earlier messages (search_history) from the first turn; without
+   * it, from the first summary or clear on (docs/tools.md, "Searching earlier messages").
+   */
+  searchHistory: z.boolean().default(false),
   attachedContexts: z.array(QualifiedName).max(LIMITS.attachedContextsPerAgent).default([]),
   /** Whether each turn reads the user's memory (recalled by relevance, fenced as hints). */
   memory: z.boolean().default(false),

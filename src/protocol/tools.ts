@@ -4,7 +4,7 @@
  * answers with, is in `frontend.ts`.)
  */
 import * as z from "zod";
-import { RanToolCall, ToolResultEvidence } from "./evidence";
+import { HistorySearched, RanToolCall, ToolResultEvidence } from "./evidence";
 import { AgentInfo } from "./frontend";
 import { JsonObject } from "./json";
 import { ToolAnnotations } from "./methods";
@@ -74,6 +74,8 @@ export const ToolRunResult = z.object({
   toolResults: z.array(ToolResultEvidence),
   appended: z.number(),
   lastSeq: z.number(),
+  /** What each search_history call searched for (redacted) and the messages it found (docs/tools.md). */
+  searched: z.array(HistorySearched).optional(),
   /** The hooks called on the way (`tool.before`, `tool.after`), with their latency and verdict (docs/hooks.md). */
   hooks: z.array(HookCall).optional(),
 });

@@ -23,14 +23,17 @@ export interface OfferInput {
   loaded: readonly string[];
   skills: readonly SkillSpec[];
   browseContexts: boolean;
+  /** The conversation offers search_history: from its first summary or clear on, or from the first turn when the agent asks. */
+  searchHistory?: boolean;
   /** The agents `delegate` may hand a task to (it is offered when there is one), past the trust boundary. */
   subagents?: readonly { id: string; description: string }[];
 }
 
 /**
  * The tool list of a turn, in a fixed order so it changes only when the bindings do: the bound tools in the agent's
- * order, the runtime's own (search_tools, read_skill, list_contexts, read_context, each when it applies), then the
- * tools loaded from the catalog, in the order they were loaded. Loading only appends, so the front stays cacheable.
+ * order, the runtime's own (search_tools, search_history, read_skill, list_contexts, read_context, delegate, each when
+ * it applies), then the tools loaded from the catalog, in the order they were loaded. Loading only appends, so the
+ * front stays cacheable; search_history arrives once, for good, with a compaction or a clear.
  */
 export function offerTools(input: OfferInput): ToolOffer {
   const tools: FunctionTool[] = [];
@@ -49,6 +52,7 @@ export function offerTools(input: OfferInput): ToolOffer {
   for (const spec of input.bound) add(functionTool(spec), spec.name, "bound", spec.annotations);
   const runtime: RuntimeToolName[] = [
     ...(input.catalog.length ? (["search_tools"] as const) : []),
+    ...(input.searchHistory ? (["search_history"] as const) : []),
     ...(input.skills.length ? (["read_skill"] as const) : []),
     ...(input.browseContexts ? (["list_contexts", "read_context"] as const) : []),
   ];

@@ -6,6 +6,7 @@ import type { ContextData, ContextList } from "../protocol/context-data";
 import type { ProviderInfo } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
 import type { SkillContent, Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
+import type { HistorySearched } from "../protocol/evidence";
 import { ToolIndex } from "./catalog-search";
 import { modelToolName, toolsByModelName } from "./model-names";
 import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
@@ -13,6 +14,8 @@ import { parseArguments, validateArguments } from "./validate";
 import { inOrder, type HookHost, type HookScope } from "../hooks/chain";
 import type { GuardModel, GuardModelInput, GuardModelVerdict } from "./guard-model";
 import { gateCalls, reviewResult, type Gate } from "./gate";
+import { renderSearch, type HistorySearchAnswer } from "../history/search";
+import { redact } from "../protect/redact";
 
 /** What running tools needs from the apps' side (the hub): a narrow interface, so this module knows no Durable Object. */
 export interface ToolHost extends HookHost {
@@ -66,6 +69,13 @@ export interface ToolRunReport {
   linked: { name: string; toolCallId: string }[];
   /** Contexts read_context read: the ledger records them like an injection. */
   contextsRead: { toolCallId: string; ref: string; itemId?: string; key: string; title: string; version: string }[];
+  /** What each search_history call searched for (redacted) and the messages it found, best first. */
+  searched: HistorySearched[];
+}
+
+/** What search_history reads: the conversation's own stored messages, through its index (a narrow interface, so this module knows no SQL). */
+export interface HistorySearch {
+  search(query: string, limit: number): HistorySearchAnswer;
 }
 
 export interface RunContext {
@@ -82,10 +92,16 @@ export interface RunContext {
   request?: string | null | undefined;
   /** The verdicts already given on these calls (a turn gates its `delegate` calls with the rest, once). */
   gated?: Gate | undefined;
+  /** The conversation's stored messages, when search_history is offered (docs/tools.md, "Searching earlier messages"). */
+  history?: HistorySearch | undefined;
 }
 
-/** The calls the runtime serves, among `calls`: the agent's bound and catalog tools, and the runtime's own it offers. */
-export function servedCalls(calls: readonly ModelCall[], toolbox: Toolbox): ModelCall[] {
+/**
+ * The calls the runtime serves, among `calls`: the agent's bound and catalog tools, and the runtime's own it offers
+ * (search_history when the conversation offers it, which the toolbox alone cannot tell: `history` is then given, as
+ * it is to runCalls).
+ */
+export function servedCalls(calls: readonly ModelCall[], toolbox: Toolbox, history?: HistorySearch): ModelCall[] {
   const tools = [...toolbox.bound, ...toolbox.catalog];
   const names = new Set(tools.map((t) => modelToolName(t.name)));
   // A name in an app's form (`app__…`) for an app the agent uses is the runtime's to answer, made up or not: an app
@@ -93,12 +109,13 @@ export function servedCalls(calls: readonly ModelCall[], toolbox: Toolbox): Mode
   const named = [...tools.map((t) => t.name), ...toolbox.agent.tools, ...toolbox.agent.catalog];
   const apps = new Set(named.map((name) => `${name.slice(0, name.indexOf(":"))}__`));
   const appForm = (name: string) => name.includes("__") && apps.has(name.slice(0, name.indexOf("__") + 2));
-  return calls.filter((c) => names.has(c.name) || appForm(c.name) || (isRuntimeTool(c.name) && runtimeToolEnabled(c.name, toolbox)));
+  return calls.filter((c) => names.has(c.name) || appForm(c.name) || (isRuntimeTool(c.name) && runtimeToolEnabled(c.name, toolbox, history !== undefined)));
 }
 
-function runtimeToolEnabled(name: RuntimeToolName, toolbox: Toolbox): boolean {
+function runtimeToolEnabled(name: RuntimeToolName, toolbox: Toolbox, searchHistory: boolean): boolean {
   if (name === "delegate") return (toolbox.subagents?.length ?? 0) > 0;
   if (name === "search_tools") return toolbox.catalog.length > 0;
+  if (name === "search_history") return searchHistory;
   if (name === "read_skill") return toolbox.skills.length > 0;
   return toolbox.agent.browseContexts;
 }
@@ -109,7 +126,7 @@ function runtimeToolEnabled(name: RuntimeToolName, toolbox: Toolbox): boolean {
  * model can read, a failure included.
  */
 export async function runCalls(all: readonly ModelCall[], ctx: RunContext): Promise<ToolRunReport> {
-  const report: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [] };
+  const report: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [], searched: [] };
   // The guard and the `tool.before` hooks first: a denied call is not run, and nothing runs before every verdict is in.
   const { allowed: calls, denied } = ctx.gated ?? (await gateCalls(all, ctx));
   const byModelName = toolsByModelName(ctx.toolbox);
@@ -195,6 +212,8 @@ async function runRuntimeTool(call: ModelCall, args: Record<string, unknown>, ct
   switch (call.name as RuntimeToolName) {
     case "search_tools":
       return ok(searchTools(String(args.query), typeof args.limit === "number" ? args.limit : 5, call.id, ctx, loaded, report));
+    case "search_history":
+      return searchHistory(String(args.query), typeof args.limit === "number" ? args.limit : 5, call.id, ctx, report);
     case "read_skill":
       return readSkill(String(args.name), call.id, ctx, report);
     case "list_contexts":
@@ -237,6 +256,17 @@ function searchTools(query: string, limit: number, toolCallId: string, ctx: RunC
   });
   const note = full ? `\n(${LIMITS.loadedToolsPerConversation} tools are loaded already, the most a conversation holds: ${full} found here could not be added.)` : "";
   return `Tools for "${query}", now in your tool list for the rest of the conversation (call them by these names):\n${lines.join("\n")}${note}`;
+}
+
+/**
+ * Searches the conversation's own stored messages. The hits are a record of what was said: the result is an ordinary
+ * tool result, so it passes the tool-result envelope like any other. The evidence keeps the query redacted.
+ */
+function searchHistory(query: string, limit: number, toolCallId: string, ctx: RunContext, report: ToolRunReport): Result<string> {
+  if (!ctx.history) return fail("not-found", "search_history is not offered in this conversation");
+  const answer = ctx.history.search(query, limit);
+  report.searched.push({ toolCallId, query: redact(query).text, hits: answer.hits.map((h) => ({ seq: h.seq, role: h.role })) });
+  return ok(renderSearch(query, answer, new Date()));
 }
 
 async function readSkill(name: string, toolCallId: string, ctx: RunContext, report: ToolRunReport): Promise<Result<string>> {

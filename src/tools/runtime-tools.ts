@@ -18,6 +18,19 @@ export const RUNTIME_TOOLS = {
       additionalProperties: false,
     },
   },
+  search_history: {
+    description:
+      "Search every earlier message of this conversation, those a summary replaced included, by the words it would contain (a name, a number, a term). Each hit: the message's number, who wrote it, when, and an excerpt.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "Words the message would contain.", minLength: 1, maxLength: LIMITS.historySearchQueryChars },
+        limit: { type: "integer", description: "How many messages to show at most (default 5).", minimum: 1, maximum: LIMITS.historySearchHits },
+      },
+      required: ["query"],
+      additionalProperties: false,
+    },
+  },
   read_skill: {
     description: "Read a skill's manual (and its references) before doing the kind of task it covers. The skills menu in the system message lists the skills by name.",
     parameters: {

@@ -75,6 +75,7 @@ const README_PHRASES = [
   "{attachmentsPerConversation} attachments and {resourcesPerConversation} resources per conversation",
   "{providersPerApp} providers, {agentsPerApp} agents and {hooksPerApp} hooks per app (a hook waits {hookDeadlineMs} ms by default, at most {hookDeadlineMaxS} s)",
   "{listItemsPerPage} items per list page",
+  "a `search_history` query {historySearchQueryChars} characters and {historySearchHits} hits",
   "pages of at most {messagesPerPage} messages",
   "reads at most {historyReadBytes} of a conversation's history",
   "a turn's model input {modelInputChars} characters",

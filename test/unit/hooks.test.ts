@@ -65,6 +65,7 @@ const agent = (over: Partial<AgentInfo> = {}): AgentInfo => ({
   catalog: [],
   skills: [],
   browseContexts: false,
+  searchHistory: false,
   attachedContexts: [],
   memory: false,
   resultPolicies: {},

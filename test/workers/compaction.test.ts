@@ -163,12 +163,16 @@ describe("compaction", () => {
     }
     expect(compacting, "no turn summarised").not.toBeNull();
     const { tokens, reinjected } = compacting!.envelope.compaction!;
-    // The ~1,800-token draft is shown again on this very message: left out of the plan, the turn ended 700 tokens
-    // above the target while its evidence claimed 1,850 fewer than the model read.
+    // The ~1,800-token draft is shown again on this very message, in a <system_reminder> of its own: left out of the
+    // plan, the turn ended 700 tokens above the target while its evidence claimed 1,850 fewer than the model read.
+    // Counted, the plan's figure is what the model reads, so the turn ends within the target exactly when it says so
+    // (here it may fall a few tokens short: the protected tail, the summary, the draft and search_history, which
+    // joins with the first summary, fill the small window).
     expect(reinjected).toEqual(["notes:editor-state"]);
     expect(reminderOf(compacting!)).toContain("line 119: the editor shows paragraph 119");
-    expect(compacting!.usage.total).toBeLessThanOrEqual(tokens.target!);
-    expect(Math.abs(compacting!.usage.total - tokens.after)).toBeLessThan(100);
+    expect(compacting!.usage.total <= tokens.target!).toBe(compacting!.envelope.compaction!.reachesTarget);
+    expect(Math.abs(compacting!.usage.total - tokens.after)).toBeLessThan(20);
+    expect(compacting!.usage.total).toBeLessThan(tokens.target! + 100);
   });
 
   it("keeps every turn's prompt a byte-prefix of the next over 50 turns, except when it compacts", async () => {

@@ -46,10 +46,19 @@ function assembleOnce(d: AssemblyDraft, view: HistoryView, rendered: RenderedHis
   // This message's images are always visible; earlier ones only until a compaction hides them (policy.keepImages).
   const images: ImagePart[] = (d.body.images ?? []).map((image_url) => ({ type: "image_url", image_url }));
   // Any conversation can receive app context (attachments, pushed resources): that block never comes and goes. The
-  // summaries block arrives with the first summary, on a compaction turn, whatever windows turns name.
+  // earlier-messages block comes with search_history: with the first summary (on a compaction turn, whatever windows
+  // turns name) or clear, or from the first turn when the agent asks.
   const runtime = new Set(d.offer.offered.filter((t) => t.source === "runtime").map((t) => t.name));
-  const enabled = { tools: d.hasTools, catalog: runtime.has("search_tools"), skills: runtime.has("read_skill"), browse: runtime.has("read_context"), delegate: runtime.has("delegate"), delegated: d.deps.meta.parent !== null };
-  const systemPrompt = systemMessage(d.identity, { ...enabled, contexts: true, memory: d.agent.memory, summaries: view.summary !== null }, [d.skillsMenu.text, linkedNote(d, view)]);
+  const enabled = {
+    tools: d.hasTools,
+    catalog: runtime.has("search_tools"),
+    skills: runtime.has("read_skill"),
+    browse: runtime.has("read_context"),
+    delegate: runtime.has("delegate"),
+    delegated: d.deps.meta.parent !== null,
+    searchHistory: runtime.has("search_history"),
+  };
+  const systemPrompt = systemMessage(d.identity, { ...enabled, contexts: true, memory: d.agent.memory }, [d.skillsMenu.text, linkedNote(d, view)]);
   const notes = d.reminders.map((r) => r.text).join("\n\n");
   return assembleTurn({
     turnId: d.turnId,
@@ -118,6 +127,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
       ...(d.toolRun.ran.length ? { ran: d.toolRun.ran } : {}),
       ...(d.toolRun.loaded.length ? { loaded: d.toolRun.loaded } : {}),
       ...(d.toolRun.linked.length ? { linked: d.toolRun.linked } : {}),
+      ...(d.toolRun.searched.length ? { searched: d.toolRun.searched } : {}),
       ...(d.delegated.length ? { delegated: d.delegated } : {}),
       ...(d.toolbox.skills.length ? { skillsMenu: { tokens: d.skillsMenu.tokens, budgetTokens: d.menuBudget, cut: d.skillsMenu.cut } } : {}),
     },

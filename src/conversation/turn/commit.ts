@@ -3,7 +3,7 @@ import { ok, type Result } from "../../core/problem";
 import { recordDecisions } from "../approvals";
 import type { ConversationStore } from "../store";
 import { storeAdmitted } from "../tool-results";
-import { recordToolRun, resultSeqs } from "../tool-runs";
+import { addSearchedEvent, recordToolRun, resultSeqs } from "../tool-runs";
 import type { Assembled } from "./assemble";
 import type { AssemblyDraft } from "./assemble";
 import type { Compacted } from "./compact";
@@ -108,6 +108,7 @@ function recordTurnEvents(store: ConversationStore, result: StoredTurnResult, me
   // A hook that did not answer is worth finding without reading every turn's evidence.
   for (const h of envelope.hooks?.calls ?? []) if (h.failed) store.addEvent(result.turnId, "hook.failed", h.hook, { point: h.point, failed: h.failed, verdict: h.verdict, ms: h.ms }, at);
   for (const l of envelope.tools?.loaded ?? []) store.addEvent(result.turnId, "tool.loaded", l.name, { query: l.query, toolCallId: l.toolCallId }, at);
+  for (const s of envelope.tools?.searched ?? []) addSearchedEvent(store, result.turnId, s, at);
   for (const t of envelope.budget.truncations) store.addEvent(result.turnId, "context.truncated", t.id, { kind: t.kind, priority: t.priority, tokens: t.tokens }, at);
   store.addEvent(result.turnId, "turn.assembled", result.agent.id, { usage: result.usage }, at);
   // The contract's name for what a request now includes: message and token counts, and the contexts injected.

@@ -1,13 +1,16 @@
 import type { TurnAssembly } from "../../core/assemble";
 import { usageOf } from "../../core/assemble";
 import { ok, type Result } from "../../core/problem";
-import { reinjectionCosts } from "../../core/reminder";
+import { reinjectionCosts, renderReminder } from "../../core/reminder";
+import { countTokens } from "../../core/tokens";
 import { summariseSafely } from "../../history/summarise";
 import { withCompactionHooks } from "../../hooks/compaction";
 import type { RenderedHistory } from "../../history/view";
 import { checkWholeView } from "../capacity";
+import { offersHistorySearch } from "../history-search-store";
 import type { CompactionReport, HistoryView } from "../history";
 import { assembleView, type AssemblyDraft } from "./assemble";
+import { withHistorySearch, type Offered } from "./offer-tools";
 import type { Staged } from "./stage";
 
 export interface Compacted {
@@ -16,12 +19,16 @@ export interface Compacted {
   /** The model input on the view after any compaction; its refusal is the assemble stage's to return. */
   assembled: Result<TurnAssembly>;
   compaction: CompactionReport | undefined;
+  /** The tool list: the tools stage's, with search_history added when this turn's compaction wrote the first summary. */
+  offer: Offered["offer"];
+  hasTools: boolean;
 }
 
 /**
  * The history this turn reads: the view that fits, assembled once to see what the model would read; when that
  * passes the policy's trigger, a compaction (old images, old results, a summary) is committed first and the view
  * read again. A continuation's user message and the tool work after it are this turn's: read whatever the budget.
+ * The first summary also brings search_history into the tool list, on this turn, whose prefix changes anyway.
  */
 export async function compact(d: AssemblyDraft): Promise<Result<Staged<Compacted>>> {
   const { deps, maxTokens, continuation, now, observations, nonce } = d;
@@ -34,21 +41,41 @@ export async function compact(d: AssemblyDraft): Promise<Result<Staged<Compacted
   let rendered = history.render(view, now);
   let assembled = assembleView(d, view, rendered);
   let compaction: CompactionReport | undefined;
-  // A summary that covers a context's injection shows the context again on this message (a continuation shows none).
+  let offered = { offer: d.offer, hasTools: d.hasTools };
+  // A summary that covers a context's injection shows the context again on this message (a continuation shows none),
+  // inside a <system_reminder> that the message may not carry yet.
   let costs: ReturnType<typeof reinjectionCosts> | undefined;
-  const reinjected = (throughSeq: number) =>
-    continuation ? 0 : (costs ??= reinjectionCosts(store.ledger(), observations, new Set(rendered.seqs), nonce)).reduce((total, c) => total + (c.seq <= throughSeq ? c.tokens : 0), 0);
-  const planned = assembled.ok ? history.prepare(view, rendered, assembled.value.requestedTokens - usageOf(rendered.history), d.policy, { protectFromSeq: loadFrom, reinjected }) : null;
+  const wrapper = assembled.ok && assembled.value.envelope.injection.length === 0 ? countTokens(renderReminder([""], nonce)) + 2 : 0;
+  const reinjected = (throughSeq: number) => {
+    if (continuation) return 0;
+    const tokens = (costs ??= reinjectionCosts(store.ledger(), observations, new Set(rendered.seqs), nonce)).reduce((total, c) => total + (c.seq <= throughSeq ? c.tokens : 0), 0);
+    return tokens > 0 ? tokens + wrapper : 0;
+  };
+  const plan = (input: typeof assembled) => (input.ok ? history.prepare(view, rendered, input.value.requestedTokens - usageOf(rendered.history), d.policy, { protectFromSeq: loadFrom, reinjected }) : null);
+  let planned = plan(assembled);
+  // The first summary brings search_history (its definition, its block in the system message) into this very input:
+  // the plan counts them.
+  const joining = d.listed.searchHistory ? null : withHistorySearch(d);
+  if (planned?.plan.summarise && joining) planned = plan(assembleView({ ...d, ...joining }, view, rendered)) ?? planned;
   if (planned) {
-    await history.keepClearedResults(planned);
-    const draft = planned.request ? await summariseSafely(withCompactionHooks(deps.summariser(d.policy), d.hooks, d.nonce), planned.request) : null;
-    compaction = store.transaction(() => history.commit(planned, draft, "auto", now.toISOString(), d.turnId)) ?? undefined;
+    const prepared = planned;
+    await history.keepClearedResults(prepared);
+    const draft = prepared.request ? await summariseSafely(withCompactionHooks(deps.summariser(d.policy), d.hooks, d.nonce), prepared.request) : null;
+    compaction = store.transaction(() => history.commit(prepared, draft, "auto", now.toISOString(), d.turnId)) ?? undefined;
+    if (joining && offersHistorySearch(d.agent, history.everCovered())) offered = joining;
     view = history.view({ maxTokens, loadFrom });
     rendered = history.render(view, now);
-    assembled = assembleView(d, view, rendered);
+    assembled = assembleView({ ...d, ...offered }, view, rendered);
   }
+  const joined = offered.offer !== d.offer;
   return ok({
-    out: { view, rendered, assembled, compaction },
-    decided: { loaded: view.stored.length, summary: view.summary !== null, compacted: compaction !== undefined, ...(compaction ? { summarised: compaction.summary?.coverage.messages ?? 0, cleared: compaction.cleared.length } : {}) },
+    out: { view, rendered, assembled, compaction, ...offered },
+    decided: {
+      loaded: view.stored.length,
+      summary: view.summary !== null,
+      compacted: compaction !== undefined,
+      ...(compaction ? { summarised: compaction.summary?.coverage.messages ?? 0, cleared: compaction.cleared.length } : {}),
+      ...(joined ? { offered: ["search_history"] } : {}),
+    },
   });
 }

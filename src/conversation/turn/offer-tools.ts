@@ -3,7 +3,8 @@ import { countTokens } from "../../core/tokens";
 import { admitJsonText, admitText } from "../../protect/boundary";
 import type { SecretHit } from "../../protect/redact";
 import type { SkillSpec, ToolSpec } from "../../protocol/tools";
-import { offerTools as listTools, type ToolOffer } from "../../tools/offer";
+import { offerTools as listTools, type OfferInput, type ToolOffer } from "../../tools/offer";
+import { offersHistorySearch } from "../history-search-store";
 import { renderSkillsMenu, type SkillsMenu } from "../../tools/skills-menu";
 import type { Loaded } from "./load";
 import type { Pulled } from "./pull";
@@ -15,6 +16,8 @@ export interface Offered {
   hasTools: boolean;
   /** The tool list passed beside the messages, past the trust boundary. */
   offer: ToolOffer;
+  /** What the list was made from: a compaction that writes the first summary makes it again, with search_history. */
+  listed: OfferInput;
   /** The skills menu of the system message, within about 1 % of the window. */
   skillsMenu: SkillsMenu;
   menuBudget: number;
@@ -63,11 +66,13 @@ export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
     for (const hit of description.hits) toolHits.push({ ...hit, id: `subagent:${s.id}` });
     return { id: s.id, description: description.text };
   });
-  const offer = listTools({ bound: toolbox.bound.map(admit), catalog, loaded, skills, browseContexts: toolbox.agent.browseContexts, subagents });
+  const searchHistory = offersHistorySearch(toolbox.agent, deps.history.everCovered());
+  const listed: OfferInput = { bound: toolbox.bound.map(admit), catalog, loaded, skills, browseContexts: toolbox.agent.browseContexts, searchHistory, subagents };
+  const offer = listTools(listed);
   const budget = d.policy.contextWindow === undefined ? DEFAULT_MENU_TOKENS : Math.floor(d.policy.contextWindow / 100);
   const skillsMenu = renderSkillsMenu(skills, budget, countTokens);
   return ok({
-    out: { hasTools: d.agent.tools.length > 0 || offer.tools.length > 0, offer, skillsMenu, menuBudget: budget, linked: skills.length ? deps.toolState.linked() : [], toolHits },
+    out: { hasTools: hasTools(d, offer), offer, listed, skillsMenu, menuBudget: budget, linked: skills.length ? deps.toolState.linked() : [], toolHits },
     decided: {
       bound: offer.offered.filter((t) => t.source === "bound").length,
       runtime: offer.offered.filter((t) => t.source === "runtime").map((t) => t.name),
@@ -80,4 +85,15 @@ export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
       ...(toolbox.unknown.length ? { unknown: toolbox.unknown } : {}),
     },
   });
+}
+
+/** The list with search_history in its place (a compaction about to write the first summary offers it at once). */
+export function withHistorySearch(d: Pulled & Pick<Offered, "listed">): Pick<Offered, "offer" | "hasTools"> {
+  const offer = listTools({ ...d.listed, searchHistory: true });
+  return { offer, hasTools: hasTools(d, offer) };
+}
+
+/** The agent works with tools: it names some (they may be the frontend's own), or the runtime offers any. */
+function hasTools(d: Pulled, offer: ToolOffer): boolean {
+  return d.agent.tools.length > 0 || offer.tools.length > 0;
 }

@@ -36,7 +36,7 @@ export interface Reminded {
 /** How many stored messages the corrective notes read back: the recent calls, not the whole history. */
 export const CORRECTIVE_WINDOW = 200;
 /** The runtime's own tools that only read: they never count as acting on a task. */
-const READ_ONLY_RUNTIME = new Set(["search_tools", "read_skill", "list_contexts", "read_context"]);
+const READ_ONLY_RUNTIME = new Set(["search_tools", "search_history", "read_skill", "list_contexts", "read_context"]);
 
 /**
  * The notes the runtime staples to the user's message: who took over the conversation, then the corrective notes the

@@ -3,6 +3,7 @@ import { neutralize } from "../../core/neutralize";
 import { runCalls, servedCalls, type ToolRunReport } from "../../tools/run";
 import { gateCalls } from "../../tools/gate";
 import { storedCalls } from "../tool-runs";
+import { offersHistorySearch } from "../history-search-store";
 import { startDelegations, type DelegatedCall } from "../delegation";
 import type { Loaded } from "./load";
 import type { Pulled } from "./pull";
@@ -15,7 +16,7 @@ export interface Ran {
   delegated: DelegatedCall[];
 }
 
-const NOTHING: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [] };
+const NOTHING: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], contextsRead: [], searched: [] };
 
 /**
  * Runs the calls the runtime serves, so one request carries a whole tool round: the model's reply (stored first) and
@@ -26,7 +27,9 @@ export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>>
   const { body, deps, toolbox } = d;
   const answered = new Set([...(body.toolResults ?? []).map((r) => r.tool_call_id), ...d.decisions.denials.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []))]);
   const pending = [...storedCalls(deps.store, d.openCalls), ...(body.reply?.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))].filter((c) => !answered.has(c.id));
-  const serveable = servedCalls(pending, toolbox);
+  // search_history reads this conversation's own messages, when it offers the tool.
+  const history = offersHistorySearch(toolbox.agent, deps.history.everCovered()) ? deps.store.searchIndex : undefined;
+  const serveable = servedCalls(pending, toolbox, history);
   // An approved call runs on the runtime only when the runtime serves its tool; the frontend sends its own tools' results.
   const servedIds = new Set(serveable.map((c) => c.id));
   const approved = new Set<string>();
@@ -51,7 +54,7 @@ export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>>
   const others = served.filter((c) => c.name !== "delegate");
   const othersGated = { allowed: gated.allowed.filter((c) => c.name !== "delegate"), denied: gated.denied.filter((x) => x.ran.tool !== "delegate") };
   const [ran, delegation] = await Promise.all([
-    others.length ? runCalls(others, { toolbox, loaded: deps.toolState.loaded(), host: deps.tools, conversationId: deps.meta.conversationId, neutralize: neutralizeText, hooks: d.hooks, gated: othersGated }) : NOTHING,
+    others.length ? runCalls(others, { toolbox, loaded: deps.toolState.loaded(), host: deps.tools, conversationId: deps.meta.conversationId, neutralize: neutralizeText, hooks: d.hooks, gated: othersGated, history }) : NOTHING,
     startDelegations(delegating, { toolbox, conversationId: deps.meta.conversationId, depth: deps.meta.depth, memory: d.agent.memory, start: deps.delegate, neutralize: neutralizeText }),
   ]);
   const deniedDelegations = gated.denied.filter((x) => x.ran.tool === "delegate");
@@ -63,6 +66,6 @@ export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>>
   const failed = toolRun.ran.filter((r) => r.outcome !== "ok" && r.outcome !== "delegated").length;
   return ok({
     out: { toolRun, delegated: delegation.delegated },
-    decided: { served: served.length, failed, loaded: toolRun.loaded.map((l) => l.name), linked: toolRun.linked.map((l) => l.name), ...(delegation.delegated.length ? { delegated: delegation.delegated.map((c) => c.childConversationId) } : {}) },
+    decided: { served: served.length, failed, loaded: toolRun.loaded.map((l) => l.name), linked: toolRun.linked.map((l) => l.name), ...(toolRun.searched.length ? { searched: toolRun.searched.length } : {}), ...(delegation.delegated.length ? { delegated: delegation.delegated.map((c) => c.childConversationId) } : {}) },
   });
 }

@@ -1,0 +1,84 @@
+import { indexedText, matchExpression, queryTerms, rankHits, SEARCH_HISTORY, type HistorySearchAnswer, type SearchableMessage } from "../history/search";
+import type { ToolCall } from "../protocol/messages";
+
+/**
+ * The SQL the index needs and no more: a Durable Object's `ctx.storage.sql` fits, and so does a thin adapter over
+ * node:sqlite's DatabaseSync, so the same store runs in plain Node for tests and measurements.
+ */
+export interface SqlExec {
+  exec(query: string, ...bindings: (string | number | null)[]): Iterable<Record<string, unknown>>;
+}
+
+/**
+ * Whether the conversation offers search_history: from the first turn to an agent that asks (`searchHistory: true`),
+ * to every other from the first summary or clear on, for good, so the tool list (which providers cache) changes once,
+ * at a compaction or a clear, when the prefix changes anyway.
+ */
+export function offersHistorySearch(agent: { searchHistory?: boolean | undefined }, everCovered: boolean): boolean {
+  return agent.searchHistory === true || everCovered;
+}
+
+/**
+ * Messages one search reads: the best by bm25, whose text the re-ranking and the excerpts read. More than a call may
+ * list (LIMITS.historySearchHits), so the re-ranking has some to choose from.
+ */
+const CANDIDATES = 24;
+/** Messages the migration's backfill reads at a time. */
+const BATCH = 500;
+
+/**
+ * search_history's index over the conversation's stored messages (migration 0017): an FTS5 table keyed by message
+ * seq, contentless, so the text stays in `messages` only and an excerpt is cut from there. It is appended to in the
+ * transaction that stores each message; a search reads the index and a few candidate rows, never the whole history.
+ */
+export class HistorySearchStore {
+  constructor(private readonly sql: SqlExec) {}
+
+  /** Indexes one stored message: nothing when it has no words, or is a search_history call's result. */
+  add(seq: number, message: SearchableMessage & { toolCallId?: string | null }): void {
+    const answersSearch = message.role === "tool" && this.answersSearch(seq, message.toolCallId ?? "");
+    const text = indexedText(message, answersSearch);
+    if (text.trim() !== "") this.sql.exec("INSERT INTO history_search (rowid, body) VALUES (?, ?)", seq, text);
+  }
+
+  /** The stored messages that best match `query`, at most `limit`, best first, each with an excerpt. */
+  search(query: string, limit: number): HistorySearchAnswer {
+    const terms = queryTerms(query);
+    if (terms.length === 0) return { terms, hits: [] };
+    const ranked = [
+      ...this.sql.exec("SELECT rowid AS seq, bm25(history_search) AS score FROM history_search WHERE history_search MATCH ? ORDER BY score LIMIT ?", matchExpression(terms), CANDIDATES),
+    ];
+    if (ranked.length === 0) return { terms, hits: [] };
+    const scores = new Map(ranked.map((r) => [r.seq as number, r.score as number]));
+    const rows = this.sql.exec(`SELECT seq, role, content, tool_calls, created_at FROM messages WHERE seq IN (${ranked.map(() => "?").join(", ")})`, ...scores.keys());
+    const candidates = [...rows].map((row) => ({
+      seq: row.seq as number,
+      role: row.role as string,
+      createdAt: row.created_at as string,
+      text: indexedText(searchable(row)),
+      score: scores.get(row.seq as number)!,
+    }));
+    return { terms, hits: rankHits(query, terms, candidates, limit) };
+  }
+
+  /** Migration 0017's step: every message stored before the index existed, in order, a batch at a time. */
+  backfill(): void {
+    for (let after = 0; ; ) {
+      const rows = [...this.sql.exec("SELECT seq, role, content, tool_calls, tool_call_id FROM messages WHERE seq > ? ORDER BY seq LIMIT ?", after, BATCH)];
+      if (rows.length === 0) return;
+      for (const row of rows) this.add(row.seq as number, { ...searchable(row), toolCallId: row.tool_call_id as string | null });
+      after = rows.at(-1)!.seq as number;
+    }
+  }
+
+  /** Whether the tool result stored at `seq` answers a search_history call: its call is among the latest stored before it. */
+  private answersSearch(seq: number, toolCallId: string): boolean {
+    const [made] = [...this.sql.exec("SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL AND seq < ? ORDER BY seq DESC LIMIT 1", seq)];
+    const calls = made ? (JSON.parse(made.tool_calls as string) as ToolCall[]) : [];
+    return calls.some((c) => c.id === toolCallId && c.function.name === SEARCH_HISTORY);
+  }
+}
+
+function searchable(row: Record<string, unknown>): SearchableMessage {
+  return { role: row.role as string, content: row.content as string | null, toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls as string) as ToolCall[]) : null };
+}
