@@ -1,4 +1,4 @@
-import { indexedText, matchExpression, queryTerms, rankHits, SEARCH_HISTORY, type HistorySearchAnswer, type SearchableMessage } from "../history/search";
+import { indexedText, matchExpression, queryTerms, rankHits, SEARCH_HISTORY, type HistorySearchAnswer, type QueryTerm, type SearchableMessage } from "../history/search";
 import type { ToolCall } from "../protocol/messages";
 
 /**
@@ -58,7 +58,22 @@ export class HistorySearchStore {
       text: indexedText(searchable(row)),
       score: scores.get(row.seq as number)!,
     }));
-    return { terms, hits: rankHits(query, terms, candidates, limit) };
+    return { terms, hits: rankHits(query, terms, candidates, limit, this.rarity(terms)) };
+  }
+
+  /**
+   * How rare each term is in this conversation: the log of the messages over those that hold it (one index lookup a
+   * term, at most 16), so a name said once outweighs words said in every other message.
+   */
+  private rarity(terms: readonly QueryTerm[]): Map<string, number> {
+    const [last] = [...this.sql.exec("SELECT MAX(seq) AS n FROM messages")];
+    const messages = Number(last?.n ?? 0);
+    const rarity = new Map<string, number>();
+    for (const term of terms) {
+      const [row] = [...this.sql.exec("SELECT count(*) AS n FROM history_search WHERE history_search MATCH ?", matchExpression([term]))];
+      rarity.set(term.stem, Math.log(1 + messages / (Number(row?.n ?? 0) + 0.5)));
+    }
+    return rarity;
   }
 
   /** Migration 0017's step: every message stored before the index existed, in order, a batch at a time. */

@@ -119,15 +119,17 @@ export function matchExpression(terms: readonly QueryTerm[]): string {
 }
 
 /**
- * The best `limit` of what the index found: those holding more of the query's distinct terms first, then by bm25,
+ * The best `limit` of what the index found: those holding more of the query's distinct terms first (each counted by
+ * its `rarity` in the conversation when given, so one name said once outweighs two words said everywhere), then by bm25,
  * then the user's own words before the rest, then the newer first; each with its excerpt. The excerpts share
  * LIMITS.historySearchResultChars, so a result fits the default trim policy however many hits it lists.
  */
-export function rankHits(query: string, terms: readonly QueryTerm[], candidates: readonly Candidate[], limit: number): HistoryHit[] {
+export function rankHits(query: string, terms: readonly QueryTerm[], candidates: readonly Candidate[], limit: number, rarity?: ReadonlyMap<string, number>): HistoryHit[] {
   const stems = new Set(terms.map((t) => t.stem));
   const wantsValue = ASKS_VALUE.test(query);
+  const weight = (found: Set<string>) => [...found].reduce((sum, stem) => sum + (rarity?.get(stem) ?? 1), 0);
   const ranked = candidates
-    .map((c) => ({ ...c, covered: matched(c.text, stems).size }))
+    .map((c) => ({ ...c, covered: weight(matched(c.text, stems)) }))
     .sort((a, b) => b.covered - a.covered || a.score - b.score || Number(b.role === "user") - Number(a.role === "user") || b.seq - a.seq)
     .slice(0, limit);
   const chars = Math.min(LIMITS.historySearchExcerptChars, Math.floor(LIMITS.historySearchResultChars / Math.max(ranked.length, 1)));

@@ -112,12 +112,10 @@ describe("ranking", () => {
     const read: number[] = [];
     const counting = { exec: (query: string, ...bindings: (string | number | null)[]) => (query.includes("FROM messages") && read.push(bindings.length), c.sql.exec(query, ...bindings)) };
     const store = new HistorySearchStore(counting);
-    const started = performance.now();
     const answer = store.search("status report open items", 10);
-    const elapsed = performance.now() - started;
     expect(answer.hits).toHaveLength(10);
-    expect(read).toEqual([24]);
-    expect(elapsed).toBeLessThan(500);
+    // At most 24 candidates' rows, then the last seq (how many messages there are, for each term's rarity).
+    expect(read).toEqual([24, 0]);
     const kestrel = store.search("when is the Kestrel cutover", 5);
     expect(kestrel.hits.map((h) => h.seq)).toEqual([planted]);
     expect(kestrel.hits[0]!.excerpt).toContain("The Kestrel cutover moved to March 3 at 06:00 UTC.");
