@@ -1,4 +1,4 @@
-import { indexedText, matchExpression, queryTerms, rankHits, SEARCH_HISTORY, type HistorySearchAnswer, type QueryTerm, type SearchableMessage } from "../history/search";
+import { indexBody, indexedText, matchExpression, queryTerms, rankHits, SEARCH_HISTORY, type HistorySearchAnswer, type QueryTerm, type SearchableMessage } from "../history/search";
 import type { ToolCall } from "../protocol/messages";
 
 /**
@@ -38,7 +38,7 @@ export class HistorySearchStore {
   add(seq: number, message: SearchableMessage & { toolCallId?: string | null }): void {
     const answersSearch = message.role === "tool" && this.answersSearch(seq, message.toolCallId ?? "");
     const text = indexedText(message, answersSearch);
-    if (text.trim() !== "") this.sql.exec("INSERT INTO history_search (rowid, body) VALUES (?, ?)", seq, text);
+    if (text.trim() !== "") this.sql.exec("INSERT INTO history_search (rowid, body) VALUES (?, ?)", seq, indexBody(text));
   }
 
   /** The stored messages that best match `query`, at most `limit`, best first, each with an excerpt. */

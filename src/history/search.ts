@@ -97,10 +97,33 @@ export function indexedText(message: SearchableMessage, answersSearch = false): 
   }
 }
 
+/**
+ * Scripts written without spaces (Chinese, Japanese) run whole sentences together, and FTS5's tokenizer would take a
+ * run for one word. Both the index and a query read such a run as its overlapping pairs of characters, as search
+ * engines index them: "管理画面のグラフ" holds "管理", "画面", … so a query of "管理画面" finds it.
+ */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]{2,}/u;
+
+/** The words of a text as the index holds them: a run of an unspaced script as its pairs of characters. */
+function wordsOf(text: string): string[] {
+  return [...text.matchAll(WORD)].flatMap(([word]) => (UNSPACED.test(word) ? pairs(word) : [word]));
+}
+
+function pairs(run: string): string[] {
+  const chars = [...run];
+  return chars.length < 2 ? chars : chars.slice(1).map((c, k) => chars[k] + c);
+}
+
+/** What the index is given for a message's text: the text, and the pairs of its unspaced runs, so FTS5 finds them. */
+export function indexBody(text: string): string {
+  const extra = [...text.matchAll(WORD)].flatMap(([word]) => (UNSPACED.test(word) ? pairs(word) : []));
+  return extra.length ? `${text}\n${extra.join(" ")}` : text;
+}
+
 /** The distinct terms of a query, common words left out, at most MAX_TERMS. */
 export function queryTerms(query: string): QueryTerm[] {
   const terms = new Map<string, QueryTerm>();
-  for (const [word] of query.toLowerCase().matchAll(WORD)) {
+  for (const word of wordsOf(query.toLowerCase())) {
     const folded = fold(word);
     if (STOP_WORDS.has(folded)) continue;
     const term = { text: word, stem: stem(folded) };
@@ -203,7 +226,7 @@ export function renderSearch(query: string, answer: HistorySearchAnswer, now: Da
 /** The query's stems `text` holds. */
 function matched(text: string, stems: ReadonlySet<string>): Set<string> {
   const found = new Set<string>();
-  for (const [word] of text.matchAll(WORD)) {
+  for (const word of wordsOf(text)) {
     const s = stem(fold(word));
     if (stems.has(s)) found.add(s);
   }
@@ -247,7 +270,7 @@ function sentences(text: string): Span[] {
 function within(text: string, [start, end]: Span, stems: ReadonlySet<string>, maxChars: number): Span {
   let anchor = start;
   for (const match of text.slice(start, end).matchAll(WORD)) {
-    if (stems.has(stem(fold(match[0])))) {
+    if (wordsOf(match[0]).some((word) => stems.has(stem(fold(word))))) {
       anchor = start + match.index;
       break;
     }

@@ -122,6 +122,18 @@ describe("ranking", () => {
   });
 });
 
+describe("scripts written without spaces", () => {
+  it("are found by part of a run of characters, as overlapping pairs in the index and in the query alike", () => {
+    const c = memoryConversation();
+    c.append(user("今朝お客様から連絡がありました。"));
+    const seq = c.append(user("管理画面のグラフは ECharts に決めました。"));
+    c.append(user("請求バッチのログを確認してください。"));
+    const [hit] = c.search.search("管理画面 グラフ ライブラリ", 3).hits;
+    expect(hit).toMatchObject({ seq });
+    expect(hit!.excerpt).toContain("ECharts");
+  });
+});
+
 describe("excerpts", () => {
   it("show the value next to the subject the query named, in the sentence that holds it, with … at the cuts", () => {
     const c = memoryConversation();
