@@ -6,11 +6,13 @@
  * corpus: the most frequent words of ordinary English (and of the other languages users write in) weigh a fifth,
  * whatever the conversation; and entities — numbers with a unit or a currency, dates and times, paths, URLs and
  * identifiers, quoted spans, names capitalised inside a sentence — count twice, once as their words and once as a
- * whole, since a summary that keeps "June" without "9" has kept nothing.
+ * whole (in proportion to their length, as a longer value is one of more possible values), since a summary that
+ * keeps "June" without "9" has kept nothing.
  *
  * No phrasing decides anything here: "can you", "should", "tomorrow" are ordinary words and weigh like them.
  */
 
+import { stem } from "../tools/catalog-search";
 import { COMMON_WORDS } from "./common-words";
 
 /**
@@ -32,6 +34,8 @@ export type EntityShape = (typeof ENTITY_SHAPES)[number];
 const COMMON_WEIGHT = 0.2;
 /** Text without spaces is read two characters at a time, each pair overlapping the next: a pair is about half a word. */
 const PAIR_WEIGHT = 0.5;
+/** About a token's worth of characters: an entity weighs once for every this many characters in it past the first. */
+const ENTITY_CHARS = 4;
 /** An entity as a whole weighs this many times its inverse frequency, on top of its words. */
 const ENTITY_WEIGHT = 2;
 
@@ -79,8 +83,9 @@ const COMMON = new Set(
 export const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,500}\u00bb|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|\x60[^\x60\n]{1,500}\x60|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,500}['\u2019](?![\p{L}\p{N}])`, "gu");
 /**
  * A URL or an e-mail address; a run with a slash, a backslash, a dot, an underscore or a colon between word
- * characters (paths, files, hosts, identifiers, key prefixes); a hyphenated identifier with a digit (`cache-east-2`)
- * or of three parts or more (`rowan-events-dlq`, where "off-by-one" is refused for its common words). Each
+ * characters (paths, files, hosts, identifiers, key prefixes); a hyphenated identifier with a digit (`cache-east-2`),
+ * an acronym (`INV-EU-`) or of three parts or more (`rowan-events-dlq`, where "off-by-one" is refused for its common
+ * words). Each
  * alternative starts only where a run starts, so a 100 KB run is one attempt, not one per character.
  */
 const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
@@ -162,8 +167,9 @@ export function entitiesOf(text: string): { text: string; shape: EntityShape }[]
 function isIdentifier(run: string): boolean {
   if (!/\p{L}/u.test(run) || /^\p{L}\.(?:\p{L}\.?)+$/u.test(run) || /^[\p{L}']+$/u.test(run)) return false;
   if (/[/\\._@:]/.test(run)) return !/^\p{L}+:$/u.test(run);
-  const parts = run.split("-");
-  return /\p{N}/u.test(run) || (parts.length >= 3 && parts.filter((p) => COMMON.has(fold(p))).length <= 1);
+  const parts = run.split("-").filter(Boolean);
+  // A digit, an acronym part ("INV-EU") or three parts mostly uncommon make an identifier of a hyphenated run.
+  return /\p{N}/u.test(run) || parts.some((p) => /^\p{Lu}{2,}$/u.test(p)) || (parts.length >= 3 && parts.filter((p) => COMMON.has(fold(p))).length <= 1);
 }
 
 /** The words and entities of a text, each once: what its information is summed over. */
@@ -176,8 +182,10 @@ export function termsOf(text: string): Terms {
     const word = fold(match[0]).replace(/'s$/, "");
     if (UNSPACED.test(word)) for (let k = 0; k + 1 < word.length || k === 0; k++) words.add(word.slice(k, k + 2));
     else words.add(word);
-    if (word.length >= PHRASE_WORD && previous.length >= PHRASE_WORD) phrases.add(`${previous} ${word}`);
-    previous = word;
+    // Phrases by their stems, so "invoice numbering" and "invoice numbers" name one subject.
+    const stemmed = stem(word);
+    if (word.length >= PHRASE_WORD && previous.length >= PHRASE_WORD) phrases.add(`${previous} ${stemmed}`);
+    previous = word.length >= PHRASE_WORD ? stemmed : word;
   }
   const entities = new Set(entitiesOf(text).map((e) => `\u00a7${e.shape}:${fold(e.text).replace(/\s+/g, " ")}`));
   return { words: [...words], entities: [...entities], phrases: [...phrases] };
@@ -232,7 +240,14 @@ export class Information {
   of(terms: Terms): number {
     let sum = 0;
     for (const word of terms.words) sum += this.wordWeight(word);
-    for (const entity of terms.entities) sum += ENTITY_WEIGHT * this.idf(entity);
+    for (const entity of terms.entities) {
+      // A longer value is one of more possible values ("2026-04-02" against "Friday", a URL against a name): its
+      // information grows with its length, as what it costs in tokens does, so a long value is not dropped for its length.
+      const value = entity.slice(entity.indexOf(":") + 1);
+      sum += ENTITY_WEIGHT * this.idf(entity) * Math.max(1, value.length / ENTITY_CHARS);
+      // A quotation's common words are its exact wording, not ordinary language: they count in full.
+      if (entityShape(entity) === "quote") for (const [word] of entity.slice(entity.indexOf(":") + 1).matchAll(WORD)) if (isCommon(word)) sum += (1 - COMMON_WEIGHT) * this.idf(word);
+    }
     return sum;
   }
 
