@@ -2,10 +2,9 @@
  * Issue 19, measured on corpora written by people who never read src/history/ (test/fixtures/outside-corpora.ts):
  * A, written before the ranking changed and used while changing it; C, ordinary chat written once the first ranking
  * was frozen, run once as held out, then used to tune the second; B, the user's messages documentation prose full of
- * names, versions and numbers, never tuned on; D, ordinary chat written last, never tuned on. `npm run bench:corpora`
- * prints the figures these hold the runtime to.
+ * names, versions and numbers, never tuned on. `npm run bench:corpora` prints the figures these hold the runtime to.
  *
- * Survival is short of the issue's 90 % on B, C and D: FLOORS are what the ranking reaches, so a change that loses
+ * Survival is short of the issue's 90 % on B and C: FLOORS are what the ranking reaches, so a change that loses
  * ground fails here, and docs/figures.md reports the gap. Every session compacts at least 30 times, and no
  * superseded value is read without its correction.
  */
