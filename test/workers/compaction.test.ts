@@ -208,7 +208,9 @@ describe("compaction", () => {
     expect(systems.slice(0, firstSummary).some((s) => s.includes("<summary_fence>"))).toBe(false);
   });
 
-  it("resumes after eviction with the same summary, ledger and identity block", async () => {
+  // Retried: on a loaded machine the test app's provider can miss the 1 s deadline these tests run with, and the
+  // context is then reported missing rather than injected (seen once in CI runs of the whole suite; alone it passes).
+  it("resumes after eviction with the same summary, ledger and identity block", { retry: 2 }, async () => {
     const s = await setup(SUMMARISING);
     let last: TurnResult | null = null;
     for (let i = 0; i < 30 && !last?.envelope.history?.summaryThroughSeq; i++) last = (await exchange(s, i)).at(-1)!;
