@@ -208,8 +208,9 @@ describe("compaction", () => {
     expect(systems.slice(0, firstSummary).some((s) => s.includes("<summary_fence>"))).toBe(false);
   });
 
-  // Retried: on a loaded machine the test app's provider can miss the 1 s deadline these tests run with, and the
-  // context is then reported missing rather than injected (seen once in CI runs of the whole suite; alone it passes).
+  // Retried: in full-suite runs on a loaded machine the turn after the summary has, now and then, not injected the
+  // context again (seen at issues 13 and 19; alone it passes). A provider missing the 1 s deadline these tests run
+  // with would do that; the cause is not pinned down yet.
   it("resumes after eviction with the same summary, ledger and identity block", { retry: 2 }, async () => {
     const s = await setup(SUMMARISING);
     let last: TurnResult | null = null;
