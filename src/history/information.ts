@@ -27,7 +27,7 @@ export interface Terms {
 }
 
 /** What an entity of each shape looks like, the first that matches naming it. */
-export const ENTITY_SHAPES = ["quote", "path", "date", "number", "name"] as const;
+const ENTITY_SHAPES = ["quote", "path", "date", "number", "name"] as const;
 export type EntityShape = (typeof ENTITY_SHAPES)[number];
 
 /** Common words weigh this share of a rare word: present, but never what makes a sentence worth keeping. */

@@ -14,6 +14,7 @@ import { markerSpans, safeCut, type Span } from "../protect/token-cut";
 import { LIMITS } from "../protocol/limits";
 import type { ToolCall } from "../protocol/messages";
 import { stem } from "../tools/catalog-search";
+import { fold } from "./information";
 
 /** The tool's own name: its calls and results are never indexed, or every search would find the searches before it. */
 export const SEARCH_HISTORY = "search_history";
@@ -233,10 +234,6 @@ function matched(text: string, stems: ReadonlySet<string>): Set<string> {
   return found;
 }
 
-/** Lowercase, accents folded: what both sides of a match are compared as. */
-function fold(word: string): string {
-  return word.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
-}
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();

@@ -169,23 +169,25 @@ export function soundsLikeCorrection(text: string): boolean {
   return CORRECTION.test(text);
 }
 
-const SHAPE_KIND: Record<EntityShape, UnitKind> = { quote: "quote", path: "path", date: "date", number: "number", name: "name" };
-
 /** What a unit holds: its first entity's shape, else a question, small talk (common words only) or other. */
 export function kindOf(text: string): UnitKind {
   if (IMAGE_NOTE.test(text)) return "other";
   if (looksPasted(text)) return "pasted";
   const shapes = new Set(entitiesOf(text).map((e) => e.shape));
-  for (const shape of ["quote", "path", "date", "number", "name"] as const) if (shapes.has(shape)) return SHAPE_KIND[shape];
+  const shape = SHAPE_ORDER.find((s) => shapes.has(s));
+  if (shape) return shape;
   if (QUESTION.test(text)) return "question";
   return isSmallTalk(text) ? "filler" : "other";
 }
+
+/** The shape that names a unit holding several: a quote before a path, before a date, a number, a name. */
+const SHAPE_ORDER: readonly EntityShape[] = ["quote", "path", "date", "number", "name"];
 
 /** A question (any script's question mark). */
 const QUESTION = /[?\uff1f\u037e]\s*$|^[\u00bf]/u;
 
 /** Data rather than prose: a long run mostly of symbols and digits (a log line, JSON, a table row). */
-export function looksPasted(text: string): boolean {
+function looksPasted(text: string): boolean {
   if (text.length < 120) return false;
   const letters = text.match(/\p{L}/gu)?.length ?? 0;
   return letters / text.replace(/\s/g, "").length < 0.5;
