@@ -10,14 +10,14 @@ import { countTokens } from "../src/core/tokens";
 
 const RUNS = 20;
 
-/** The tool as an OpenAI chat completions tool: every named parameter a string, none required. */
+/** The tool as an OpenAI chat completions tool. */
 function openAiTool(tool: CatalogTool) {
   return {
     type: "function",
     function: {
       name: tool.name.replace(":", "__"),
       description: tool.description,
-      parameters: { type: "object", properties: Object.fromEntries(tool.parameters.map((p) => [p, { type: "string" }])) },
+      parameters: tool.inputSchema,
     },
   };
 }

@@ -11,8 +11,8 @@ export interface CatalogTool {
   /** Qualified "app:tool", e.g. "calendar:create_event". */
   name: string;
   description: string;
-  /** The input schema's top-level property names. */
-  parameters: readonly string[];
+  /** The tool's input as JSON Schema: its parameters' names, descriptions and allowed values are searched too. */
+  inputSchema: Readonly<Record<string, unknown>>;
 }
 
 export interface CatalogHit {
@@ -138,7 +138,7 @@ export class ToolIndex {
       const fields: Record<Field, string[]> = {
         name: tokenize(tool.name),
         description: tokenize(tool.description),
-        parameters: tool.parameters.flatMap(tokenize),
+        parameters: Object.keys((tool.inputSchema.properties as object | undefined) ?? {}).flatMap(tokenize),
       };
       const counts = new Map<string, number[]>();
       FIELDS.forEach((field, f) => {

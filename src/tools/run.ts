@@ -233,7 +233,7 @@ function searchTools(query: string, limit: number, toolCallId: string, ctx: RunC
   const catalog = ctx.toolbox.catalog;
   let index = indexes.get(catalog);
   if (!index) {
-    index = new ToolIndex(catalog.map((t) => ({ name: t.name, description: t.description, parameters: Object.keys((t.inputSchema.properties as object | undefined) ?? {}) })));
+    index = new ToolIndex(catalog);
     indexes.set(catalog, index);
   }
   const hits = index.search(query, limit);

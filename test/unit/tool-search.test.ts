@@ -55,7 +55,7 @@ describe("exact names", () => {
 
 describe("ranking", () => {
   it("is deterministic, and breaks ties by name whatever the catalog order", () => {
-    const twins: CatalogTool[] = ["zeta", "alpha", "mid"].map((app) => ({ name: `${app}:archive_report`, description: "Archive a report.", parameters: ["reportId"] }));
+    const twins: CatalogTool[] = ["zeta", "alpha", "mid"].map((app) => ({ name: `${app}:archive_report`, description: "Archive a report.", inputSchema: { type: "object", properties: { reportId: {} } } }));
     const forward = new ToolIndex(twins).search("archive the report");
     const backward = new ToolIndex([...twins].reverse()).search("archive the report");
     expect(forward.map((hit) => hit.name)).toEqual(["alpha:archive_report", "mid:archive_report", "zeta:archive_report"]);
