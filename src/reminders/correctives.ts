@@ -34,7 +34,10 @@ export interface TimelineMessage {
   fresh: boolean;
 }
 
-/** The calls of a run of messages, in the order made, each with its result (the latest call with that id that has none). */
+/**
+ * The calls of a run of messages, in the order made, each with its result (the latest call with that id that has none).
+ * A call is as new as its result: one made earlier whose result came fresh is new, whatever route brought the call.
+ */
 export function timeline(messages: readonly TimelineMessage[]): TimelineCall[] {
   const calls: TimelineCall[] = [];
   let userTurn = 0;
@@ -43,7 +46,7 @@ export function timeline(messages: readonly TimelineMessage[]): TimelineCall[] {
     for (const c of m.toolCalls ?? []) calls.push({ id: c.id, name: c.function.name, args: c.function.arguments, result: null, message: index, userTurn, fresh: m.fresh });
     if (m.role === "tool" && m.toolCallId !== undefined) {
       const call = calls.findLast((c) => c.id === m.toolCallId && c.result === null);
-      if (call) call.result = m.content;
+      if (call) Object.assign(call, { result: m.content, fresh: m.fresh });
     }
   });
   return calls;
@@ -57,7 +60,7 @@ export function loopNote(calls: readonly TimelineCall[], settings: Correctives, 
   const loop = loops[0];
   if (!loop) return null;
   const tools = loop.tools.map((t) => name(t, nonce));
-  const what = loop.period === 1 ? `${tools[0]} was called ${loop.repeats} times in a row with the same arguments and got the same result each time` : `the calls ${tools.join(" → ")} were repeated ${loop.repeats} times in a row, with the same arguments and the same results`;
+  const what = loop.period === 1 ? `${tools[0]} was called ${loop.repeats} times in a row with the same arguments and got the same result each time` : `the calls ${tools.join(" → ")} were made ${loop.repeats} times in a row, with the same arguments and the same results`;
   return {
     kind: "loop",
     reason: loop.period === 1 ? `${loop.tools[0]} repeated ${loop.repeats} times` : `cycle ${loop.tools.join(" → ")} repeated ${loop.repeats} times`,

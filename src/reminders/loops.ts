@@ -1,8 +1,9 @@
 /**
- * The loop detector: pure, over the conversation's recent tool calls in the order they were made. A loop is the same
- * call — tool, normalised arguments and result alike — made `repeats` times in a row, or a short cycle of calls
- * (A-B-A-B, period up to `maxPeriod`) repeated `repeats` times. Polling whose results change, retries with changed
- * arguments and paging (a cursor that advances) never repeat a whole fingerprint, so they are never loops.
+ * The loop detector: pure, over the conversation's recent tool calls in the order they were made. A loop is calls
+ * wasted by repeating: the same call — tool, normalised arguments and result alike — again and again, a short cycle of
+ * calls (A-B-A-B, period up to `maxPeriod`), or a parallel batch made again whole. It is counted by the calls it
+ * wasted, so A-B-A-B (two wasted) weighs what one call made three times does. Polling whose state changes, retries
+ * with changed arguments and paging (a cursor that advances) never repeat a whole fingerprint, so they are never loops.
  */
 
 /** One call as the detector reads it: the tool's name, its arguments as the model wrote them, and its result (null: none yet). */
@@ -10,18 +11,23 @@ export interface CallRecord {
   name: string;
   args: string;
   result: string | null;
+  /** The assistant message that made it: calls of one message are a parallel batch, compared in any order. */
+  message?: number;
 }
 
 export interface LoopOptions {
-  /** How many times the call or cycle repeats before it is a loop (default 3); 0 finds none. */
+  /**
+   * How many times one call repeats before it is a loop (default 3): a loop has wasted `repeats - 1` calls, and a
+   * cycle or batch must also repeat once whole. 0 or 1 finds none.
+   */
   repeats: number;
-  /** The longest cycle counted (default 3). */
+  /** The longest cycle counted (default 3); a repeated batch counts whatever its size. */
   maxPeriod: number;
 }
 
 export const LOOP_DEFAULTS: LoopOptions = { repeats: 3, maxPeriod: 3 };
 
-/** One loop: the calls it spans (`start`..`end`, inclusive), where it reached `repeats` (`firedAt`), its period and its tools. */
+/** One loop: the calls it spans (`start`..`end`, inclusive), the call that made it one (`firedAt`), its period and its tools. */
 export interface Loop {
   start: number;
   end: number;
@@ -31,6 +37,8 @@ export interface Loop {
   tools: string[];
   /** Whole repetitions the run holds. */
   repeats: number;
+  /** Calls made again with nothing new learned: the run's length less one cycle. */
+  wasted: number;
 }
 
 /** The value with every object's keys sorted, no whitespace; numbers as JSON numbers (1.0 and 1 alike). */
@@ -43,51 +51,123 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** Arguments canonicalised when they parse as JSON; otherwise trimmed as they are. An empty string is `{}`. */
+/** Arguments canonicalised when they parse as JSON; otherwise with runs of white space made one. An empty string is `{}`. */
 export function canonicalArgs(args: string): string {
   const trimmed = args.trim();
   if (trimmed === "") return "{}";
   try {
     return canonicalJson(JSON.parse(trimmed));
   } catch {
-    return trimmed;
+    return trimmed.replace(/\s+/g, " ");
   }
 }
 
-/** What makes two calls the same: tool, canonical arguments, result (whitespace at its ends aside). */
+/**
+ * What names a moment or one occurrence rather than an outcome: timestamps, clock times, elapsed durations, epoch
+ * seconds, UUIDs. The same error at another time is the same error; a state, a count or a percentage that changed is
+ * a change.
+ */
+const OCCURRENCE = new RegExp(
+  [
+    /\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/.source,
+    /\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/.source,
+    /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds|min|mins|minutes)\b/.source,
+    /\b1\d{9}(?:\d{3})?\b/.source,
+    /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
+  ].join("|"),
+  "gi",
+);
+
+/**
+ * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more whose letters and
+ * digits alternate at least four times, as random ids do and names ("order_1051", "utf8", "sha256sum") do not.
+ */
+function mintedId(word: string): boolean {
+  let changes = 0;
+  for (let i = 1; i < word.length; i++) if (/\d/.test(word[i]!) !== /\d/.test(word[i - 1]!) && /[a-z\d]/i.test(word[i]!) && /[a-z\d]/i.test(word[i - 1]!)) changes++;
+  return changes >= 4;
+}
+
+/** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
+export function canonicalResult(result: string): string {
+  const trimmed = result.trim();
+  const masked = trimmed.replace(OCCURRENCE, "·").replace(/[\w-]{8,}/g, (word) => (mintedId(word) ? "·" : word));
+  return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
+}
+
+/** What makes two calls the same: tool, canonical arguments, canonical result. */
 export function fingerprint(call: CallRecord): string {
-  return JSON.stringify([call.name, canonicalArgs(call.args), call.result === null ? null : call.result.trim()]);
+  return JSON.stringify([call.name, canonicalArgs(call.args), call.result === null ? null : canonicalResult(call.result)]);
 }
 
 /**
- * The loops in a sequence of calls, in the order they reached their threshold. A run that goes on is one loop, however
- * long; a run broken and started again is another. A run of one call repeated is counted at period 1 only, never again
- * as a longer cycle.
+ * The loops in a sequence of calls, in the order they became loops. Calls of one message are put in a canonical order
+ * first, so a batch made again in another order is the same batch. A run that goes on is one loop, however long; a
+ * run broken and started again is another. A run of one call repeated is counted at period 1 only, never again as a
+ * longer cycle. Positions in the answer are the caller's.
  */
 export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOptions> = {}): Loop[] {
   const { repeats, maxPeriod } = { ...LOOP_DEFAULTS, ...options };
   if (repeats < 2) return [];
-  const fps = calls.map(fingerprint);
-  const loops: Loop[] = [];
-  for (let period = 1; period <= maxPeriod; period++) {
+  const prints = calls.map(fingerprint);
+  const order = batchOrder(calls, prints);
+  const fps = order.map((i) => prints[i]!);
+  const batchAt = batchStarts(order.map((i) => calls[i]!.message));
+  const longest = Math.max(maxPeriod, ...batchAt.values());
+  const found: Loop[] = [];
+  for (let period = 1; period <= longest; period++) {
     let start = 0;
     for (let j = period; j <= fps.length; j++) {
       if (j < fps.length && fps[j] === fps[j - period]) continue;
-      // The run [start, j - 1] is periodic with this period.
+      // The run [start, j - 1] is periodic with this period. Past maxPeriod only a whole batch counts as a cycle.
       const length = j - start;
-      if (length >= period * repeats) {
+      const needed = Math.max(2 * period, period + repeats - 1);
+      const batch = period <= maxPeriod || batchAt.get(start) === period;
+      if (batch && length >= needed) {
         const block = fps.slice(start, start + period);
-        const firedAt = start + period * repeats - 1;
+        const firedAt = start + needed - 1;
         // A block that repeats within itself (A-A, A-B-A-B) is a shorter period's loop.
         const primitive = !Array.from({ length: period - 1 }, (_, i) => i + 1).some((q) => period % q === 0 && block.every((f, i) => f === block[i % q]));
-        const covered = loops.some((l) => firedAt >= l.start && firedAt <= l.end);
+        const covered = found.some((l) => firedAt >= l.start && firedAt <= l.end);
         if (primitive && !covered) {
-          loops.push({ start, end: j - 1, firedAt, period, tools: calls.slice(start, start + period).map((c) => c.name), repeats: Math.floor(length / period) });
+          found.push({ start, end: j - 1, firedAt, period, tools: order.slice(start, start + period).map((i) => calls[i]!.name), repeats: Math.floor(length / period), wasted: length - period });
         }
       }
       // The next run starts period calls back from the break: those calls are trivially periodic.
       start = j - period + 1;
     }
   }
-  return loops.sort((a, b) => a.firedAt - b.firedAt);
+  return found
+    .sort((a, b) => a.firedAt - b.firedAt)
+    .map((l) => {
+      const span = order.slice(l.start, l.end + 1);
+      // It became a loop when the last of the calls up to firedAt had its result, whatever their order in a batch.
+      return { ...l, start: Math.min(...span), end: Math.max(...span), firedAt: Math.max(...order.slice(l.start, l.firedAt + 1)) };
+    });
+}
+
+/** Positions in the order compared: each message's calls sorted by fingerprint, messages as they came. */
+function batchOrder(calls: readonly CallRecord[], prints: readonly string[]): number[] {
+  const order = calls.map((_, i) => i);
+  let from = 0;
+  for (let i = 1; i <= calls.length; i++) {
+    const same = i < calls.length && calls[i]!.message !== undefined && calls[i]!.message === calls[from]!.message;
+    if (same) continue;
+    const batch = order.slice(from, i).sort((a, b) => (prints[a]! < prints[b]! ? -1 : prints[a]! > prints[b]! ? 1 : a - b));
+    order.splice(from, batch.length, ...batch);
+    from = i;
+  }
+  return order;
+}
+
+/** Where each batch of two calls or more starts (in the order compared), and its size. */
+function batchStarts(messages: readonly (number | undefined)[]): Map<number, number> {
+  const starts = new Map<number, number>();
+  let from = 0;
+  for (let i = 1; i <= messages.length; i++) {
+    if (i < messages.length && messages[i] !== undefined && messages[i] === messages[from]) continue;
+    if (i - from > 1) starts.set(from, i - from);
+    from = i;
+  }
+  return starts;
 }

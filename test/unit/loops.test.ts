@@ -23,7 +23,7 @@ describe("the loop detector", () => {
   it("fires on the same call with the same result three times in a row, once for the whole run", () => {
     const r = c("read_file", { path: "a" }, "A");
     expect(findLoops([r, r])).toEqual([]);
-    expect(findLoops([r, r, r])).toEqual([{ start: 0, end: 2, firedAt: 2, period: 1, tools: ["read_file"], repeats: 3 }]);
+    expect(findLoops([r, r, r])).toEqual([{ start: 0, end: 2, firedAt: 2, period: 1, tools: ["read_file"], repeats: 3, wasted: 2 }]);
     expect(findLoops([r, r, r, r, r, r])).toHaveLength(1);
     // Broken and started again: another loop.
     expect(findLoops([r, r, r, c("x", {}), r, r, r]).map((l) => l.firedAt)).toEqual([2, 6]);
@@ -32,17 +32,44 @@ describe("the loop detector", () => {
   it("fires on respelled arguments: key order, whitespace, 1 and 1.0", () => {
     const calls = ['{"path":"a","limit":1}', '{ "limit": 1.0, "path": "a" }', '{"limit":1,\n"path":"a"}'].map((args) => c("read_file", args, "A"));
     expect(findLoops(calls)).toHaveLength(1);
+    // Arguments that are not JSON: runs of white space are one.
+    expect(findLoops(["ls  -la src", "ls -la\tsrc", " ls -la src\n"].map((args) => c("bash", args, "x")))).toHaveLength(1);
   });
 
-  it("fires on short cycles (period 2 and 3) repeated three times, and on no longer ones by default", () => {
+  it("counts a cycle by the calls it wasted: A-B-A-B is a loop as A-A-A is, A-B-C once repeated whole", () => {
     const a = c("a", {}), b = c("b", {}), d = c("d", {}), e = c("e", {});
-    expect(findLoops([a, b, a, b, a])).toEqual([]);
-    expect(findLoops([a, b, a, b, a, b])).toMatchObject([{ period: 2, tools: ["a", "b"], repeats: 3, firedAt: 5 }]);
-    expect(findLoops([a, b, d, a, b, d, a, b, d])).toMatchObject([{ period: 3, tools: ["a", "b", "d"] }]);
+    expect(findLoops([a, b, a])).toEqual([]);
+    expect(findLoops([a, b, a, b])).toMatchObject([{ period: 2, tools: ["a", "b"], repeats: 2, firedAt: 3, wasted: 2 }]);
+    expect(findLoops([a, b, d, a, b])).toEqual([]);
+    expect(findLoops([a, b, d, a, b, d])).toMatchObject([{ period: 3, tools: ["a", "b", "d"], firedAt: 5, wasted: 3 }]);
+    // Longer cycles only with maxPeriod (a batch aside, below).
     expect(findLoops([a, b, d, e, a, b, d, e, a, b, d, e])).toEqual([]);
-    expect(findLoops([a, b, d, e, a, b, d, e, a, b, d, e], { maxPeriod: 4 })).toMatchObject([{ period: 4 }]);
+    expect(findLoops([a, b, d, e, a, b, d, e], { maxPeriod: 4 })).toMatchObject([{ period: 4 }]);
     // A run of one call is a period-1 loop, not also a cycle.
     expect(findLoops([a, a, a, a, a, a]).map((l) => l.period)).toEqual([1]);
+    // One result changed in the cycle: no loop.
+    expect(findLoops([a, b, a, c("b", {}, "changed")])).toEqual([]);
+  });
+
+  it("reads a parallel batch in any order, and a batch made again whole is a loop whatever its size", () => {
+    const at = (call: CallRecord, message: number) => ({ ...call, message });
+    const a = c("a", {}), b = c("b", { x: 1 }), d = c("d", {}), e = c("e", {});
+    expect(findLoops([at(a, 0), at(b, 0), at(b, 1), at(a, 1)])).toMatchObject([{ period: 2, start: 0, end: 3, firedAt: 3 }]);
+    const four = [a, b, d, e];
+    expect(findLoops([...four.map((k) => at(k, 0)), ...[e, d, b, a].map((k) => at(k, 1))])).toMatchObject([{ period: 4, repeats: 2, wasted: 4 }]);
+    // The same four calls, but not as batches: a 4-cycle is past maxPeriod.
+    expect(findLoops([...four, ...four])).toEqual([]);
+    // A batch made again with one call changed is no loop.
+    expect(findLoops([...four.map((k) => at(k, 0)), ...[a, b, d, c("e", {}, "new")].map((k) => at(k, 1))])).toEqual([]);
+  });
+
+  it("the same error with a new request id, timestamp or duration is the same result; a clock's time is its own", () => {
+    const err = (id: string, when: string, took: string) => c("deploy", { env: "prod" }, `Error 503: upstream unavailable (request ${id}) at ${when} after ${took}`);
+    expect(findLoops([err("req_8f3a2b1c9d", "2026-11-27T02:33:01Z", "1.2s"), err("req_1a9e7c4b2f", "2026-11-27T02:33:09Z", "980ms"), err("4f1d9a2e-77c0-4b1e-9a53-0c2f8e6d1b7a", "2026-11-27 02:33:15", "1.1 s")])).toHaveLength(1);
+    // A changed state or percentage is progress, not an occurrence mark; names with a number are names.
+    expect(findLoops([10, 20, 30].map((p) => c("job_status", { id: "j1" }, `running ${p}% at 2026-11-27T02:3${p / 10}:00Z`)))).toEqual([]);
+    expect(findLoops(["order_1051", "order_1052", "order_1053"].map((o) => c("next_order", {}, o)))).toEqual([]);
+    expect(findLoops([1, 2, 3].map((k) => c("get_time", {}, `2026-11-27T02:3${k}:00Z`)))).toEqual([]);
   });
 
   it("leaves polling with changing results, retries with changed arguments and paging alone", () => {
@@ -90,6 +117,16 @@ describe("corrective notes", () => {
     expect(loopNote(fresh([r, r, r]), DEFAULTS, false)).toMatchObject({ kind: "loop", reason: "read_file repeated 3 times" });
     // A loop reaching back to the start of a truncated read is not known to be new.
     expect(loopNote(fresh([r, r, r]), DEFAULTS, true)).toBeNull();
+  });
+
+  it("a call is as new as its result: a loop completed by a result that came in this turn is new, whoever stored the call", () => {
+    const message = (role: string, fresh: boolean, extra: object = {}) => ({ role, content: "", fresh, ...extra });
+    const call = (id: string, fresh: boolean) => message("assistant", fresh, { toolCalls: [{ id, function: { name: "read_file", arguments: '{"path":"a"}' } }] });
+    const result = (id: string, fresh: boolean) => ({ ...message("tool", fresh, { toolCallId: id }), content: "No such file" });
+    // Two calls with their results and a third call stored earlier (POST …/messages); its result comes with the continuation.
+    const stored = [message("user", false), call("c1", false), result("c1", false), call("c2", false), result("c2", false), call("c3", false)];
+    expect(loopNote(timeline([...stored, result("c3", true)]), DEFAULTS, false)).toMatchObject({ kind: "loop", reason: "read_file repeated 3 times" });
+    expect(loopNote(timeline([...stored, result("c3", false)]), DEFAULTS, false)).toBeNull();
   });
 
   const todo = (items: [string, string][]) => c("todo_write", { todos: items.map(([content, status]) => ({ content, status })) });

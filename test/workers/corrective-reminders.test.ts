@@ -77,17 +77,48 @@ describe("corrective reminders", () => {
     // Polling whose result changes is no loop; the same loop starting again is a new one.
     for (let i = 0; i < 3; i++) await s.call("job_status", { id: "j" }, `progress ${i * 30}%`);
     expect(kinds(await s.turn({ message: "And the job?" }))).toEqual([]);
-    for (let i = 0; i < 2; i++) await s.call("read_file", { path: "docs/a" }, "A"), await s.call("grep", { q: "x" }, "0 hits");
+    // A cycle is counted by the calls it wasted: A-B-A-B wastes two, as one call made three times does.
+    await s.call("read_file", { path: "docs/a" }, "A"), await s.call("grep", { q: "x" }, "0 hits");
     await s.call("read_file", { path: "docs/a" }, "A");
     const cycle = await s.call("grep", { q: "x" }, "0 hits");
-    expect(cycle.envelope.reminders).toEqual([{ kind: "loop", reason: "cycle read_file → grep repeated 3 times" }]);
+    expect(cycle.envelope.reminders).toEqual([{ kind: "loop", reason: "cycle read_file → grep repeated 2 times" }]);
     expect(kinds(await s.turn({ message: "Well?" }))).toEqual([]);
     // Each firing is an event; a continuation's names the user message it follows.
     expect((await s.events()).filter((e) => e.type === "reminder.fired").map((e) => [e.subject, e.data])).toEqual([
       ["loop", { kind: "loop", reason: "read_file repeated 3 times", continuation: true, userSeq: 1 }],
-      ["loop", { kind: "loop", reason: "cycle read_file → grep repeated 3 times", continuation: true, userSeq: expect.any(Number) }],
+      ["loop", { kind: "loop", reason: "cycle read_file → grep repeated 2 times", continuation: true, userSeq: expect.any(Number) }],
     ]);
     expectStablePrefix(s.turns);
+  });
+
+  it("a loop whose calls were appended with POST …/messages is noted on the continuation that brings its last result; a batch made again is one too", async () => {
+    const s = await setup();
+    await s.turn({ message: "Why does the deploy fail?" });
+    const call = (id: string, name = "deploy", args = '{"env":"prod"}') => ({ id, type: "function", function: { name, arguments: args } });
+    const error = (id: string, request: string) => ({ role: "tool", tool_call_id: id, content: `Error 503: upstream unavailable (request ${request})` });
+    await s.frontend.json("POST", `${s.path}/messages`, {
+      messages: [
+        { role: "assistant", content: null, tool_calls: [call("d1")] },
+        error("d1", "req_8f3a2b1c9d"),
+        { role: "assistant", content: null, tool_calls: [call("d2", "deploy", '{ "env" : "prod" }')] },
+        error("d2", "req_1a9e7c4b2f"),
+        { role: "assistant", content: null, tool_calls: [call("d3")] },
+      ],
+    });
+    const last = await s.turn({ toolResults: [{ tool_call_id: "d3", content: "Error 503: upstream unavailable (request req_77c0b1e9a5)" }] });
+    expect(last.envelope.reminders).toEqual([{ kind: "loop", reason: "deploy repeated 3 times" }]);
+    expect(textOf(last.messages.at(-1)!)).toContain('<system_reminder kind="loop"');
+    // A parallel batch made again in another order, its results in a continuation.
+    await s.turn({ message: "Check the two services then." });
+    const batch = (ids: [string, string], order: 0 | 1) => {
+      const calls = [call(ids[0], "get_status", '{"service":"api"}'), call(ids[1], "get_status", '{"service":"web"}')];
+      return { role: "assistant", content: null, tool_calls: order ? calls.reverse() : calls };
+    };
+    await s.frontend.json("POST", `${s.path}/messages`, {
+      messages: [batch(["s1", "s2"], 0), { role: "tool", tool_call_id: "s1", content: "api: degraded" }, { role: "tool", tool_call_id: "s2", content: "web: ok" }, batch(["s3", "s4"], 1)],
+    });
+    const again = await s.turn({ toolResults: [{ tool_call_id: "s4", content: "web: ok" }, { tool_call_id: "s3", content: "api: degraded" }] });
+    expect(again.envelope.reminders).toEqual([{ kind: "loop", reason: "cycle get_status → get_status repeated 2 times" }]);
   });
 
   it("an agent without correctives gets no corrective notes", async () => {
