@@ -20,7 +20,7 @@ import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
 import { ToolStateStore } from "./tool-state-store";
 import { GatewayStore, type GatewayCursor, type GatewayRun, type ModelUsage } from "./gateway-store";
-import { recordGatewayStep, runLive, takeGatewayTurn } from "./gateway-runs";
+import { recordGatewayStep, runLive, takeGatewayTurn, type GatewayHost } from "./gateway-runs";
 import { reviewAppended, reviewGatewayOutput, type ReviewHost } from "./output-review";
 import { askGuardModel } from "../tools/guard-model";
 import type { ModelAnswer, OutputReview } from "../hooks/output";
@@ -77,19 +77,26 @@ export class Conversation extends DurableObject<Env> {
 
   async create(owner: Owner, conversationId: string, agent?: string, compactionPolicy: CompactionPolicy = DEFAULT_COMPACTION_POLICY): Promise<Result<ConversationInfo>> {
     return this.queue.run(async () => {
-      if (this.store.meta()) return fail("conflict", "conversation already exists");
-      let agentContexts: string[] = [];
-      let resultPolicies = {};
-      if (agent !== undefined) {
-        const found = await this.hub(owner).agent(agent);
-        if (!found) return fail("not-found", `no agent '${agent}' is registered`);
-        ({ attachedContexts: agentContexts, resultPolicies } = found);
-      }
-      const createdAt = new Date().toISOString();
-      this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, compactionPolicy, createdAt, nonce: newNonce() });
-      await this.hub(owner).conversationCreated({ id: conversationId, agent: agent ?? null, createdAt });
-      return ok(this.describe(this.store.meta()!));
+      const made = await this.begin(owner, conversationId, agent, compactionPolicy);
+      if (!made.ok) return made;
+      await this.hub(owner).conversationCreated({ id: conversationId, agent: agent ?? null, createdAt: made.value.createdAt });
+      return ok(this.describe(made.value));
     });
+  }
+
+  /** The conversation made here, inside the queue, and not yet listed in the user's hub. */
+  private async begin(owner: Owner, conversationId: string, agent?: string, compactionPolicy: CompactionPolicy = DEFAULT_COMPACTION_POLICY): Promise<Result<ConversationMeta>> {
+    if (this.store.meta()) return fail("conflict", "conversation already exists");
+    let agentContexts: string[] = [];
+    let resultPolicies = {};
+    if (agent !== undefined) {
+      const found = await this.hub(owner).agent(agent);
+      if (!found) return fail("not-found", `no agent '${agent}' is registered`);
+      ({ attachedContexts: agentContexts, resultPolicies } = found);
+    }
+    const createdAt = new Date().toISOString();
+    this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, compactionPolicy, createdAt, nonce: newNonce() });
+    return ok(this.store.meta()!);
   }
 
   info(owner: Owner): Result<ConversationInfo> {
@@ -215,13 +222,35 @@ export class Conversation extends DurableObject<Env> {
   /** The gateway's turn: taken, and the cursor moved past it, only if the cursor is still where the gateway read it. */
   gatewayTurn(owner: Owner, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }, run: string): Promise<Result<TurnResult>> {
     return this.serve(owner, "queued", (owned) =>
-      takeGatewayTurn({ store: this.store, gateway: this.gateway }, body, cursor, run, (interruptedRun) => this.takeTurnNow(owner, owned, body, interruptedRun ? { interruptedRun } : {})),
+      takeGatewayTurn(this.gatewayHost(owner), body, cursor, run, (interruptedRun) => this.takeTurnNow(owner, owned, body, interruptedRun ? { interruptedRun } : {})),
     );
+  }
+
+  /**
+   * The gateway's first turn in a conversation of its own: the conversation is made with it and kept only if the turn
+   * is taken. A refused turn leaves nothing behind: its storage is deleted, and the hub never lists it.
+   */
+  gatewayStart(owner: Owner, conversationId: string, body: TurnBody, next: GatewayCursor, run: string): Promise<Result<TurnResult>> {
+    return this.queue.run(async () => {
+      const made = await this.begin(owner, conversationId, body.agent);
+      if (!made.ok) return made;
+      const turn = await takeGatewayTurn(this.gatewayHost(owner), body, { expected: null, next }, run, () => this.takeTurnNow(owner, made.value, body));
+      if (!turn.ok) {
+        await this.ctx.storage.deleteAll();
+        return turn;
+      }
+      await this.hub(owner).conversationCreated({ id: conversationId, agent: body.agent, createdAt: made.value.createdAt });
+      return turn;
+    });
   }
 
   /** The gateway's bookkeeping after a step: its cursor, its run's end, the upstream's usage. */
   gatewayRecord(owner: Owner, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
-    return this.serve(owner, "queued", () => recordGatewayStep({ store: this.store, gateway: this.gateway }, record));
+    return this.serve(owner, "queued", () => recordGatewayStep(this.gatewayHost(owner), record));
+  }
+
+  private gatewayHost(owner: Owner): GatewayHost {
+    return { store: this.store, gateway: this.gateway, hub: this.hub(owner) };
   }
 
   /** The gateway's check of one model answer by the agent's output hooks. */
@@ -448,6 +477,7 @@ export class Conversation extends DurableObject<Env> {
       providers: () => hub.providers(),
       listItems: (ref, params) => hub.listItems(ref, params),
       readContext: (ref, id, conversationId) => hub.readContext(ref, id, conversationId),
+      ...(this.env.AI ? { rankByMeaning: (query: string, tools: readonly string[]) => hub.rankByMeaning(query, tools) } : {}),
       callHook: (hook, params) => hub.callHook(hook, params),
       askGuardModel: (config, input) => askGuardModel(input, { config, upstream: upstreamConfig(this.env, config.upstream), nonce: this.store.meta()?.nonce ?? null }),
     };

@@ -6,12 +6,22 @@
 import { fail, ok, type Result } from "../core/problem";
 import type { TurnResult } from "../protocol/frontend";
 import type { TurnBody } from "../protocol/http";
+import type { GatewayHead } from "../hub/gateway-heads";
 import type { GatewayCursor, GatewayRun, GatewayStore, ModelUsage } from "./gateway-store";
 import type { ConversationStore } from "./store";
 
 export interface GatewayHost {
   store: ConversationStore;
   gateway: GatewayStore;
+  /** The user's hub, which indexes where the cursor is so a resent history finds the conversation (src/hub/gateway-heads.ts). */
+  hub: { gatewayHeadMoved(head: GatewayHead): Promise<void> | void };
+}
+
+/** The cursor moved: the hub's index follows (a cursor without a chain, from before chains were kept, cannot be found by one). */
+async function headMoved(host: GatewayHost, cursor: GatewayCursor, at: string): Promise<void> {
+  const meta = host.store.meta();
+  if (cursor.chain === null || !meta?.agent) return;
+  await host.hub.gatewayHeadMoved({ conversationId: meta.conversationId, agent: meta.agent, chain: cursor.chain, consumed: cursor.consumed, at });
 }
 
 /** A gateway run's writes go on only while it is the run in progress (none given: not a gateway run's). */
@@ -43,6 +53,7 @@ export async function takeGatewayTurn(
   const at = new Date().toISOString();
   host.gateway.setCursor(cursor.next, at, { runId: run, turnId: turn.value.turnId });
   if (prior) host.store.addEvent(turn.value.turnId, "gateway.run.interrupted", prior.turnId, { runId: prior.runId }, at);
+  await headMoved(host, cursor.next, at);
   return turn;
 }
 
@@ -50,7 +61,7 @@ export async function takeGatewayTurn(
  * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
  * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply).
  */
-export function recordGatewayStep(host: GatewayHost, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Result<{ lastSeq: number }> {
+export async function recordGatewayStep(host: GatewayHost, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
   const { store, gateway } = host;
   const at = new Date().toISOString();
   const lastSeq = store.lastSeq();
@@ -63,5 +74,6 @@ export function recordGatewayStep(host: GatewayHost, record: { cursor?: GatewayC
       store.addEvent(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
     }
   });
+  if (record.cursor && live) await headMoved(host, record.cursor, at);
   return ok({ lastSeq });
 }

@@ -3,12 +3,14 @@ type Row = Record<string, SqlStorageValue>;
 /**
  * Where the model gateway is in the client's copy of the conversation (migration 0013): `consumed` client messages
  * (system messages aside, the gateway's own answers counted) and the hash of the last one; `awaiting` while the model
- * still owes an answer to what was consumed (an upstream failure, a broken stream).
+ * still owes an answer to what was consumed (an upstream failure, a broken stream); `chain`, the hash chain of all of
+ * them (migration 0018; null for a cursor written before, until a resent history gives it one).
  */
 export interface GatewayCursor {
   consumed: number;
   lastHash: string;
   awaiting: boolean;
+  chain: string | null;
 }
 
 /** The model's real usage for one upstream call, recorded on the turn whose input it read. */
@@ -34,18 +36,19 @@ export class GatewayStore {
   constructor(private readonly storage: DurableObjectStorage) {}
 
   cursor(): GatewayCursor | null {
-    const row = this.storage.sql.exec<Row>("SELECT consumed, last_hash, awaiting FROM gateway_cursor WHERE id = 1").toArray()[0];
-    return row ? { consumed: row.consumed as number, lastHash: row.last_hash as string, awaiting: row.awaiting === 1 } : null;
+    const row = this.storage.sql.exec<Row>("SELECT consumed, last_hash, awaiting, chain FROM gateway_cursor WHERE id = 1").toArray()[0];
+    return row ? { consumed: row.consumed as number, lastHash: row.last_hash as string, awaiting: row.awaiting === 1, chain: row.chain as string | null } : null;
   }
 
   /** Moves the cursor; `run` is the run in progress from now on (null: none), left as it is when absent. */
   setCursor(cursor: GatewayCursor, at: string, run?: GatewayRun | null): void {
     const kept = run === undefined ? this.openRun() : run;
     this.storage.sql.exec(
-      "INSERT OR REPLACE INTO gateway_cursor (id, consumed, last_hash, awaiting, updated_at, run_id, run_turn) VALUES (1, ?, ?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO gateway_cursor (id, consumed, last_hash, awaiting, chain, updated_at, run_id, run_turn) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
       cursor.consumed,
       cursor.lastHash,
       cursor.awaiting ? 1 : 0,
+      cursor.chain,
       at,
       kept?.runId ?? null,
       kept?.turnId ?? null,

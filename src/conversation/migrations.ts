@@ -15,6 +15,7 @@ import subagents from "../../migrations/conversation/0014_subagents.sql";
 import eventIndex from "../../migrations/conversation/0015_event_index.sql";
 import gatewayRun from "../../migrations/conversation/0016_gateway_run.sql";
 import historySearch from "../../migrations/conversation/0017_history_search.sql";
+import gatewayChain from "../../migrations/conversation/0018_gateway_chain.sql";
 import type { Migration } from "../storage/migrate";
 import { admitStoredResources } from "./admit-stored";
 import { HistorySearchStore } from "./history-search-store";
@@ -38,4 +39,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 15, name: "0015_event_index", sql: eventIndex },
   { version: 16, name: "0016_gateway_run", sql: gatewayRun },
   { version: 17, name: "0017_history_search", sql: historySearch, then: (storage) => new HistorySearchStore(storage.sql).backfill() },
+  { version: 18, name: "0018_gateway_chain", sql: gatewayChain },
 ];

@@ -7,7 +7,7 @@ import { TurnBody } from "../protocol/http";
 import { ConversationId } from "../protocol/methods";
 import { QualifiedName } from "../protocol/names";
 import { keepAliveMs, maxSteps, upstreamConfig, upstreamUrlVar } from "./config";
-import { newPart } from "./diff";
+import { continuationChains, newPart, readHistory } from "./diff";
 import { fromProblem, gatewayError, type GatewayError } from "./errors";
 import { upstreamBody, type HeldAnswer, type LoopContext } from "./loop";
 import { openUpstream } from "./upstream";
@@ -21,6 +21,8 @@ import type { TurnResult } from "../protocol/frontend";
  */
 
 export const CONVERSATION_HEADER = "X-Conversation-Id";
+/** On a request without X-Conversation-Id whose history more than one conversation has consumed: the others, best first. */
+export const ALSO_MATCHED_HEADER = "X-Conversation-Also-Matched";
 
 export interface GatewayRequest {
   /** `model` as the client sent it: `app:agent`, optionally `@upstream-model`. */
@@ -67,13 +69,13 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
   const upstreamModel = at === -1 ? (agentInfo?.model ?? config.model) : request.model.slice(at + 1);
   if (!upstreamModel) return failed(gatewayError(400, "no upstream model: name it in `model` as 'app:agent@upstream-model', give the agent a `model`, or set UPSTREAM_MODEL", "invalid_model", { param: "model" }));
 
-  // The conversation: the one named, else a new one for this agent.
+  // The conversation: the one named; else the one whose consumed history this request's extends (a client that can
+  // set only a base URL and key resends its history); else a new one, made with the turn, so a refused request leaves
+  // none behind.
+  const history = await readHistory(request.messages);
   const named = c.req.header(CONVERSATION_HEADER);
-  let conversationId: string;
+  let conversationId: string | null = null;
   let cursor: GatewayCursor | null = null;
-  // Checked before a new conversation is made, so a refused request leaves none behind.
-  const early = named === undefined ? await newPart(request.messages, null, request.where) : null;
-  if (early && !early.ok) return failed(early.error);
   if (named !== undefined) {
     const id = ConversationId.safeParse(named);
     const found = id.success ? await conversationStub(c.env, owner, id.data).gatewayCursor(owner) : null;
@@ -81,14 +83,19 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
     conversationId = id.data;
     cursor = found.value.cursor;
   } else {
-    conversationId = crypto.randomUUID();
-    const created = await conversationStub(c.env, owner, conversationId).create(owner, conversationId, agent.data);
-    if (!created.ok) return failed(modelProblem(fromProblem(created.problem)));
+    const chains = continuationChains(history);
+    const [match, ...others] = chains.length ? await hubStub(c.env, owner).gatewayConversations(agent.data, chains) : [];
+    if (match !== undefined) {
+      const found = await conversationStub(c.env, owner, match).gatewayCursor(owner);
+      if (!found.ok) return failed(fromProblem(found.problem));
+      conversationId = match;
+      cursor = found.value.cursor;
+      if (others.length) headers[ALSO_MATCHED_HEADER] = others.join(", ");
+    }
   }
-  const stub = conversationStub(c.env, owner, conversationId);
-  headers[CONVERSATION_HEADER] = conversationId;
+  if (conversationId !== null) headers[CONVERSATION_HEADER] = conversationId;
 
-  const diffed = early ?? (await newPart(request.messages, cursor, request.where));
+  const diffed = await newPart(history, cursor, request.where);
   if (!diffed.ok) return failed(diffed.error);
   const part = diffed.value;
   const body = TurnBody.safeParse(
@@ -103,8 +110,12 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
   // Consumed, and awaiting the model's answer, with the turn: from here a failure leaves a conversation a retry
   // continues. Another request that took this part meanwhile makes this one a 409.
   const run = crypto.randomUUID();
-  const turn = await stub.gatewayTurn(owner, body.data, { expected: cursor, next: part.consumed }, run);
+  const id = conversationId ?? crypto.randomUUID();
+  const stub = conversationStub(c.env, owner, id);
+  const turn =
+    conversationId === null ? await stub.gatewayStart(owner, id, body.data, part.consumed, run) : await stub.gatewayTurn(owner, body.data, { expected: cursor, next: part.consumed }, run);
   if (!turn.ok) return failed(modelProblem(fromProblem(turn.problem)));
+  headers[CONVERSATION_HEADER] = id;
   headers["X-Turn-Id"] = turn.value.turnId;
 
   const ctx: LoopContext = {
@@ -120,6 +131,7 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
     maxSteps: maxSteps(c.env),
     run,
     consumed: part.consumed.consumed,
+    chain: part.consumed.chain,
     held: request.held,
   };
   const opened = await openUpstream(config, upstreamBody(ctx, turn.value, 1));

@@ -52,30 +52,76 @@ export function messageHash(m: ClientMessage): Promise<string> {
   return sha256Hex(JSON.stringify(canonical(m)));
 }
 
+/** The chain one message further: it names the whole history up to that message, so an earlier edit changes it too. */
+export function chainLink(chain: string, hash: string): Promise<string> {
+  return sha256Hex(chain + hash);
+}
+
+async function extend(chain: string, hashes: readonly string[]): Promise<string> {
+  for (const hash of hashes) chain = await chainLink(chain, hash);
+  return chain;
+}
+
+/** The client's side of a request as the diff reads it: its messages, each one's hash, and the chain after each. */
+export interface ClientHistory {
+  messages: ClientMessage[];
+  hashes: string[];
+  /** `chains[i]`: the chain of messages 0…i (from ""). */
+  chains: string[];
+}
+
+export async function readHistory(all: readonly ClientMessage[]): Promise<ClientHistory> {
+  const messages = clientSide(all);
+  const hashes = await Promise.all(messages.map(messageHash));
+  const chains: string[] = [];
+  for (const hash of hashes) chains.push(await chainLink(chains.at(-1) ?? "", hash));
+  return { messages, hashes, chains };
+}
+
 /**
- * The diff rule (docs/gateway.md#the-diff-rule). With `consumed` client messages taken so far and `lastHash` the hash
- * of the last of them:
- * 1. the request holds at least that many and its message at that place hashes the same: the client resends its whole
- *    history, and what follows is new;
+ * The chains at which a conversation this request continues can have stopped: its new part holds no assistant
+ * message, so the consumed history ends at the last assistant message (an answer the gateway returned) or after it
+ * (a turn still owed its answer). Without any assistant message, anywhere.
+ */
+export function continuationChains(history: ClientHistory): string[] {
+  const lastAnswer = history.messages.findLastIndex((m) => m.role === "assistant");
+  return history.chains.slice(Math.max(lastAnswer, 0));
+}
+
+const nothingNew = (message: string): { ok: false; error: GatewayError } => ({ ok: false, error: gatewayError(400, message, "nothing_new", { param: "messages" }) });
+
+/**
+ * The diff rule (docs/gateway.md#the-diff-rule). With `consumed` client messages taken so far, `lastHash` the hash of
+ * the last of them and `chain` the chain of them all:
+ * 1. the request holds at least that many and the chain of its first `consumed` is the same: the client resends its
+ *    whole history, and what follows is new;
  * 2. else, a request without any assistant message sends only what is new;
  * 3. else the client's history differs from what the conversation consumed (edited, or another conversation's):
  *    409 `history_mismatch`.
  * When nothing is new (1), or the new part is the last consumed message again (2), and the model still owes an answer
- * (the last attempt failed), the request is a retry: the turn continues. Otherwise nothing new is a 400.
+ * (the last attempt failed), the request is a retry: the turn continues. Otherwise nothing new is a 400, and so is a
+ * new part with no words and no results in it (an empty message).
+ * A cursor written before chains were kept (`chain` null) is compared by its last message alone, and extended from a
+ * resent history.
  */
-export async function newPart(all: readonly ClientMessage[], cursor: GatewayCursor | null, where: (index: number) => string = (i) => `messages[${i}]`): Promise<{ ok: true; value: NewPart } | { ok: false; error: GatewayError }> {
-  const messages = clientSide(all);
+export async function newPart(history: ClientHistory, cursor: GatewayCursor | null, where: (index: number) => string = (i) => `messages[${i}]`): Promise<{ ok: true; value: NewPart } | { ok: false; error: GatewayError }> {
+  const { messages, hashes, chains } = history;
   const consumed = cursor?.consumed ?? 0;
   let fresh: ClientMessage[];
-  if (cursor && consumed > 0 && messages.length >= consumed && (await messageHash(messages[consumed - 1]!)) === cursor.lastHash) {
+  let chain: string | null;
+  if (cursor && consumed > 0 && messages.length >= consumed && hashes[consumed - 1] === cursor.lastHash && (cursor.chain === null || chains[consumed - 1] === cursor.chain)) {
     fresh = messages.slice(consumed);
     if (fresh.length === 0) {
       if (cursor.awaiting) return { ok: true, value: { kind: "retry", consumed: cursor } };
-      return { ok: false, error: gatewayError(400, "the messages bring nothing new: end them with the user's next message or your tools' results", "nothing_new", { param: "messages" }) };
+      return nothingNew("the messages bring nothing new: end them with the user's next message or your tools' results");
     }
+    chain = chains.at(-1)!;
   } else if (!messages.some((m) => m.role === "assistant")) {
     fresh = messages;
-    if (cursor?.awaiting && fresh.length > 0 && (await messageHash(fresh.at(-1)!)) === cursor.lastHash) return { ok: true, value: { kind: "retry", consumed: cursor } };
+    if (fresh.length === 0) return nothingNew("the messages hold no user message and no tool result (system messages aside): nothing to answer");
+    if (cursor?.awaiting && hashes.at(-1) === cursor.lastHash) return { ok: true, value: { kind: "retry", consumed: cursor } };
+    // Only the new part came: the conversation's chain goes on over it (a new conversation's starts with it).
+    chain = cursor === null ? chains.at(-1)! : cursor.chain === null ? null : await extend(cursor.chain, hashes);
   } else {
     return {
       ok: false,
@@ -83,13 +129,13 @@ export async function newPart(all: readonly ClientMessage[], cursor: GatewayCurs
         409,
         consumed === 0
           ? "this conversation has no history from this client to continue: send only the new messages, or start a new conversation (no X-Conversation-Id) with only the user's message"
-          : `the messages do not continue this conversation: message ${consumed} (system messages aside) differs from the one it consumed, or is missing. Resend the history as you received it, send only the new messages, or start a new conversation`,
+          : `the messages do not continue this conversation: message ${consumed} (system messages aside), or one before it, differs from the one it consumed, or is missing. Resend the history as you received it, send only the new messages, or start a new conversation`,
         "history_mismatch",
         { param: "messages" },
       ),
     };
   }
-  return shape(fresh, { consumed: consumed + fresh.length, lastHash: await messageHash(fresh.at(-1)!), awaiting: true }, messages.length - fresh.length, where);
+  return shape(fresh, { consumed: consumed + fresh.length, lastHash: hashes.at(-1)!, awaiting: true, chain }, messages.length - fresh.length, where);
 }
 
 /** The new part as a turn takes it: results of the client's tools first, then the user's message. */
@@ -124,6 +170,7 @@ function shape(fresh: ClientMessage[], consumed: GatewayCursor, offset: number, 
     }
   }
   if (images.length && !words.length) return { ok: false, error: gatewayError(400, "images come with the user's words", "invalid_message", { param: "messages" }) };
+  if (!words.length && !toolResults.length) return nothingNew("the user's message is empty (no text) and no tool results come with it: nothing new to answer");
   return {
     ok: true,
     value: {

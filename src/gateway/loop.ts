@@ -7,7 +7,7 @@ import { AppendableMessage } from "../protocol/messages";
 import { TurnBody } from "../protocol/http";
 import type { UpstreamConfig } from "./config";
 import { gatewayError, fromProblem } from "./errors";
-import { messageHash } from "./diff";
+import { chainLink, messageHash } from "./diff";
 import { openUpstream, readCompletion, readStream, stepUsage, type Outcome, type StepAnswer } from "./upstream";
 import { settleDelegations } from "./subagents";
 import { LIMITS } from "../protocol/limits";
@@ -27,8 +27,9 @@ export interface LoopContext {
   maxSteps: number;
   /** This request's run: its writes are refused once a newer request interrupts it. */
   run: string;
-  /** The client messages the conversation consumed before this request's answer. */
+  /** The client messages the conversation consumed before this request's answer, and their chain (null: none kept). */
   consumed: number;
+  chain: string | null;
   /** The answer as the client holds it, in chat form: the cursor keeps its hash. */
   held: (answer: HeldAnswer) => ChatRequestMessage;
 }
@@ -158,9 +159,10 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     const finishReason: FinishReason = clientCalls.length ? "tool_calls" : runtimeCalls.length ? "length" : (FINISH[answer.finishReason] ?? "stop");
     const content = texts.length ? texts.join("\n\n") : null;
     const stepLimit = !clientCalls.length && runtimeCalls.length > 0;
-    const held = ctx.held({ content, refusal, toolCalls: clientCalls });
+    const lastHash = await messageHash(ctx.held({ content, refusal, toolCalls: clientCalls }));
+    const chain = ctx.chain === null ? null : await chainLink(ctx.chain, lastHash);
     // At the step limit the model owes the rest of its answer: the same history resent (nothing new) continues the turn.
-    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash: await messageHash(held), awaiting: stepLimit }, usage, run: ctx.run });
+    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash, awaiting: stepLimit, chain }, usage, run: ctx.run });
     return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), ...totalCacheWrites(usage), steps: step, stepLimit } };
   }
 }

@@ -23,6 +23,7 @@ import { AppCallError, PendingCalls } from "./pending-calls";
 import { Registry, type ProviderRecord, type ToolRecord } from "./registry";
 import { readStoredSkill } from "./skill-store";
 import { saveSession, sessionOf, type SocketSession } from "./socket-session";
+import { GatewayHeads, type GatewayHead } from "./gateway-heads";
 
 /** A context pulled for a turn, as the conversation will diff it. */
 export type PulledContext = Observation & { ref: string; itemId?: string };
@@ -39,12 +40,14 @@ export interface PreparedTurn {
  */
 export class AppHub extends DurableObject<Env> {
   private readonly registry: Registry;
+  private readonly heads: GatewayHeads;
   private readonly pending = new PendingCalls();
   private activeConversation: string | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.registry = new Registry(ctx.storage);
+    this.heads = new GatewayHeads(ctx.storage.sql);
     // Heartbeats are answered without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     ctx.blockConcurrencyWhile(async () => {
@@ -217,6 +220,16 @@ export class AppHub extends DurableObject<Env> {
     if (this.activeConversation !== conversationId) return;
     this.activeConversation = null;
     this.registry.clearActiveConversation(conversationId);
+  }
+
+  /** The model gateway's cursor in a conversation moved (src/hub/gateway-heads.ts). */
+  gatewayHeadMoved(head: GatewayHead): void {
+    this.heads.moved(head);
+  }
+
+  /** The agent's conversations a resent history continues, best first (src/hub/gateway-heads.ts). */
+  gatewayConversations(agent: string, chains: readonly string[]): string[] {
+    return this.heads.matching(agent, chains);
   }
 
   notifyResourceRemoved(conversationId: string, fullId: string): void {
