@@ -1,186 +1,76 @@
 /**
- * The one token count the runtime uses: a calibrated estimate of OpenAI's o200k
- * tokenizer, pure and synchronous. The exact tokenizer would add ~1.2 MB gzipped
- * to the Worker, ~300 ms of CPU the first time an isolate counts, and ~45 MB of
- * heap (see docs/tokens.md); this estimate runs several times faster and
- * test/unit/tokens.test.ts holds it to between 1.0× and 1.3× the exact count on
- * prose, code, JSON, logs, identifiers, numbers, base64, CJK, other scripts and
- * emoji. It errs high, so a budget it enforces also holds for the model.
+ * The one token count the runtime uses: an upper bound on what OpenAI's o200k tokenizer counts, pure and synchronous,
+ * so a budget it enforces holds for the model on any text (see docs/tokens.md). The exact tokenizer would add
+ * ~1.2 MB gzipped to the Worker and ~300 ms and ~45 MB of heap to every isolate that counts; this bound carries
+ * ~100 KB of the vocabulary instead (src/core/o200k-pieces.ts).
  *
- * It splits text the way o200k's pre-tokenizer does (letters apart from digits,
- * digits in threes, punctuation runs, line breaks) and charges each piece what
- * byte-pair merging typically leaves of it.
+ * o200k splits text into pieces with the pattern below, then merges each piece's bytes pair by pair until no two
+ * neighbours form a token. So a piece that is itself a token is one token; any other is at most the most parts its
+ * bytes can be cut into when no two one-byte parts side by side form a token (`partsBound`).
  */
-/** o200k's pieces but the first kind (long key-like runs with a digit), which `countByPattern` finds by scanning. */
+import { O200K_PAIRS, O200K_PIECES } from "./o200k-pieces";
+
+/** o200k's pre-tokenizer, as tiktoken and gpt-tokenizer write it. */
 const PIECE =
-  /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)|([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[a-z]{1,2})?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*)|(\p{N}{1,3})|( ?[^\s\p{L}\p{N}]+)|(\s*[\r\n]+|\s+)/gu;
-const CJK = /^[^\p{L}\p{N}]?[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-const LATIN_WORD = /^[^\p{L}]?[\p{Script=Latin}]/u;
-const CYRILLIC_OR_GREEK = /^[^\p{L}]?[\p{Script=Cyrillic}\p{Script=Greek}]/u;
-/** Characters outside the Basic Multilingual Plane: emoji and rare scripts, several byte tokens each. */
-const ASTRAL = /[\u{10000}-\u{10FFFF}]/gu;
+  /[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
+
+/** Built on the first count, not when an isolate loads a module that may never count. */
+let vocabulary: { pieces: Set<string>; pairs: Uint8Array } | undefined;
 
 export function countTokens(text: string): number {
-  return NON_ASCII.test(text) ? countByPattern(text) : countAscii(text);
-}
-
-/** Any text, piece by piece as the pattern finds them; also the reference the ASCII scanner is tested against. */
-export function countByPattern(text: string): number {
+  vocabulary ??= { pieces: new Set(O200K_PIECES), pairs: Uint8Array.from(atob(O200K_PAIRS), (c) => c.charCodeAt(0)) };
+  const { pieces, pairs } = vocabulary;
   let tokens = 0;
-  let i = 0;
-  // As in `countAscii`: a position inside a key run already scanned cannot start a qualifying one (a lookahead in the
-  // pattern rescanned the run from every piece in it, quadratic on "a/b/a/b/…").
-  let scanned = 0;
-  while (i < text.length) {
-    if (i >= scanned && isKeyChar(text.charCodeAt(i))) {
-      let j = i;
-      let digit = false;
-      for (; j < text.length && isKeyChar(text.charCodeAt(j)); j++) if (text.charCodeAt(j) >= 0x30 && text.charCodeAt(j) <= 0x39) digit = true;
-      if (digit && j - i >= 24) {
-        tokens += Math.ceil((j - i) * 0.7);
-        i = j;
-        continue;
-      }
-      scanned = j;
-    }
-    PIECE.lastIndex = i;
-    const m = PIECE.exec(text);
-    if (m === null) break;
-    if (m.index > i) {
-      // Characters no piece covers count nothing, as they did when the pattern skipped them; look again from the next piece.
-      i = m.index;
-      continue;
-    }
-    i = m.index + Math.max(1, m[0].length);
+  PIECE.lastIndex = 0;
+  for (let m = PIECE.exec(text); m !== null; m = PIECE.exec(text)) {
     const piece = m[0];
-    if (m[1] !== undefined) tokens += Math.ceil(piece.length * 0.75);
-    else if (m[2] !== undefined) tokens += wordTokens(piece);
-    else if (m[4] !== undefined) tokens += symbolTokens(piece);
-    else tokens += 1; // a number of up to three digits, or a run of whitespace
+    // One character of ASCII is one byte, so one token: the commonest piece, spared the lookup.
+    tokens += (piece.length === 1 && piece.charCodeAt(0) < 0x80) || pieces.has(piece) ? 1 : partsBound(piece, pairs);
   }
   return tokens;
 }
-
-const NON_ASCII = /[^\x00-\x7f]/;
-
-function isKeyChar(code: number): boolean {
-  return code < 128 && (CLASSES[code]! & KEY_CHAR) !== 0;
-}
-const UPPER = 1;
-const LOWER = 2;
-const DIGIT = 4;
-const SPACE = 8;
-const NEWLINE = 16;
-const SYMBOL = 32;
-const KEY_CHAR = 64;
-const VOWEL = 128;
-/** Each ASCII character's classes, for the scanner. */
-const CLASSES = Uint8Array.from({ length: 128 }, (_, code) => {
-  const c = String.fromCharCode(code);
-  let k = /[A-Z]/.test(c) ? UPPER : /[a-z]/.test(c) ? LOWER : /[0-9]/.test(c) ? DIGIT : /[\r\n]/.test(c) ? SPACE | NEWLINE : /\s/.test(c) ? SPACE : SYMBOL;
-  if (/[A-Za-z0-9+/=_-]/.test(c)) k |= KEY_CHAR;
-  if (/[aeiouy]/i.test(c)) k |= VOWEL;
-  return k;
-});
 
 /**
- * The pattern's pieces and charges for text that is all ASCII (logs, JSON,
- * code), found by character class: about twice as fast, which counts on every
- * turn's history and on megabytes of tool output.
+ * The most tokens byte-pair merging can leave of a piece: its UTF-8 bytes cut into parts, where two one-byte parts
+ * may sit side by side only if together they are not a token (else they would have merged). Linear: the best cut of
+ * each prefix, ending in a one-byte part (`single`) or a longer one (`multi`).
  */
-function countAscii(text: string): number {
-  const n = text.length;
-  const at = (i: number) => (i < n ? CLASSES[text.charCodeAt(i)]! : 0);
-  let tokens = 0;
-  let i = 0;
-  // Where the last key-character run scanned (and not taken) ends: a position inside it starts a shorter run with no
-  // more digits, so it cannot qualify either. Scanning it again from every word in it was quadratic ("a/b/a/b/…").
-  let scanned = 0;
-  while (i < n) {
-    const c = at(i);
-    if (c & KEY_CHAR && i >= scanned) {
-      let j = i;
-      let digit = false;
-      for (; at(j) & KEY_CHAR; j++) if (at(j) & DIGIT) digit = true;
-      if (digit && j - i >= 24) {
-        tokens += Math.ceil((j - i) * 0.7);
-        i = j;
-        continue;
-      }
-      scanned = j;
-    }
-    // A word: one leading non-letter (not a line break), then capitals and lower case, or capitals alone.
-    const k = c & (SPACE | SYMBOL) && !(c & NEWLINE) ? i + 1 : i;
-    let end = k;
-    let seen = 0;
-    for (let x = at(end); x & UPPER; x = at(++end)) seen |= x;
-    if (at(end) & LOWER) {
-      for (let x = at(end); x & LOWER; x = at(++end)) seen |= x;
-      if (text.charCodeAt(end) === 0x27 && at(end + 1) & LOWER) {
-        const two = at(end + 2) & LOWER;
-        seen |= at(end + 1) | (two ? at(end + 2) : 0);
-        end += two ? 3 : 2;
-      }
-    }
-    if (end > k) {
-      const vowel = (seen & VOWEL) !== 0;
-      const letters = end - i;
-      tokens += letters >= 3 && !vowel ? Math.ceil(letters / 2) : letters <= 9 ? 1 : Math.ceil(letters / 5);
-      i = end;
-      continue;
-    }
-    if (c & DIGIT) {
-      let j = i + 1;
-      while (j < i + 3 && at(j) & DIGIT) j++;
-      tokens += 1;
-      i = j;
-      continue;
-    }
-    const s = text.charCodeAt(i) === 0x20 && at(i + 1) & SYMBOL ? i + 1 : i;
-    if (at(s) & SYMBOL) {
-      let j = s;
-      while (at(j) & SYMBOL) j++;
-      tokens += Math.ceil((j - i) / 2);
-      i = j;
-      continue;
-    }
-    // Whitespace: through its last line break when it has one, else all of it.
-    let j = i;
-    let afterBreak = -1;
-    for (; at(j) & SPACE; j++) if (at(j) & NEWLINE) afterBreak = j + 1;
-    tokens += 1;
-    i = afterBreak > 0 ? afterBreak : j;
+function partsBound(piece: string, pairs: Uint8Array): number {
+  const n = utf8(piece);
+  const NONE = -1e9;
+  let single = NONE; // the prefix so far, ending in a one-byte part
+  let multi = 0; // ... ending in a longer part (or empty)
+  let beforeSingle = NONE; // the same two, one byte back (before the first byte, nothing)
+  let beforeMulti = NONE;
+  for (let i = 0; i < n; i++) {
+    const byte = bytes[i]!;
+    const apart = i === 0 || (pairs[(bytes[i - 1]! << 5) | (byte >> 3)]! & (1 << (byte & 7))) === 0;
+    const nextSingle = (multi > single || !apart ? multi : single) + 1;
+    const nextMulti = (beforeSingle > beforeMulti ? beforeSingle : beforeMulti) + 1;
+    beforeSingle = single;
+    beforeMulti = multi;
+    single = nextSingle;
+    multi = nextMulti;
   }
-  return tokens;
+  return single > multi ? single : multi;
 }
 
-/** A word (with the one non-letter that may lead it). */
-function wordTokens(piece: string): number {
-  const letters = piece.length;
-  let ascii = true;
-  let vowel = false;
-  for (let i = 0; i < letters; i++) {
-    const c = piece.charCodeAt(i) | 0x20;
-    if (c > 0x7f) {
-      ascii = false;
-      break;
-    }
-    if (c === 0x61 || c === 0x65 || c === 0x69 || c === 0x6f || c === 0x75 || c === 0x79) vowel = true;
-  }
-  if (ascii || LATIN_WORD.test(piece)) {
-    // Random identifiers (base64, keys) have few vowels and merge far less than words.
-    if (ascii && letters >= 3 && !vowel) return Math.ceil(letters / 2);
-    return letters <= 9 ? 1 : Math.ceil(letters / 5);
-  }
-  if (CJK.test(piece)) return Math.ceil(letters * 0.75);
-  if (CYRILLIC_OR_GREEK.test(piece)) return Math.ceil(letters / 4.5);
-  return Math.ceil(letters / 3);
-}
+let bytes = new Uint8Array(256);
 
-/** A run of punctuation and symbols: pairs merge; emoji cost bytes. */
-function symbolTokens(piece: string): number {
-  const astral = piece.length > 1 ? (piece.match(ASTRAL)?.length ?? 0) : 0;
-  return astral > 0 ? astral * 2 + Math.ceil((piece.length - astral * 2) / 2) : Math.ceil(piece.length / 2);
+/** Writes `piece` as UTF-8 into `bytes` (a lone surrogate as U+FFFD, as encoders do); returns the length. */
+function utf8(piece: string): number {
+  if (bytes.length < piece.length * 3) bytes = new Uint8Array(piece.length * 3);
+  let n = 0;
+  for (let i = 0; i < piece.length; i++) {
+    let c = piece.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < piece.length && (piece.charCodeAt(i + 1) & 0xfc00) === 0xdc00) c = 0x10000 + ((c - 0xd800) << 10) + (piece.charCodeAt(++i) - 0xdc00);
+    else if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
+    if (c < 0x80) bytes[n++] = c;
+    else if (c < 0x800) (bytes[n++] = 0xc0 | (c >> 6)), (bytes[n++] = 0x80 | (c & 63));
+    else if (c < 0x10000) (bytes[n++] = 0xe0 | (c >> 12)), (bytes[n++] = 0x80 | ((c >> 6) & 63)), (bytes[n++] = 0x80 | (c & 63));
+    else (bytes[n++] = 0xf0 | (c >> 18)), (bytes[n++] = 0x80 | ((c >> 12) & 63)), (bytes[n++] = 0x80 | ((c >> 6) & 63)), (bytes[n++] = 0x80 | (c & 63));
+  }
+  return n;
 }
 
 /** Per-message framing the chat formats add (role, separators). */

@@ -102,14 +102,16 @@ function render(lines: readonly Line[], cap: number, nameOnly: number): { text: 
   return { text: out.join("\n"), cut };
 }
 
-/** At most `cap` characters including the "…" the caller adds: cut at the last word boundary, trailing punctuation off. */
+/**
+ * At most `cap` characters (the caller adds "…"), never fewer than DESCRIPTION_FLOOR: cut at the last word boundary
+ * that keeps the floor and half the room, trailing punctuation off; with none, inside the word at `cap`.
+ */
 function shorten(description: string, cap: number): string {
   if (description.length <= cap) return description;
-  const room = description.slice(0, Math.max(1, cap - 1));
-  const space = room.lastIndexOf(" ");
-  // A word longer than half the room is cut inside rather than losing most of what fits.
-  const kept = space >= room.length / 2 ? room.slice(0, space) : room;
-  return kept.replace(/[\s,;:.\-–—(]+$/u, "");
+  const room = description.slice(0, cap);
+  const least = Math.max(DESCRIPTION_FLOOR, room.length / 2);
+  const atWord = room.slice(0, Math.max(0, room.lastIndexOf(" "))).replace(/[\s,;:.\-–—(]+$/u, "");
+  return atWord.length >= least ? atWord : room;
 }
 
 function finish(menu: { text: string; cut: MenuCut[] }, countTokens: (text: string) => number): SkillsMenu {

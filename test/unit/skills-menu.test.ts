@@ -54,7 +54,7 @@ describe("renderSkillsMenu", () => {
       expect(original[kept.length]).toMatch(/[\s,;:.]/);
       expect(cut.keptChars).toBe(kept.length);
       expect(cut.keptChars + cut.droppedChars).toBe(original.length);
-      expect(kept.length).toBeGreaterThanOrEqual(DESCRIPTION_FLOOR / 2);
+      expect(kept.length).toBeGreaterThanOrEqual(DESCRIPTION_FLOOR);
     }
   });
 
@@ -79,6 +79,18 @@ describe("renderSkillsMenu", () => {
     expect(menu.text).toContain("5 skill descriptions were left out");
   });
 
+  it("keeps at least DESCRIPTION_FLOOR characters of each shortened description (issue 20: 60 skills over budget kept 51)", () => {
+    const words = "make send read plan sort file note list mail book call task".split(" ");
+    const skills = Array.from({ length: 60 }, (_, i) => ({ name: `app:s${String(i).padStart(2, "0")}`, description: Array.from({ length: 30 }, (_, j) => words[(i * 7 + j * 5) % words.length]).join(" ") }));
+    for (const budget of [1_000, 1_280, 1_600]) {
+      const menu = renderSkillsMenu(skills, budget, countTokens);
+      const shortened = menu.cut.filter((c) => c.reason === "shortened");
+      expect(shortened.length).toBeGreaterThan(0);
+      for (const c of shortened) expect(c.keptChars).toBeGreaterThanOrEqual(DESCRIPTION_FLOOR);
+      expect(menu.tokens).toBeLessThanOrEqual(budget);
+    }
+  });
+
   it("never drops a skill, respects the budget whenever names fit, and reports every cut", () => {
     const skill = fc.record({
       name: fc.tuple(fc.stringMatching(/^[a-z]{1,8}$/), fc.stringMatching(/^[a-z][a-z-]{0,14}$/)).map(([app, s]) => `${app}:${s}`),
@@ -100,6 +112,7 @@ describe("renderSkillsMenu", () => {
           const description = s.description.replace(/\s+/g, " ").trim();
           if (description !== "" && !cutNames.has(s.name)) expect(menuLines).toContain(`- ${s.name}: ${description}`);
         }
+        for (const c of menu.cut) if (c.reason === "shortened") expect(c.keptChars).toBeGreaterThanOrEqual(DESCRIPTION_FLOOR);
         const leftOut = menu.cut.filter((c) => c.reason === "name_only").length;
         expect(menu.text.includes("left out to fit the menu's budget")).toBe(leftOut > 0);
         return true;
