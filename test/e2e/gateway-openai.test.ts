@@ -158,6 +158,64 @@ describe("the gateway with the official openai client", () => {
     expect(sent()[1]!.messages.slice(-3)).toMatchObject([{ role: "assistant", tool_calls: [{}, {}] }, { role: "tool", content: "opened" }, { role: "tool", content: "opened" }]);
   });
 
+  it("holds a conversation for a client that sets only baseURL and the key: five turns with tool steps, the whole history resent each time, one conversation, nothing stored twice", async () => {
+    const { openai, client, sent } = await setup();
+    script = [
+      { text: "You are on the Q4 plan." },
+      { toolCalls: [{ name: "search", arguments: { q: "lemons" } }] },
+      { text: "Your list has oat milk and lemons." },
+      { toolCalls: [{ name: "open_url", arguments: { url: "https://shop.example" } }] },
+      { text: "The shop is open." },
+      { text: "You are welcome." },
+      { text: "Bye!" },
+    ];
+    // No X-Conversation-Id, ever: a chat UI with nothing but a base URL and a key.
+    const ui = openai();
+    const history: ChatCompletionMessageParam[] = [{ role: "system", content: "Be brief." }];
+    const ids = new Set<string | null>();
+    const ask = async (stream: boolean) => {
+      if (!stream) {
+        const { data, response } = await ui.chat.completions.create({ model: MODEL, messages: history, tools: [OPEN_URL] }).withResponse();
+        ids.add(response.headers.get("x-conversation-id"));
+        history.push(data.choices[0]!.message);
+        return data.choices[0]!.message;
+      }
+      const { data, response } = await ui.chat.completions.create({ model: MODEL, messages: history, tools: [OPEN_URL], stream: true }).withResponse();
+      ids.add(response.headers.get("x-conversation-id"));
+      const message: ChatCompletionMessageParam & { role: "assistant"; content: string | null } = { role: "assistant", content: null };
+      for await (const chunk of data) if (chunk.choices[0]?.delta.content) message.content = (message.content ?? "") + chunk.choices[0].delta.content;
+      history.push(message);
+      return message;
+    };
+    const said = ["What am I on?", "What is on my lemons note?", "Open the shop", "Thanks", "Bye"];
+    history.push({ role: "user", content: said[0]! });
+    expect((await ask(false)).content).toBe("You are on the Q4 plan.");
+    history.push({ role: "user", content: said[1]! });
+    expect((await ask(true)).content).toBe("Your list has oat milk and lemons.");
+    history.push({ role: "user", content: said[2]! });
+    const call = (await ask(false)) as { tool_calls?: { id: string; function: { name: string } }[] };
+    expect(call.tool_calls!.map((c) => c.function.name)).toEqual(["open_url"]);
+    history.push({ role: "tool", tool_call_id: call.tool_calls![0]!.id, content: "opened" });
+    expect((await ask(true)).content).toBe("The shop is open.");
+    history.push({ role: "user", content: said[3]! });
+    expect((await ask(false)).content).toBe("You are welcome.");
+    history.push({ role: "user", content: said[4]! });
+    expect((await ask(true)).content).toBe("Bye!");
+
+    expect(ids.size).toBe(1);
+    const [conversation] = [...ids];
+    expect(conversation).toBeTruthy();
+    expect(((await ui.get("/conversations")) as { conversations: { id: string }[] }).conversations.map((c) => c.id)).toEqual([conversation]);
+    const { messages } = await client.messages(conversation!);
+    const stored = messages.map((m) => m.message);
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(stored.filter((m) => m.role === "user").map((m) => content(m).split("\n")[0])).toEqual(said);
+    // Each upstream call read the one before it as its prefix: the history as stored, never a message twice.
+    const calls = sent();
+    expect(calls).toHaveLength(7);
+    for (const [i, r] of calls.entries()) if (i > 0) expect(r.messages.slice(0, calls[i - 1]!.messages.length)).toEqual(calls[i - 1]!.messages);
+  });
+
   it("passes an upstream error on as the SDK's own error class, and a later request goes on", async () => {
     const { openai } = await setup();
     script = [{ error: { status: 429, message: "Rate limit reached for fake-gpt", type: "rate_limit_error" } }];
