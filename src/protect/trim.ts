@@ -20,8 +20,8 @@ export interface TrimResult {
 
 export function trimText(text: string, policy: TrimPolicy = DEFAULT_TRIM_POLICY): TrimResult {
   const budget = policy.maxTokens;
-  // No piece countTokens charges for is shorter than a token, so a text this short always fits.
-  if (text.length <= budget) return { text, trimmed: null };
+  // countTokens charges at most a token per UTF-8 byte, and a UTF-16 unit is at most 3 bytes: a text this short fits.
+  if (text.length * 3 <= budget) return { text, trimmed: null };
   const originalTokens = countTokens(text);
   if (originalTokens <= budget) return { text, trimmed: null };
   const { strategy, out } = applyStrategy(text, policy, originalTokens);
