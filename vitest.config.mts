@@ -1,6 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { fakeSummariser } from "./test/workers/support/fake-summariser";
+import { fakeAiWorker } from "./test/workers/support/fake-ai";
 import { propertySeed } from "./test/unit/support/property-seed";
 
 const seed = propertySeed(process.env.PROPERTY_SEED);
@@ -45,6 +46,10 @@ export default defineConfig({
               },
               // The only outbound fetch in these tests: an OpenAI-compatible summariser that answers like a model would.
               outboundService: fakeSummariser,
+              // Workers AI (optional in a deployment): a deterministic embedding model in place of @cf/baai/bge-m3, so
+              // search_tools fuses its lexical ranking with a ranking by vectors (test/workers/support/fake-ai.ts).
+              serviceBindings: { AI: { name: "fake-ai", entrypoint: "FakeAi" } },
+              workers: [await fakeAiWorker()],
             },
           }),
         ],

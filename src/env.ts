@@ -25,6 +25,11 @@ export interface Env {
   UPSTREAM_API?: string;
   /** Upstream calls one gateway request may make, the runtime's tool rounds included (default 8). */
   GATEWAY_MAX_STEPS?: string;
+  /**
+   * Workers AI, optional: with it, search_tools also ranks the catalog by meaning (`@cf/baai/bge-m3`) and fuses that
+   * with its lexical ranking (docs/tools.md, "Ranking by meaning"). Without it, the search is lexical.
+   */
+  AI?: Ai;
   /** Origins allowed to call the frontend API from a browser, comma-separated; `*` (any) is for local development only. */
   CORS_ORIGINS?: string;
 }

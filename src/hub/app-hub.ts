@@ -24,6 +24,8 @@ import { Registry, type ProviderRecord, type ToolRecord } from "./registry";
 import { readStoredSkill } from "./skill-store";
 import { saveSession, sessionOf, type SocketSession } from "./socket-session";
 import { GatewayHeads, type GatewayHead } from "./gateway-heads";
+import { ToolVectors } from "./tool-vectors";
+import type { SemanticHit } from "../tools/semantic-search";
 
 /** A context pulled for a turn, as the conversation will diff it. */
 export type PulledContext = Observation & { ref: string; itemId?: string };
@@ -41,6 +43,7 @@ export interface PreparedTurn {
 export class AppHub extends DurableObject<Env> {
   private readonly registry: Registry;
   private readonly heads: GatewayHeads;
+  private readonly vectors: ToolVectors;
   private readonly pending = new PendingCalls();
   private activeConversation: string | null = null;
 
@@ -48,6 +51,7 @@ export class AppHub extends DurableObject<Env> {
     super(ctx, env);
     this.registry = new Registry(ctx.storage);
     this.heads = new GatewayHeads(ctx.storage.sql);
+    this.vectors = new ToolVectors(ctx.storage, env.AI, (work) => ctx.waitUntil(work));
     // Heartbeats are answered without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     ctx.blockConcurrencyWhile(async () => {
@@ -110,11 +114,17 @@ export class AppHub extends DurableObject<Env> {
   /** A failure behind a method (a Conversation object that threw) is an error answer, never a dropped request. */
   private async answer(ws: WebSocket, session: SocketSession, method: string, params: unknown): Promise<RpcOutcome> {
     try {
-      return await handleAppRequest({ env: this.env, registry: this.registry, ws, session }, method, params);
+      return await handleAppRequest({ env: this.env, registry: this.registry, ws, session, toolsDeclared: (app) => this.toolsDeclared(app) }, method, params);
     } catch (error) {
       console.error("app request failed", method, error instanceof Error ? error.message : String(error));
       return { error: { code: ErrorCode.InternalError, message: `'${method}' failed inside the runtime; try again` } };
     }
+  }
+
+  /** An app declared its tools: their vectors for ranking by meaning are brought up to date in the background, never delaying its answer. */
+  private toolsDeclared(app: string): void {
+    const tools = this.registry.tools().filter((t) => t.app === app);
+    this.ctx.waitUntil(this.vectors.declared(app, tools).catch((error) => console.warn("tool vectors not updated", app, error instanceof Error ? error.message : String(error))));
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -294,6 +304,15 @@ export class AppHub extends DurableObject<Env> {
       .map(({ name, description }) => ({ name, description }))
       .sort((a, b) => compare(a.name, b.name));
     return { agent, bound, catalog, skills, unknown };
+  }
+
+  /**
+   * The catalog tools among `names` closest in meaning to `query`, best first (search_tools fuses them with its lexical
+   * ranking); null without the Workers AI binding, or when the model did not answer in time: the search is lexical then.
+   */
+  rankByMeaning(query: string, names: readonly string[]): Promise<SemanticHit[] | null> {
+    const wanted = new Set(names);
+    return this.vectors.rank(query, this.registry.tools().filter((t) => wanted.has(t.name)));
   }
 
   /**

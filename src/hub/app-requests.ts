@@ -23,6 +23,8 @@ export interface AppRequestContext {
   registry: Registry;
   ws: WebSocket;
   session: SocketSession;
+  /** The app's tools were (re)declared: the hub updates what it derives from them (their vectors) in the background. */
+  toolsDeclared: (app: string) => void;
 }
 
 type Handler = (ctx: AppRequestContext, params: unknown) => Promise<RpcOutcome> | RpcOutcome;
@@ -44,6 +46,7 @@ const HANDLERS: Record<string, Handler> = {
       const before = ctx.registry.skills(app);
       const digests = await writeSkills(ctx.env.ARTIFACTS, owner, app, params.skills, new Map(before.map((s) => [splitQualified(s.name).name, s.sha256])));
       ctx.registry.replaceApp(params, ctx.session.sessionId, digests);
+      ctx.toolsDeclared(app);
       const declared = new Set(params.skills.map((s) => s.name));
       await deleteSkills(ctx.env.ARTIFACTS, owner, app, before.map((s) => splitQualified(s.name).name).filter((name) => !declared.has(name)));
       saveSession(ctx.ws, { ...ctx.session, initializedAt: Date.now() });

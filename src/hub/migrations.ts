@@ -11,6 +11,7 @@ import agentSeesImages from "../../migrations/hub/0010_agent_sees_images.sql";
 import hooks from "../../migrations/hub/0011_hooks.sql";
 import mounts from "../../migrations/hub/0012_mounts.sql";
 import agentSearchHistory from "../../migrations/hub/0013_agent_search_history.sql";
+import toolVectors from "../../migrations/hub/0014_tool_vectors.sql";
 import gatewayHeads from "../../migrations/hub/0015_gateway_heads.sql";
 import type { Migration } from "../storage/migrate";
 
@@ -28,5 +29,6 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 11, name: "0011_hooks", sql: hooks },
   { version: 12, name: "0012_mounts", sql: mounts },
   { version: 13, name: "0013_agent_search_history", sql: agentSearchHistory },
+  { version: 14, name: "0014_tool_vectors", sql: toolVectors },
   { version: 15, name: "0015_gateway_heads", sql: gatewayHeads },
 ];

@@ -118,6 +118,8 @@ export const RanToolCall = z.object({
   reason: z.string().optional(),
   /** Who denied it: `guard` (the agent's rules), `model-guard`, or a hook (`app:hook`). */
   deniedBy: z.string().optional(),
+  /** A search_tools call's ranking: `lexical`, or `fused` with the embedding model's (docs/tools.md, "Ranking by meaning"). */
+  ranker: z.enum(["lexical", "fused"]).optional(),
 });
 export type RanToolCall = z.infer<typeof RanToolCall>;
 

@@ -7,7 +7,8 @@ import type { ProviderInfo } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
 import type { SkillContent, Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
 import type { HistorySearched } from "../protocol/evidence";
-import { ToolIndex } from "./catalog-search";
+import { SEARCH_LIMITS, ToolIndex, type CatalogHit } from "./catalog-search";
+import { fuseRankings, type Ranker, type SemanticHit } from "./semantic-search";
 import { modelToolName, toolsByModelName } from "./model-names";
 import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
 import { parseArguments, validateArguments } from "./validate";
@@ -26,6 +27,11 @@ export interface ToolHost extends HookHost {
   providers(): Promise<ProviderInfo[]> | ProviderInfo[];
   listItems(ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>>;
   readContext(ref: string, id: string | undefined, conversationId: string): Promise<Result<ContextData | null>>;
+  /**
+   * The catalog tools among `tools` closest in meaning to `query`, best first, or null when the model did not answer:
+   * present only where the deployment has an embedding model (docs/tools.md, "Ranking by meaning").
+   */
+  rankByMeaning?(query: string, tools: readonly string[]): Promise<SemanticHit[] | null>;
 }
 
 /** A call the model made, as its message holds it. */
@@ -51,6 +57,8 @@ export interface RanCall {
   reason?: string;
   /** Who denied it: `guard`, `model-guard`, or a hook's id. */
   deniedBy?: string;
+  /** Which ranking answered a search_tools call. */
+  ranker?: Ranker;
 }
 
 export interface CallResult {
@@ -145,13 +153,15 @@ export async function runCalls(all: readonly ModelCall[], ctx: RunContext): Prom
       report.loaded.push({ name: spec.name, query: `called by name: ${call.name}`, toolCallId: call.id });
     }
   }
+  const rankers = new Map<string, Ranker>();
   for (const call of calls) {
     if (!isRuntimeTool(call.name)) continue;
     const started = Date.now();
     const args = parseArguments(call.arguments);
     const checked = args.ok ? validateArguments(RUNTIME_TOOLS[call.name].parameters, args.value) : { ok: false as const, errors: [args.problem.detail] };
-    const answer = checked.ok ? await runRuntimeTool(call, args.ok ? args.value : {}, ctx, loaded, report) : fail("invalid-request", invalidArguments(call.name, checked.errors));
-    const ran: RanCall = { toolCallId: call.id, tool: call.name, servedBy: call.name, outcome: answer.ok ? "ok" : !checked.ok ? "invalid_arguments" : call.name === "delegate" ? "refused" : "not_found", ms: Date.now() - started };
+    const answer = checked.ok ? await runRuntimeTool(call, args.ok ? args.value : {}, ctx, loaded, report, rankers) : fail("invalid-request", invalidArguments(call.name, checked.errors));
+    const ranker = rankers.get(call.id);
+    const ran: RanCall = { toolCallId: call.id, tool: call.name, servedBy: call.name, outcome: answer.ok ? "ok" : !checked.ok ? "invalid_arguments" : call.name === "delegate" ? "refused" : "not_found", ms: Date.now() - started, ...(ranker ? { ranker } : {}) };
     const result: CallResult = answer.ok ? { toolCallId: call.id, content: answer.value, runtimeWritten: false } : { toolCallId: call.id, content: `[tool error: ${ctx.neutralize(answer.problem.detail)}]`, runtimeWritten: true };
     outcomes.set(call.id, { result, ran });
   }
@@ -208,10 +218,15 @@ function errorResult(toolCallId: string, note: string, ctx: RunContext): CallRes
 }
 
 
-async function runRuntimeTool(call: ModelCall, args: Record<string, unknown>, ctx: RunContext, loaded: string[], report: ToolRunReport): Promise<Result<string>> {
+async function runRuntimeTool(call: ModelCall, args: Record<string, unknown>, ctx: RunContext, loaded: string[], report: ToolRunReport, rankers: Map<string, Ranker>): Promise<Result<string>> {
   switch (call.name as RuntimeToolName) {
-    case "search_tools":
-      return ok(searchTools(String(args.query), typeof args.limit === "number" ? args.limit : 5, call.id, ctx, loaded, report));
+    case "search_tools": {
+      const query = String(args.query);
+      const limit = typeof args.limit === "number" ? args.limit : SEARCH_LIMITS.defaultResults;
+      const { hits, ranker } = await rankCatalog(query, limit, ctx);
+      rankers.set(call.id, ranker);
+      return ok(searchTools(query, hits, call.id, ctx, loaded, report));
+    }
     case "search_history":
       return searchHistory(String(args.query), typeof args.limit === "number" ? args.limit : 5, call.id, ctx, report);
     case "read_skill":
@@ -229,14 +244,24 @@ async function runRuntimeTool(call: ModelCall, args: Record<string, unknown>, ct
 /** Index per catalog: a conversation's turns search the same catalog again and again. */
 const indexes = new WeakMap<readonly ToolSpec[], ToolIndex>();
 
-function searchTools(query: string, limit: number, toolCallId: string, ctx: RunContext, loaded: string[], report: ToolRunReport): string {
+/**
+ * The catalog's best tools for a query: the lexical ranking, fused with the embedding model's by reciprocal rank where
+ * the deployment has one and it answers in time (exact names first either way). `select:` names tools: lexical only.
+ */
+async function rankCatalog(query: string, limit: number, ctx: RunContext): Promise<{ hits: CatalogHit[]; ranker: Ranker }> {
   const catalog = ctx.toolbox.catalog;
   let index = indexes.get(catalog);
   if (!index) {
     index = new ToolIndex(catalog);
     indexes.set(catalog, index);
   }
-  const hits = index.search(query, limit);
+  if (!ctx.host.rankByMeaning || /^\s*select:/i.test(query)) return { hits: index.search(query, limit), ranker: "lexical" };
+  const [lexical, semantic] = await Promise.all([index.search(query, SEARCH_LIMITS.maxResults), ctx.host.rankByMeaning(query, catalog.map((t) => t.name)).catch(() => null)]);
+  return semantic ? { hits: fuseRankings(lexical, semantic, limit), ranker: "fused" } : { hits: lexical.slice(0, limit), ranker: "lexical" };
+}
+
+function searchTools(query: string, hits: readonly CatalogHit[], toolCallId: string, ctx: RunContext, loaded: string[], report: ToolRunReport): string {
+  const catalog = ctx.toolbox.catalog;
   if (hits.length === 0) return `No tool matched "${query}". Describe the action in other words, or give an exact tool name.`;
   const specs = new Map(catalog.map((t) => [t.name, t]));
   let full = 0;

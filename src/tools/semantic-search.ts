@@ -1,0 +1,111 @@
+/**
+ * Ranking the catalog by meaning, beside the lexical ranker (catalog-search.ts): the text a tool is embedded from,
+ * cosine similarity over unit vectors, and reciprocal rank fusion of the two rankings. Pure: the embedding model is
+ * called by the hub (src/hub/tool-vectors.ts), which keeps the tools' vectors.
+ */
+import type { RanToolCall } from "../protocol/evidence";
+import type { CatalogHit, CatalogTool } from "./catalog-search";
+
+/** A tool and its cosine similarity to the query, best first. */
+export interface SemanticHit {
+  name: string;
+  score: number;
+}
+
+/** Which ranking answered a search_tools call: BM25 alone, or BM25 fused with the embedding model's. */
+export type Ranker = NonNullable<RanToolCall["ranker"]>;
+
+/** Cormack, Clarke and Büttcher's constant (SIGIR 2009): it damps the head of each list so neither ranker dominates. */
+export const RRF_K = 60;
+
+/** Each ranker's list the fusion reads: as deep as the lexical ranker ever answers. */
+export const FUSION_DEPTH = 20;
+
+/** What is embedded of a tool stays well inside the model's input, and bounds an embedding call's cost. */
+const MAX_EMBEDDED_CHARS = 2000;
+const MAX_SCHEMA_DEPTH = 3;
+
+/**
+ * The text a tool is embedded from: its name in words, its description, then each parameter's name, description and
+ * allowed values (nested objects' and arrays' items too, by dotted path). Its hash keys the stored vector, so a tool is
+ * embedded again exactly when this text changes.
+ */
+export function embeddingText(tool: CatalogTool): string {
+  const lines = [words(tool.name), tool.description.trim()];
+  parameterLines(tool.inputSchema, "", 0, lines);
+  return lines.filter((line) => line !== "").join("\n").slice(0, MAX_EMBEDDED_CHARS);
+}
+
+function parameterLines(schema: Readonly<Record<string, unknown>>, prefix: string, depth: number, out: string[]): void {
+  if (depth >= MAX_SCHEMA_DEPTH) return;
+  const properties = schema.properties;
+  if (!isObject(properties)) return;
+  for (const [name, property] of Object.entries(properties)) {
+    if (!isObject(property)) continue;
+    const path = `${prefix}${name}`;
+    const description = typeof property.description === "string" ? property.description.trim() : "";
+    const values = Array.isArray(property.enum) ? property.enum.filter((v) => typeof v === "string" || typeof v === "number") : [];
+    out.push(`${words(path)}${description ? `: ${description}` : ""}${values.length ? ` (one of: ${values.join(", ")})` : ""}`);
+    parameterLines(property, `${path}.`, depth + 1, out);
+    if (isObject(property.items)) parameterLines(property.items, `${path}.`, depth + 1, out);
+  }
+}
+
+/** "calendar:createEvent" → "calendar create Event": the model reads words, not identifiers. */
+function words(identifier: string): string {
+  return identifier.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2").replace(/[_:.\-]+/g, " ").trim();
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The vector scaled to length 1 (a zero vector stays zero), as float32: cosine similarity is then a dot product. */
+export function unitVector(values: readonly number[]): Float32Array {
+  let norm = 0;
+  for (const v of values) norm += v * v;
+  norm = Math.sqrt(norm);
+  const out = new Float32Array(values.length);
+  if (norm > 0) for (let i = 0; i < values.length; i++) out[i] = values[i]! / norm;
+  return out;
+}
+
+/**
+ * The `depth` tools closest to the query by cosine similarity, best first, ties by name. Vectors are unit vectors
+ * (`unitVector`); one of another length than the query's (another model's) is skipped.
+ */
+export function rankByCosine(query: Float32Array, vectors: ReadonlyMap<string, Float32Array>, depth = FUSION_DEPTH): SemanticHit[] {
+  const hits: SemanticHit[] = [];
+  for (const [name, vector] of vectors) {
+    if (vector.length !== query.length) continue;
+    let dot = 0;
+    for (let i = 0; i < query.length; i++) dot += query[i]! * vector[i]!;
+    hits.push({ name, score: dot });
+  }
+  return hits.sort((a, b) => b.score - a.score || compareNames(a.name, b.name)).slice(0, depth);
+}
+
+/**
+ * Reciprocal rank fusion of the lexical and the semantic ranking: each tool scores Σ 1/(k + rank) over the lists it
+ * is in (rank from 1, exact hits left out). Exact-name hits stay first, in the lexical order, untouched. Equal scores
+ * (one ranker's first against the other's, first-and-second against second-and-first) go to the better lexical rank,
+ * the ranker that read the query's own words, then by name: the same lists always fuse to the same answer.
+ */
+export function fuseRankings(lexical: readonly CatalogHit[], semantic: readonly SemanticHit[], limit: number): CatalogHit[] {
+  const exact = lexical.filter((hit) => hit.exact);
+  const taken = new Set(exact.map((hit) => hit.name));
+  const ranks = (names: readonly string[]) => new Map(names.filter((name) => !taken.has(name)).slice(0, FUSION_DEPTH).map((name, i) => [name, i + 1]));
+  const lexicalRanks = ranks(lexical.map((hit) => hit.name));
+  const semanticRanks = ranks(semantic.map((hit) => hit.name));
+  const fused = new Map<string, number>();
+  for (const list of [lexicalRanks, semanticRanks]) for (const [name, rank] of list) fused.set(name, (fused.get(name) ?? 0) + 1 / (RRF_K + rank));
+  const lexicalRank = (name: string) => lexicalRanks.get(name) ?? Infinity;
+  const ranked = [...fused]
+    .sort(([a, x], [b, y]) => y - x || lexicalRank(a) - lexicalRank(b) || compareNames(a, b))
+    .map(([name, score]): CatalogHit => ({ name, score: Math.round(score * 1e6) / 1e6, exact: false }));
+  return [...exact, ...ranked].slice(0, Math.max(0, limit));
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import type { CatalogHit, CatalogTool } from "../../src/tools/catalog-search";
+import { embeddingText, fuseRankings, rankByCosine, RRF_K, unitVector } from "../../src/tools/semantic-search";
+import { FAKE_DIMENSIONS, fakeEmbedding } from "../fixtures/fake-embedding";
+
+const hit = (name: string, exact = false): CatalogHit => ({ name, score: 1, exact });
+const lexical = (...names: string[]) => names.map((name) => hit(name));
+const semantic = (...names: string[]) => names.map((name, i) => ({ name, score: 1 - i / 100 }));
+const names = (hits: readonly CatalogHit[]) => hits.map((h) => h.name);
+
+describe("fuseRankings", () => {
+  it("scores each tool Σ 1/(k + rank) over both lists, so a tool both rankers place well beats one only one ranker found", () => {
+    const fused = fuseRankings(lexical("a:first", "a:second", "a:third"), semantic("a:third", "b:only_semantic", "a:first"), 10);
+    // first and third: 1/61 + 1/63 each (the lexical rank decides); second and only_semantic: 1/62 alone.
+    expect(names(fused)).toEqual(["a:first", "a:third", "a:second", "b:only_semantic"]);
+    expect(names(fuseRankings(lexical("a:one", "a:two", "a:three", "a:four"), semantic("a:four", "a:three"), 10))).toEqual(["a:four", "a:three", "a:one", "a:two"]);
+    expect(fused[0]!.score).toBeCloseTo(1 / (RRF_K + 1) + 1 / (RRF_K + 3), 6);
+    expect(fused[1]!.score).toBeCloseTo(1 / (RRF_K + 3) + 1 / (RRF_K + 1), 6);
+    expect(fused.every((h) => !h.exact)).toBe(true);
+  });
+
+  it("keeps exact-name hits first, in the lexical order, whatever the semantic ranking says, and lists them once", () => {
+    const lex = [hit("cal:list_events", true), hit("files:list_events", true), ...lexical("cal:create_event", "cal:delete_event")];
+    const fused = fuseRankings(lex, semantic("mail:send", "files:list_events", "cal:delete_event"), 5);
+    expect(fused.slice(0, 2)).toEqual([hit("cal:list_events", true), hit("files:list_events", true)]);
+    expect(names(fused)).toEqual(["cal:list_events", "files:list_events", "cal:delete_event", "cal:create_event", "mail:send"]);
+  });
+
+  it("breaks equal scores by the lexical rank, then by name: the same lists always fuse the same way", () => {
+    // b is first lexically and second semantically; a the reverse: equal scores, the lexical ranker decides.
+    expect(names(fuseRankings(lexical("x:b", "x:a"), semantic("x:a", "x:b"), 5))).toEqual(["x:b", "x:a"]);
+    // Found by the semantic ranker alone at the same rank: by name.
+    expect(names(fuseRankings([], semantic("x:z"), 5))).toEqual(["x:z"]);
+    const tie = fuseRankings(lexical("x:m"), semantic("x:c"), 5);
+    expect(tie[0]!.score).toBe(tie[1]!.score);
+    expect(names(tie)).toEqual(["x:m", "x:c"]);
+  });
+
+  it("without a semantic ranking keeps the lexical order; without lexical hits follows the semantic one", () => {
+    const lex = [hit("a:exact", true), ...lexical("a:one", "a:two", "a:three")];
+    expect(fuseRankings(lex, [], 10)).toEqual(lex.map((h, i) => ({ ...h, score: h.exact ? h.score : Math.round((1 / (RRF_K + i)) * 1e6) / 1e6 })));
+    expect(names(fuseRankings([], semantic("b:1", "b:2", "b:3"), 10))).toEqual(["b:1", "b:2", "b:3"]);
+  });
+
+  it("answers at most `limit` hits and reads each list only 20 deep", () => {
+    const many = Array.from({ length: 30 }, (_, i) => `t:${String(i).padStart(2, "0")}`);
+    expect(fuseRankings(lexical(...many), semantic(...many), 7)).toHaveLength(7);
+    const deep = fuseRankings(lexical(...many), [], 30);
+    expect(names(deep)).toEqual(many.slice(0, 20));
+  });
+});
+
+describe("rankByCosine", () => {
+  const v = (...values: number[]) => unitVector(values);
+
+  it("ranks by cosine similarity, best first, ties by name, and skips a vector of another model's length", () => {
+    const vectors = new Map([
+      ["t:far", v(0, 1, 0)],
+      ["t:near", v(1, 0.1, 0)],
+      ["t:same_b", v(1, 0, 0)],
+      ["t:same_a", v(2, 0, 0)],
+      ["t:other_model", v(1, 0)],
+    ]);
+    const hits = rankByCosine(v(1, 0, 0), vectors);
+    expect(hits.map((h) => h.name)).toEqual(["t:same_a", "t:same_b", "t:near", "t:far"]);
+    expect(hits[0]!.score).toBeCloseTo(1, 6);
+    expect(hits[3]!.score).toBeCloseTo(0, 6);
+    expect(rankByCosine(v(1, 0, 0), vectors, 2)).toHaveLength(2);
+  });
+
+  it("leaves a zero vector at zero instead of dividing by nothing", () => {
+    expect([...unitVector([0, 0, 0])]).toEqual([0, 0, 0]);
+  });
+});
+
+describe("embeddingText", () => {
+  const tool: CatalogTool = {
+    name: "calendar:createEvent",
+    description: "Create an event on the user's calendar.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        title: { type: "string", description: "What the event is called." },
+        kind: { type: "string", enum: ["meeting", "call", "focus_time"] },
+        attendees: { type: "array", items: { type: "object", properties: { email: { type: "string", description: "An attendee's address." } } } },
+      },
+    },
+  };
+
+  it("embeds the name in words, the description, and each parameter's description and allowed values, nested ones too", () => {
+    expect(embeddingText(tool)).toBe(
+      ["calendar create Event", "Create an event on the user's calendar.", "title: What the event is called.", "kind (one of: meeting, call, focus_time)", "attendees", "attendees email: An attendee's address."].join("\n"),
+    );
+  });
+
+  it("changes when a parameter's description or allowed values change, so the tool is embedded again", () => {
+    const changed = { ...tool, inputSchema: { ...tool.inputSchema, properties: { kind: { type: "string", enum: ["meeting"] } } } };
+    expect(embeddingText(changed)).not.toBe(embeddingText(tool));
+  });
+
+  it("stays within 2,000 characters whatever the schema holds", () => {
+    const properties = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`p${i}`, { type: "string", description: "a long description ".repeat(5) }]));
+    expect(embeddingText({ ...tool, inputSchema: { type: "object", properties } }).length).toBe(2000);
+  });
+});
+
+describe("the fake embedding (the workerd tests' stand-in for bge-m3)", () => {
+  it("is deterministic, 1024 dimensions and unit length, and closer for texts that share words and spellings", () => {
+    const a = fakeEmbedding("send an email to Sam");
+    expect(a).toEqual(fakeEmbedding("send an email to Sam"));
+    expect(a).toHaveLength(FAKE_DIMENSIONS);
+    expect(Math.hypot(...a)).toBeCloseTo(1, 6);
+    const cosine = (x: string, y: string) => rankByCosine(unitVector(fakeEmbedding(x)), new Map([["t:y", unitVector(fakeEmbedding(y))]]))[0]!.score;
+    expect(cosine("send an emial", "mail send message: Send an email message")).toBeGreaterThan(cosine("send an emial", "calendar delete event: Delete an event"));
+  });
+});
