@@ -131,14 +131,14 @@ describe("input hooks in the gateway", () => {
     expect(api.message).toBe("422 hook 'guardian:calm' refused the message: no shouting, please (message: no shouting, please)");
     expect(sent()).toEqual([]);
 
-    // The refused request named its conversation: it holds nothing.
-    const conversation = api.headers?.get("x-conversation-id");
-    expect(conversation).toEqual(expect.any(String));
-    expect((await client.messages(conversation!)).messages).toEqual([]);
+    // The refused request left nothing behind: no conversation named, none listed.
+    expect(api.headers?.get("x-conversation-id")).toBeNull();
+    expect(((await openai().get("/conversations")) as { conversations: unknown[] }).conversations).toEqual([]);
 
-    // A calm message on the same conversation goes through, and is the only one stored.
+    // A calm message goes through, in the only conversation, and is the only message stored.
     script = [{ text: "On it." }];
-    const ok = await openai(conversation!).chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "Please do it." }] });
+    const { data: ok, response } = await openai().chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "Please do it." }] }).withResponse();
+    const conversation = response.headers.get("x-conversation-id");
     expect(ok.choices[0]!.message.content).toBe("On it.");
     expect(sent()).toHaveLength(1);
     expect(await stored(client, conversation!)).toEqual([
