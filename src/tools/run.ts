@@ -255,9 +255,11 @@ async function rankCatalog(query: string, limit: number, ctx: RunContext): Promi
     index = new ToolIndex(catalog);
     indexes.set(catalog, index);
   }
-  if (!ctx.host.rankByMeaning || /^\s*select:/i.test(query)) return { hits: index.search(query, limit), ranker: "lexical" };
-  const [lexical, semantic] = await Promise.all([index.search(query, SEARCH_LIMITS.maxResults), ctx.host.rankByMeaning(query, catalog.map((t) => t.name)).catch(() => null)]);
-  return semantic ? { hits: fuseRankings(lexical, semantic, limit), ranker: "fused" } : { hits: lexical.slice(0, limit), ranker: "lexical" };
+  const lexical = () => ({ hits: index.search(query, limit), ranker: "lexical" as const });
+  // A blank query finds nothing, and the model would still have nearest tools for it.
+  if (!ctx.host.rankByMeaning || query.trim() === "" || /^\s*select:/i.test(query)) return lexical();
+  const semantic = await ctx.host.rankByMeaning(query, catalog.map((t) => t.name)).catch(() => null);
+  return semantic ? { hits: fuseRankings(index.search(query, SEARCH_LIMITS.maxResults), semantic, limit), ranker: "fused" } : lexical();
 }
 
 function searchTools(query: string, hits: readonly CatalogHit[], toolCallId: string, ctx: RunContext, loaded: string[], report: ToolRunReport): string {

@@ -155,7 +155,7 @@ describe("search_tools with an embedding model", () => {
     expect(turn.envelope.tools!.loaded!.map((l) => l.name)).toEqual(fused(QUERY, 3));
   });
 
-  it("keeps exact names first, and select: names exactly what it names (lexically)", async () => {
+  it("keeps exact names first; select: and a blank query are answered lexically", async () => {
     const s = await setup();
     const exact = search({ query: "mail__archive_thread", limit: 3 });
     const turn = await s.turn({ reply: exact.reply });
@@ -167,6 +167,12 @@ describe("search_tools with an embedding model", () => {
     const selected = await s.turn({ reply: select.reply });
     expect(listed(resultOf(selected, select.id))).toEqual(lexical("select:mail:add_label,calendar:delete_event", 5));
     expect(selected.envelope.tools!.ran![0]!.ranker).toBe("lexical");
+
+    // A blank query finds nothing: the model's nearest tools to nothing are not an answer.
+    const blank = search({ query: "   " });
+    const none = await s.turn({ reply: blank.reply });
+    expect(resultOf(none, blank.id)).toMatch(/^No tool matched/);
+    expect(none.envelope.tools!.ran![0]!.ranker).toBe("lexical");
   });
 
   it("falls back to the lexical ranking when the model fails, and when it does not answer in 1.5 s, and says `lexical`", async () => {
