@@ -13,7 +13,7 @@
  */
 
 import { stem } from "../tools/catalog-search";
-import { COMMON_WORDS } from "./common-words";
+import { COMMON_WORDS } from "../core/common-words";
 
 /**
  * A unit's terms, each once: its words (lowercased, accents folded), its entities (`§shape:text`), and its two-word

@@ -4,9 +4,13 @@
  * An exact name comes first (qualified "app:tool", bare "tool", or the model-facing "app__tool"), and
  * `select:a,b` asks for names only, as Anthropic's tool search does: a model that knows the name must never be
  * told the tool doesn't exist. Everything else is ranked by BM25F over the tool's name (app and tool words, weighed
- * most), its description and its parameter names, with ties broken by name so the same query always gives the same
- * list. Building the index and searching are linear in the catalog's words.
+ * most), its description, and its parameters (names, descriptions, allowed values), with ties broken by name so the
+ * same query always gives the same list. A query word the catalog never uses is read as the catalog's words it may
+ * stand for (a typo, an abbreviation, an initialism, a numeronym, a cognate), built from the catalog's own vocabulary,
+ * at the weight of how close it is. Building the index and searching are linear in the catalog's words.
  */
+import { COMMON_WORDS } from "../core/common-words";
+
 export interface CatalogTool {
   /** Qualified "app:tool", e.g. "calendar:create_event". */
   name: string;
@@ -26,8 +30,11 @@ export const SEARCH_LIMITS = { defaultResults: 5, maxResults: 20, maxQueryChars:
 
 const K1 = 1.2;
 const B = 0.75;
-/** Name words say what a tool does; descriptions add context; parameter names are weak but catch "JQL", "cc". */
-const FIELD_WEIGHTS = { name: 3, description: 1, parameters: 0.5 } as const;
+/**
+ * Name words say what a tool does; the description adds context; an allowed value ("private", "csv") often decides
+ * between look-alikes; parameter names are weak but catch "JQL", "cc"; parameter descriptions are long and weakest.
+ */
+const FIELD_WEIGHTS = { name: 3, description: 1, values: 1, parameters: 0.6, parameterText: 0.4 } as const;
 type Field = keyof typeof FIELD_WEIGHTS;
 const FIELDS = Object.keys(FIELD_WEIGHTS) as Field[];
 
@@ -37,62 +44,25 @@ const STOP_WORDS = new Set(
     "this those to ve was we were what when where which who whose why will with would you your").split(" "),
 );
 
-/**
- * Other words a query word also counts as, at half weight: the everyday verb or noun a user says for what tool
- * names call something else ("remove" for delete, "email" for mail, "PR" for pull request). Half weight, so a
- * tool named with the query's own word still ranks first. General vocabulary only (chosen while reading the
- * fixture's misses, so its gain there flatters it a little): recall@5 on test/fixtures/tool-catalog.ts is 79.5%
- * without the table and 82.9% with it, paraphrases 63.5% → 68.6%.
- */
-const EXPANSIONS: Readonly<Record<string, string>> = {
-  remove: "delete",
-  erase: "delete",
-  trash: "delete",
-  add: "create new",
-  new: "create",
-  make: "create",
-  find: "search",
-  look: "search",
-  lookup: "search",
-  show: "get list",
-  view: "get list",
-  see: "get list",
-  email: "mail message",
-  inbox: "mail",
-  answer: "reply",
-  respond: "reply",
-  schedule: "calendar event",
-  appointment: "calendar event",
-  meeting: "event",
-  picture: "image photo",
-  image: "photo screenshot",
-  song: "track music",
-  doc: "document",
-  pr: "pull request",
-  repo: "repository",
-  dm: "direct message",
-  bug: "issue",
-  todo: "task",
-};
-
-const EXPANSION_WEIGHT = 0.5;
-
 /** Compound words that split into stop words ("to-do" is "to" and "do") or apart from their other spelling. */
 const COMPOUNDS: readonly (readonly [RegExp, string])[] = [
   [/\bto-?dos?\b/gi, "todo"],
   [/\be-mail/gi, "email"],
 ];
 
-/** Lowercase stems of a name, sentence or identifier: camelCase, snake_case, kebab-case, dots and colons split. */
-export function tokenize(text: string): string[] {
+/** Lowercase words of a name, sentence or identifier: camelCase, snake_case, kebab-case, dots and colons split; stop words dropped. */
+function words(text: string): string[] {
   const joined = COMPOUNDS.reduce((t, [pattern, word]) => t.replace(pattern, word), text);
   const spaced = joined.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2").replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, "$1 $2");
-  const out: string[] = [];
-  for (const word of spaced.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
-    if (word === "" || STOP_WORDS.has(word)) continue;
-    out.push(stem(word));
-  }
-  return out;
+  return spaced
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== "" && !STOP_WORDS.has(word));
+}
+
+/** Lowercase stems of a name, sentence or identifier (`words`, stemmed). */
+export function tokenize(text: string): string[] {
+  return words(text).map(stem);
 }
 
 /**
@@ -123,6 +93,15 @@ interface Posting {
   tf: number[];
 }
 
+/** A catalog word a query word may stand for, and how close it is (1: the word itself). */
+interface Reading {
+  term: string;
+  weight: number;
+}
+
+/** At most this many catalog words stand for one unknown query word: the closest, then the commonest. */
+const READINGS_PER_WORD = 3;
+
 export class ToolIndex {
   private readonly tools: readonly CatalogTool[];
   private readonly postings = new Map<string, Posting[]>();
@@ -130,16 +109,13 @@ export class ToolIndex {
   private readonly averageLengths: number[];
   /** Lowercased qualified, bare and app__tool forms → tool positions, for the exact-name path. */
   private readonly byName = new Map<string, number[]>();
-  private readonly expansions = new Map(Object.entries(EXPANSIONS).map(([word, others]) => [stem(word), tokenize(others)]));
+  /** Initials of consecutive name words ("pull request" → "pr") → the words' terms. */
+  private readonly initialisms = new Map<string, Set<string>>();
 
   constructor(tools: readonly CatalogTool[]) {
     this.tools = tools;
     this.fieldLengths = tools.map((tool, doc) => {
-      const fields: Record<Field, string[]> = {
-        name: tokenize(tool.name),
-        description: tokenize(tool.description),
-        parameters: Object.keys((tool.inputSchema.properties as object | undefined) ?? {}).flatMap(tokenize),
-      };
+      const fields = toolFields(tool);
       const counts = new Map<string, number[]>();
       FIELDS.forEach((field, f) => {
         for (const term of fields[field]) {
@@ -157,6 +133,15 @@ export class ToolIndex {
         const list = this.byName.get(form);
         if (list === undefined) this.byName.set(form, [doc]);
         else if (!list.includes(doc)) list.push(doc);
+      }
+      const words = tokenize(tool.name.slice(tool.name.indexOf(":") + 1));
+      for (let i = 0; i + 1 < words.length; i++) {
+        for (const n of [2, 3]) {
+          const run = words.slice(i, i + n);
+          if (run.length < n) continue;
+          const initials = run.map((w) => w[0]).join("");
+          this.initialisms.set(initials, new Set([...(this.initialisms.get(initials) ?? []), ...run]));
+        }
       }
       return FIELDS.map((field) => fields[field].length);
     });
@@ -195,9 +180,9 @@ export class ToolIndex {
   /** BM25F: each field's term frequency is length-normalised and weighted, then saturated once per term. */
   private score(text: string): Map<number, number> {
     const weights = new Map<string, number>();
-    for (const term of tokenize(text)) weights.set(term, 1);
-    for (const term of [...weights.keys()]) for (const other of this.expansions.get(term) ?? []) if (!weights.has(other)) weights.set(other, EXPANSION_WEIGHT);
-
+    for (const word of queryWords(text)) {
+      for (const { term, weight } of this.readings(word)) weights.set(term, Math.max(weights.get(term) ?? 0, weight));
+    }
     const scores = new Map<number, number>();
     const n = this.tools.length;
     for (const [term, weight] of weights) {
@@ -216,6 +201,149 @@ export class ToolIndex {
     }
     return scores;
   }
+
+  /**
+   * The catalog words a query word stands for. A word the catalog uses is itself. Otherwise, by how sure the reading
+   * is: a numeronym ("k8s": first letter, 8 letters, last letter), an initialism of a tool's name words ("pr"), a
+   * typo (one edit, two in a long word, a swap counting one), an abbreviation (a prefix, or the word's letters in
+   * order from the same first letter: "msg", "cmts"), a cognate (a shared start and most letter triples: "calendario").
+   */
+  private readings(word: QueryWord): Reading[] {
+    if (this.postings.has(word.term)) return [{ term: word.term, weight: 1 }];
+    if (word.name) return [];
+    const found = new Map<string, number>();
+    const add = (term: string, weight: number) => found.set(term, Math.max(found.get(term) ?? 0, weight));
+    const numeronym = /^(\p{L})(\d+)(\p{L})$/u.exec(word.raw);
+    for (const part of this.initialisms.get(word.raw) ?? []) add(part, 0.8);
+    for (const term of this.postings.keys()) {
+      if (numeronym) {
+        if (term.length === Number(numeronym[2]) + 2 && term.startsWith(numeronym[1]!) && term.endsWith(numeronym[3]!)) add(term, 0.9);
+        continue;
+      }
+      const closeness = likeness(word.term, term, word.common);
+      if (closeness > 0) add(term, closeness);
+    }
+    return [...found]
+      .map(([term, weight]) => ({ term, weight }))
+      .sort((a, b) => b.weight - a.weight || this.postings.get(b.term)!.length - this.postings.get(a.term)!.length || compareNames(a.term, b.term))
+      .slice(0, READINGS_PER_WORD);
+  }
+}
+
+/** A tool's words by field: name, description, its parameters' allowed values, names and descriptions. */
+function toolFields(tool: CatalogTool): Record<Field, string[]> {
+  const properties = Object.values((tool.inputSchema.properties as Record<string, unknown> | undefined) ?? {});
+  const values: string[] = [];
+  const texts: string[] = [];
+  const visit = (schema: unknown, depth: number) => {
+    if (schema === null || typeof schema !== "object" || depth > 3) return;
+    const s = schema as Record<string, unknown>;
+    if (typeof s.description === "string") texts.push(s.description);
+    if (typeof s.title === "string") texts.push(s.title);
+    for (const v of [...(Array.isArray(s.enum) ? s.enum : []), ...("const" in s ? [s.const] : [])]) if (typeof v === "string" || typeof v === "number") values.push(String(v));
+    for (const nested of [s.items, ...Object.values((s.properties as Record<string, unknown> | undefined) ?? {}), ...(Array.isArray(s.anyOf) ? s.anyOf : []), ...(Array.isArray(s.oneOf) ? s.oneOf : [])]) visit(nested, depth + 1);
+  };
+  for (const property of properties) visit(property, 0);
+  return {
+    name: tokenize(tool.name),
+    description: tokenize(tool.description),
+    values: values.flatMap(tokenize),
+    parameters: Object.keys((tool.inputSchema.properties as object | undefined) ?? {}).flatMap(tokenize),
+    parameterText: texts.flatMap(tokenize),
+  };
+}
+
+interface QueryWord {
+  /** As typed, lowercased ("k8s", "pr"). */
+  raw: string;
+  /** Its stem, as the index holds words. */
+  term: string;
+  /** A word of ordinary language: not read as a typo or an abbreviation, only as a cognate. */
+  common: boolean;
+  /** Capitalised after the query's first word ("Ana", "Radiohead"): a name, read as nothing else. */
+  name: boolean;
+}
+
+const COMMON = new Set(COMMON_WORDS.split(/\s+/));
+
+function queryWords(text: string): QueryWord[] {
+  const names = new Set([...text.matchAll(/(?<=\S\s+)\p{Lu}\p{Ll}+/gu)].map((m) => m[0].toLowerCase()));
+  const seen = new Set<string>();
+  const out: QueryWord[] = [];
+  for (const raw of words(text)) {
+    if (seen.has(raw)) continue;
+    seen.add(raw);
+    out.push({ raw, term: stem(raw), common: COMMON.has(raw), name: names.has(raw) });
+  }
+  return out;
+}
+
+/**
+ * How likely `word` (unknown to the catalog) stands for the catalog's `term`, 0 to 1 (never 1: the word itself is
+ * surer). Short words are read only as prefixes or abbreviations of longer ones: a one-letter change to a
+ * three-letter word is another word, not a typo.
+ */
+function likeness(word: string, term: string, common: boolean): number {
+  if (word.length < 2 || term.length < 3) return 0;
+  if (!common && word.length >= 4 && Math.abs(word.length - term.length) <= 2) {
+    const max = word.length >= 8 ? 2 : 1;
+    const distance = editDistance(word, term, max);
+    if (distance <= max) return distance === 1 ? 0.85 : 0.7;
+  }
+  if (!common && term.length > word.length && word[0] === term[0] && word.length >= 3) {
+    if (term.startsWith(word)) return word.length === 3 ? 0.5 : 0.75;
+    if (isSubsequence(word, term) && /[^aeiou]$/.test(word)) return 0.6;
+  }
+  // Another form of the same word: the catalog's word and a suffix ("deletion", "cancellation", "uploader").
+  if (term.length >= 4 && word.length > term.length && word.length - term.length <= 5 && word.startsWith(term)) return 0.7;
+  if (word.length >= 5 && term.length >= 5 && commonPrefix(word, term) >= 4) {
+    const dice = trigramDice(word, term);
+    if (dice >= 0.5) return 0.5 * dice;
+  }
+  return 0;
+}
+
+/** Damerau-Levenshtein (adjacent swaps count one) up to `max`; more is max + 1. */
+function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, before[j - 2]! + 1);
+      row.push(value);
+      best = Math.min(best, value);
+    }
+    if (best > max) return max + 1;
+    before = previous;
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
+function isSubsequence(short: string, long: string): boolean {
+  let i = 0;
+  for (const ch of long) if (ch === short[i]) i++;
+  return i === short.length;
+}
+
+function commonPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+function trigramDice(a: string, b: string): number {
+  const grams = (w: string) => new Set(Array.from({ length: Math.max(0, w.length - 2) }, (_, i) => w.slice(i, i + 3)));
+  const x = grams(a);
+  const y = grams(b);
+  let shared = 0;
+  for (const g of x) if (y.has(g)) shared++;
+  return x.size + y.size === 0 ? 0 : (2 * shared) / (x.size + y.size);
 }
 
 /** The forms a model may write a tool's name in: "app:tool", "app__tool" and bare "tool". */
@@ -226,13 +354,13 @@ function nameForms(name: string): string[] {
 }
 
 /**
- * Names the query may be: the whole query in any form, or any word in it written as a qualified name
- * ("use calendar:create_event"). A bare word inside a sentence is not one: "play some jazz" is not a request for
- * a tool named "play", though music:play will rank on its own.
+ * Names the query may be: the whole query in any form, or any word in it written as a name: qualified
+ * ("use calendar:create_event") or an identifier ("the create_pull_request tool"). A plain word inside a sentence is
+ * not one: "play some jazz" is not a request for a tool named "play", though music:play will rank on its own.
  */
 function exactCandidates(text: string): string[] {
-  const words = text.split(/[\s,;]+/).map((word) => word.replace(/^[`'"(]+|[`'".)?!]+$/g, ""));
-  return [text, ...words.filter((word) => word.includes(":") || word.includes("__"))];
+  const written = text.split(/[\s,;]+/).map((word) => word.replace(/^[`'"(]+|[`'".)?!]+$/g, ""));
+  return [text, ...written.filter((word) => word.includes(":") || word.includes("_"))];
 }
 
 function compareNames(a: string, b: string): number {

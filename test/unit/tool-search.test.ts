@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { SEARCH_LIMITS, ToolIndex, stem, tokenize, type CatalogTool } from "../../src/tools/catalog-search";
 import { CATALOG, QUERIES, measureRecall } from "../fixtures/tool-catalog";
+import { OUTSIDE_QUERIES, OUTSIDE_TOOLS } from "../fixtures/tool-corpus-outside";
+import { measureTools, rate, type Recall } from "../fixtures/outside-tools";
 
 const index = new ToolIndex(CATALOG);
 const names = (query: string, limit?: number) => index.search(query, limit).map((hit) => hit.name);
@@ -100,10 +102,37 @@ describe("ranking", () => {
     expect(names("get the Jira issue PROJ-17")[0]).toBe("jira:get_issue");
   });
 
-  it("counts an everyday word as the tool's word, below the tool's own", () => {
-    expect(names("remove the folder Old Projects")[0]).toBe("files:delete_folder");
+  it("reads a word the catalog never uses as the catalog's words it may stand for: typos, abbreviations, initialisms, numeronyms, other forms", () => {
+    expect(names("calender evnt")[0]).toMatch(/^calendar:\w*event/);
+    expect(names("creat calender evnt")[0]).toBe("calendar:create_event");
+    expect(names("del msg")).toContain("mail:delete_message");
     expect(names("open a PR from my feature branch")[0]).toBe("github:create_pull_request");
-    expect(names("add 'buy milk' to my to-do list")).toContain("tasks:create_task");
+    expect(names("DM Priya")).toContain("slack:send_direct_message");
+    expect(names("deletion of the folder Old Projects")[0]).toBe("files:delete_folder");
+    const ops: CatalogTool[] = [
+      { name: "cluster:list_kubernetes_pods", description: "List pods in a namespace.", inputSchema: { type: "object", properties: {} } },
+      { name: "cluster:list_nodes", description: "List the machines of the cluster.", inputSchema: { type: "object", properties: {} } },
+    ];
+    expect(new ToolIndex(ops).search("k8s pods")[0]!.name).toBe("cluster:list_kubernetes_pods");
+  });
+
+  it("reads a capitalised name as a name and an everyday word as itself: neither becomes another word", () => {
+    // "Ana" is not "analytics", "late" is not "latest".
+    expect(names("when are Ana and Tom both free").some((name) => name.startsWith("analytics:"))).toBe(false);
+    expect(index.search("late").map((hit) => hit.name)).toEqual([]);
+  });
+
+  it("searches parameters' descriptions and allowed values: a value decides between look-alikes", () => {
+    const tools: CatalogTool[] = [
+      { name: "repo:set_visibility", description: "Change who can see a repository.", inputSchema: { type: "object", properties: { repo: { type: "string" }, visibility: { type: "string", enum: ["public", "private", "internal"] } } } },
+      { name: "repo:archive", description: "Archive a repository so it becomes read-only.", inputSchema: { type: "object", properties: { repo: { type: "string" } } } },
+      { name: "reports:export", description: "Export a report.", inputSchema: { type: "object", properties: { format: { type: "string", enum: ["csv", "pdf", "xlsx"] } } } },
+      { name: "reports:share", description: "Share a report with people.", inputSchema: { type: "object", properties: { emails: { type: "array", items: { type: "string", description: "Addresses of the people to notify" } } } } },
+    ];
+    const small = new ToolIndex(tools);
+    expect(small.search("make the repo private")[0]!.name).toBe("repo:set_visibility");
+    expect(small.search("report as xlsx")[0]!.name).toBe("reports:export");
+    expect(small.search("notify people about the report")[0]!.name).toBe("reports:share");
   });
 
   it("indexes 1,300 tools and answers a query in well under a second even on a slow machine", () => {
@@ -116,23 +145,59 @@ describe("ranking", () => {
 });
 
 describe("recall on the labelled fixture", () => {
-  // Measured when written: recall@1 69.6%, recall@5 82.9% overall (bench:tools prints the current figures).
+  // Measured when written (issue 11): recall@1 69.6%, recall@5 82.9% with a synonym table chosen while reading this
+  // fixture's misses. Issue 20 dropped the table (the outside corpus below showed it adding 0.7 points, 3 queries of
+  // 428) for readings built from the catalog's own words: 66.9% / 79.9% here. bench:tools prints the current figures.
   it("holds the measured floor overall and per kind", () => {
     expect(CATALOG.length).toBeGreaterThanOrEqual(300);
     expect(QUERIES.length).toBeGreaterThanOrEqual(200);
     const overall = measureRecall(index, QUERIES);
-    expect(overall.recallAt5).toBeGreaterThanOrEqual(0.8);
+    expect(overall.recallAt5).toBeGreaterThanOrEqual(0.79);
     expect(overall.recallAt1).toBeGreaterThanOrEqual(0.66);
     const kind = (k: string) => measureRecall(index, QUERIES.filter((q) => q.kind === k));
     expect(kind("exact").recallAt1).toBe(1);
     expect(kind("near_duplicate").recallAt5).toBeGreaterThanOrEqual(0.97);
-    expect(kind("keyword").recallAt5).toBeGreaterThanOrEqual(0.93);
-    expect(kind("paraphrase").recallAt5).toBeGreaterThanOrEqual(0.65);
+    expect(kind("keyword").recallAt5).toBeGreaterThanOrEqual(0.95);
+    expect(kind("paraphrase").recallAt5).toBeGreaterThanOrEqual(0.63);
   });
 
   it("labels only tools that exist", () => {
     const known = new Set(CATALOG.map((tool) => tool.name));
     expect(QUERIES.filter((q) => !known.has(q.expected))).toEqual([]);
     expect(known.size).toBe(CATALOG.length);
+  });
+});
+
+describe("recall on the outside catalog (written by someone who had not read this ranker; never tuned on)", () => {
+  // Measured once after the ranker was written (npm run bench:tools-outside): R@1 / R@5 57.9 / 76.6 % overall, English
+  // kinds 63.6 / 81.3 %; the ranker before issue 20 scored 50.0 / 68.2 and 55.4 / 73.1. The floors hold those figures.
+  const outside = new ToolIndex(OUTSIDE_TOOLS);
+  const figures = measureTools((query) => outside.search(query, 5).map((hit) => hit.name), OUTSIDE_QUERIES);
+
+  it("is the corpus the figures name: at least 300 tools of 20 apps and 300 queries of every kind", () => {
+    expect(OUTSIDE_TOOLS.length).toBeGreaterThanOrEqual(300);
+    expect(new Set(OUTSIDE_TOOLS.map((tool) => tool.name.split(":")[0])).size).toBeGreaterThanOrEqual(20);
+    expect(OUTSIDE_QUERIES.length).toBeGreaterThanOrEqual(300);
+    const names = new Set(OUTSIDE_TOOLS.map((tool) => tool.name));
+    expect(OUTSIDE_QUERIES.filter((q) => !names.has(q.expect))).toEqual([]);
+  });
+
+  it("holds the measured floors by kind", () => {
+    const floors: Record<string, [number, number]> = {
+      all: [0.57, 0.76],
+      english: [0.63, 0.81],
+      exact: [1, 1],
+      near_duplicate: [0.72, 0.9],
+      parameter: [0.74, 0.91],
+      mid_task: [0.54, 0.83],
+      paraphrase: [0.18, 0.4],
+      typo: [0.78, 0.96],
+      non_english: [0.23, 0.48],
+    };
+    for (const [kind, [at1, at5]] of Object.entries(floors)) {
+      const f = figures[kind as keyof typeof floors & keyof typeof figures] as Recall;
+      expect(rate(f, 1), `${kind} R@1`).toBeGreaterThanOrEqual(at1);
+      expect(rate(f, 5), `${kind} R@5`).toBeGreaterThanOrEqual(at5);
+    }
   });
 });
