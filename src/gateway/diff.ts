@@ -128,7 +128,7 @@ export async function newPart(history: ClientHistory, cursor: GatewayCursor | nu
       error: gatewayError(
         409,
         consumed === 0
-          ? "this conversation has no history from this client to continue: send only the new messages, or start a new conversation (no X-Conversation-Id) with only the user's message"
+          ? "no conversation has consumed this history (a message in it was edited, or this runtime never answered it): send only the new messages with X-Conversation-Id, or start a new conversation with only the user's message"
           : `the messages do not continue this conversation: message ${consumed} (system messages aside), or one before it, differs from the one it consumed, or is missing. Resend the history as you received it, send only the new messages, or start a new conversation`,
         "history_mismatch",
         { param: "messages" },
