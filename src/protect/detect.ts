@@ -1,7 +1,7 @@
 /**
  * Secret detection on the text and on views of it: the rules and the table
  * reader run on the original, then on each derived view (folded, joined,
- * base64-decoded, hex-decoded), and recursively on views of views (base64
+ * pieces put together, base64-decoded, hex-decoded), and recursively on views of views (base64
  * of JSON with `\u` escapes) to a fixed depth. A match in a view counts only
  * where the view reads differently from the original, and is redacted at
  * the original span it maps to.
@@ -9,17 +9,18 @@
 import { forgetCharCodes } from "./char-codes";
 import { markdownTableSpans } from "./markdown-table";
 import type { ResolvedRedactionPolicy } from "./redaction-policy";
-import { findSecretSpans, type SecretSpan } from "./scan";
+import { findSecretSpans, forgetRuleKeywords, type SecretSpan } from "./scan";
 import { forgetTextRuns } from "./text-runs";
 import { changedFromOriginal, originalSpan, type DerivedView } from "./view";
 import { base64Views } from "./view-base64";
 import { foldedViews } from "./view-fold";
 import { hexViews } from "./view-hex";
 import { joinedViews } from "./view-join";
+import { piecesViews } from "./view-pieces";
 
 /** Views of views of views: base64 in a JSON string in base64 is as deep as anyone nests by accident. */
 const MAX_DEPTH = 3;
-const VIEWS: readonly ((text: string) => DerivedView[])[] = [foldedViews, joinedViews, base64Views, hexViews];
+const VIEWS: readonly ((text: string) => DerivedView[])[] = [foldedViews, joinedViews, piecesViews, base64Views, hexViews];
 
 interface FoundSpan extends SecretSpan {
   /** Found in a view, so already checked against the text it was derived from. */
@@ -33,6 +34,7 @@ export function detectSecretSpans(text: string, policy: ResolvedRedactionPolicy)
     // The shared passes remember their last text; a raw secret must not outlive its redaction there.
     forgetTextRuns();
     forgetCharCodes();
+    forgetRuleKeywords();
   }
 }
 

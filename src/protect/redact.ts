@@ -67,7 +67,10 @@ function walk(value: unknown, path: (string | number)[], keyClass: SecretKeyClas
     hits.push({ rule: "secret-assignment", offset: 0, length: String(value).length, value: String(value), path: formatJsonPointer(path) });
     return redactionMarker("secret-assignment");
   }
-  if (Array.isArray(value)) return value.map((item, index) => walk(item, [...path, index], keyClass, policy, hits));
+  if (Array.isArray(value)) {
+    const across = spansAcrossItems(value, policy);
+    return value.map((item, index) => (typeof item === "string" ? redactLeaf(item, [...path, index], keyClass, policy, hits, across.get(index)) : walk(item, [...path, index], keyClass, policy, hits)));
+  }
   if (value !== null && typeof value === "object") {
     // fromEntries defines own properties, so a `__proto__` key stays a key.
     return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, walk(child, [...path, key], classifySecretKey(key), policy, hits)]));
@@ -75,8 +78,31 @@ function walk(value: unknown, path: (string | number)[], keyClass: SecretKeyClas
   return value;
 }
 
-function redactLeaf(leaf: string, path: (string | number)[], keyClass: SecretKeyClass | null, policy: ResolvedRedactionPolicy, hits: SecretHit[]): string {
-  const spans = detectSecretSpans(leaf, policy);
+/**
+ * A token given as the strings of an array (`["ghp_ab…", "cd…"]`): the array is read as its JSON, so the pieces
+ * view puts the pieces together as it does in text, and a secret found across two or more strings is redacted
+ * in each, by index. Strings JSON would escape take no part (no token needs an escape), so offsets stay exact.
+ */
+function spansAcrossItems(items: readonly unknown[], policy: ResolvedRedactionPolicy): Map<number, SecretSpan[]> {
+  const found = new Map<number, SecretSpan[]>();
+  const strings = items.map((item) => (typeof item === "string" && JSON.stringify(item).length === item.length + 2 ? item : ""));
+  if (strings.filter((item) => item !== "").length < 2) return found;
+  const starts: number[] = [];
+  strings.reduce((start, item) => (starts.push(start), start + item.length + 3), 2);
+  for (const span of detectSecretSpans(`["${strings.join('","')}"]`, policy)) {
+    strings.forEach((item, index) => {
+      const [from, to] = [starts[index]!, starts[index]! + item.length];
+      // A span within one string is that string's own detection's to find.
+      if (span.start >= from && span.end <= to) return;
+      const [start, end] = [Math.max(span.start, from) - from, Math.min(span.end, to) - from];
+      if (end > start) found.set(index, [...(found.get(index) ?? []), { ...span, start, end }]);
+    });
+  }
+  return found;
+}
+
+function redactLeaf(leaf: string, path: (string | number)[], keyClass: SecretKeyClass | null, policy: ResolvedRedactionPolicy, hits: SecretHit[], across: readonly SecretSpan[] = []): string {
+  const spans = [...detectSecretSpans(leaf, policy), ...across];
   if (keyClass !== null && looksLikeAssignedSecret(leaf, keyClass, true)) {
     spans.push({ rule: "secret-assignment", priority: PRIORITY.assignment, start: 0, end: leaf.length });
   }

@@ -11,6 +11,7 @@ import { SECRET_RULES } from "./rules";
 import { secretGroups, secretSpan, type SecretRule } from "./secret-rule";
 import { charCodes } from "./char-codes";
 import { KeywordFinder } from "./keyword-finder";
+import { rememberLast } from "./last-text";
 import { textRuns } from "./text-runs";
 
 export interface SecretSpan {
@@ -21,6 +22,11 @@ export interface SecretSpan {
 }
 
 const KEYWORDS = new KeywordFinder([...new Set(SECRET_RULES.flatMap((rule) => rule.keywords))]);
+const remembered = rememberLast((text: string) => KEYWORDS.find(charCodes(text)));
+/** Where each rule keyword starts in a text; the last text's are kept, so a view that asks again (view-pieces.ts) shares the pass. */
+export const ruleKeywords = remembered.of;
+/** Drops the remembered text, which may hold the secrets just redacted. */
+export const forgetRuleKeywords = remembered.forget;
 
 function enabled(rule: SecretRule, policy: ResolvedRedactionPolicy): boolean {
   return rule.pii === undefined || policy.pii[rule.pii];
@@ -31,7 +37,7 @@ const SHORTEST_SECRET_TEXT = 8;
 
 export function findSecretSpans(text: string, policy: ResolvedRedactionPolicy): SecretSpan[] {
   if (text.length < SHORTEST_SECRET_TEXT) return [];
-  const keywords = KEYWORDS.find(charCodes(text));
+  const keywords = ruleKeywords(text);
   const spans: SecretSpan[] = [];
   for (const rule of SECRET_RULES) {
     if (!enabled(rule, policy)) continue;

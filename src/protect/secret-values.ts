@@ -76,3 +76,26 @@ export function looksLikeAssignedSecret(value: string, keyClass: SecretKeyClass,
   if (/^\d{1,7}$/.test(value)) return false;
   return HAS_DIGIT_OR_SYMBOL.test(value) ? value.length >= 6 : value.length >= 12 && entropy >= 3.3;
 }
+
+/** Generated text spreads over its alphabet: 12 random hex digits carry about 3 bits a character, `aaaabbbbcccc` 1.6. */
+const GENERATED_BITS = 2;
+/** A number this long is an id an issuer put in a token (Slack's team and user ids), not a version or a count. */
+const LONGEST_WRITTEN_NUMBER = 9;
+
+/** `learn`, `your-token-here`, `EXAMPLE_KEY_2`, `v1.2.3`: words (a number may end one) and short numbers. */
+function readsAsWords(value: string): boolean {
+  return value.split(/[-_.]/).every((piece) => piece === "" || (/^\d+$/.test(piece) ? piece.length <= LONGEST_WRITTEN_NUMBER : NAME_WORD.test(piece.replace(/\d+$/, ""))));
+}
+
+/**
+ * Whether the body of a prefixed token cut short (what follows `ghp_`, `sk-`, `AKIA`) reads as generated
+ * rather than written: not a placeholder, not words and numbers, spread over its alphabet, and mixing what a
+ * generator mixes (letters with digits, both cases, or a long number), so `sk-learn`-style names stay.
+ */
+export function looksGenerated(body: string): boolean {
+  if (isPlaceholder(body) || readsAsWords(body) || shannonEntropy(body) < GENERATED_BITS) return false;
+  const letters = body.replace(/[^A-Za-z]/g, "").length;
+  const digits = body.replace(/\D/g, "").length;
+  if (letters === 0) return digits > LONGEST_WRITTEN_NUMBER;
+  return digits > 0 || (/[A-Z]/.test(body) && /[a-z]/.test(body));
+}

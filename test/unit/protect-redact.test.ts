@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RedactionPolicy, redact } from "../../src/protect/redact";
+import { RedactionPolicy, redact, redactJson } from "../../src/protect/redact";
 import { RULE_IDS } from "../../src/protect/rules";
 import { NEGATIVE_SAMPLES, SECRET_KINDS, SECRET_SAMPLES } from "../fixtures/secret-corpus";
 
@@ -141,5 +141,71 @@ describe("personal data", () => {
     expect(RedactionPolicy.parse({})).toEqual({ pii: { cards: true, ssn: true, email: false, phone: false } });
     expect(RedactionPolicy.parse({ pii: { email: true } })).toEqual({ pii: { cards: true, ssn: true, email: true, phone: false } });
     expect(RedactionPolicy.safeParse({ pii: { email: "yes" } }).success).toBe(false);
+  });
+});
+
+describe("a prefixed token cut short or given in pieces (issue 20)", () => {
+  // The issue's shape: 20 characters of a GitHub token on one line after a label, the rest on the next.
+  const token = "ghp_K7mQ2xV9pL4wR8tZ3nB6yH1cJ5dF0sA2gE8u";
+
+  it("redacts every piece, whatever the label and its language", () => {
+    const labels: [string, string][] = [
+      ["token part 1:", "token part 2:"],
+      ["key (1/2):", "key (2/2):"],
+      ["first half:", "second half:"],
+      ["line 1", "line 2"],
+      ["Teil 1:", "Teil 2:"],
+      ["第一部分：", "第二部分："],
+      ["часть 1:", "часть 2:"],
+      ["", ""],
+    ];
+    for (const [first, second] of labels) {
+      for (const cut of [8, 20, 24]) {
+        // (A blank line before the next text: the joined view's hard wraps take a line's first word after a token.)
+        const text = `Here it is.\n${first} ${token.slice(0, cut)}\n${second} ${token.slice(cut)}\n\nThanks.`;
+        const { text: out } = redact(text);
+        expect(out, text).not.toContain(token.slice(0, cut));
+        expect(out, text).not.toContain(token.slice(cut));
+        expect(out, text).toMatch(/^Here it is\.\n.*\[REDACTED:github-token\]\n\nThanks\.$/);
+      }
+    }
+  });
+
+  it("redacts a token cut after its prefix and at least 12 characters, and nothing shorter", () => {
+    expect(redact(`auth failed for ${token.slice(0, 16)}… (truncated)`).text).toBe("auth failed for [REDACTED:github-token]… (truncated)");
+    expect(redact(`auth failed for ${AWS_KEY_ID.slice(0, 16)}…`).text).toBe("auth failed for [REDACTED:aws-access-key-id]…");
+    expect(redact(`auth failed for ${token.slice(0, 15)}…`).text).toBe(`auth failed for ${token.slice(0, 15)}…`);
+  });
+
+  it("puts pieces together across quotes, `+`, a trailing backslash and the strings of a JSON array", () => {
+    for (const text of [
+      `["${token.slice(0, 14)}", "${token.slice(14)}"]`,
+      `{\n  "token": [\n    "${token.slice(0, 14)}",\n    "${token.slice(14)}"\n  ]\n}`,
+      `t = ${token.slice(0, 10)} +\n    ${token.slice(10)}`,
+      `export T=${token.slice(0, 10)}\\\n${token.slice(10)}`,
+    ]) {
+      const { text: out } = redact(text);
+      expect(out, text).not.toContain(token.slice(0, 10));
+      expect(out, text).not.toContain(token.slice(14));
+    }
+    const { value } = redactJson({ q: [token.slice(0, 10), token.slice(10)], words: ["part 1", "part 2"] });
+    expect(value).toEqual({ q: ["[REDACTED:github-token]", "[REDACTED:github-token]"], words: ["part 1", "part 2"] });
+  });
+
+  it("leaves prefixes with no token after them, words after them, placeholders and unrelated labelled lines alone", () => {
+    for (const text of [
+      "GitHub tokens start with ghp_, gho_ or github_pat_; AWS key ids with AKIA or ASIA; Slack bot tokens with xoxb-.",
+      "pip install scikit-learn sk-learn-extras\nthe sk-learn pipeline\nsha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nSLACK_BOT_TOKEN=xoxb-your-bot-token\nAWS_ACCESS_KEY_ID=AKIAXXXXXXXXXXXXXXXX",
+      "from huggingface_hub import hf_hub_download\nnpm_config_registry=https://registry.npmjs.org/",
+      "part 1: Introduction\npart 2: build a2b3c4d5e6f7a8b9\n(1/2) deploy 7f3a9c21deadbeef0123\n(2/2) done",
+    ]) expect(redact(text).hits, text).toEqual([]);
+  });
+
+  it("does not run a whole token into the next line's id, nor one token into another", () => {
+    const log = `token ${token}\n> send(payload) commit 0b5e20a958106dab692f98f38613629a5e0e28e7`;
+    expect(redact(log).text).toBe("token [REDACTED:github-token]\n> send(payload) commit 0b5e20a958106dab692f98f38613629a5e0e28e7");
+    const two = `Authorization: Bearer ${token}\nGITHUB_TOKEN=${GITHUB_TOKEN}`;
+    expect(redact(two).text).toBe("Authorization: Bearer [REDACTED:github-token]\nGITHUB_TOKEN=[REDACTED:github-token]");
   });
 });
