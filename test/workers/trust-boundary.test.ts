@@ -154,6 +154,42 @@ describe("every channel is data", () => {
   });
 });
 
+describe("secret fragments in every channel (issue 20)", () => {
+  it("leaves no piece of a prefixed token, cut short or given in labelled pieces, in any place read, whatever channel brought it", { timeout: 60_000 }, async () => {
+    const FRAGMENT_SHAPES = ["cut short", "labelled halves", "labelled thirds", "json array of pieces", "json array of pieces, pretty"];
+    const fragments = SECRET_SAMPLES.filter((s) => FRAGMENT_SHAPES.includes(s.shape));
+    const cutShort = fragments.filter((s) => s.shape === "cut short").map((s) => s.secrets[0]!.value);
+    const carried = new Map<string, string[]>();
+    // Every channel starts the fragment samples afresh, so each carries every shape it has room for.
+    const fill: Fill = (channel, chars) => {
+      const parts: string[] = [];
+      const values: string[] = [];
+      for (let i = 0, size = 0; ; i++) {
+        const sample = fragments[(i * 7) % fragments.length]!;
+        if (size + sample.text.length + 1 > chars || i >= fragments.length) break;
+        parts.push(sample.text);
+        values.push(...sample.secrets.map((secret) => secret.value));
+        size += sample.text.length + 1;
+      }
+      // A channel too small for a sample carries one token cut short.
+      if (parts.length === 0) {
+        const value = cutShort.find((v) => v.length <= chars)!;
+        carried.set(channel, [value]);
+        return value;
+      }
+      carried.set(channel, values);
+      return parts.join("\n");
+    };
+    const run = await drive(fill);
+    const values = [...new Set([...carried.values()].flat())];
+    const leaks = Object.entries(run.outputs).flatMap(([place, text]) => values.filter((value) => text.includes(value) || text.includes(JSON.stringify(value).slice(1, -1))).map((value) => `${place}: ${value.slice(0, 6)}… (${[...carried].filter(([, vs]) => vs.includes(value)).map(([channel]) => channel).join(", ")})`));
+    expect(leaks).toEqual([]);
+    const shapes = (channel: string) => new Set(fragments.filter((s) => s.secrets.some((x) => carried.get(channel)?.includes(x.value))).map((s) => s.shape)).size;
+    expect(carried.size).toBe(Object.keys(run.tried).length);
+    console.info(`fragment values carried, by channel (shapes): ${[...carried].map(([channel, vs]) => `${channel} ${vs.length} (${shapes(channel)})`).join(", ")}; leaks: 0`);
+  });
+});
+
 describe("data stored before the trust boundary", () => {
   it("passes resources an older version stored as the app sent them through the boundary once, when the conversation migrates", async () => {
     const id = freshIdentity();
