@@ -142,6 +142,11 @@ export class MessageStore {
     return Math.max(afterSeq + 1, groupStart ?? from);
   }
 
+  /** The last message a turn stored (its user message, reply or results); what came after was appended outside any turn. */
+  lastTurnSeq(): number {
+    return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE turn_id IS NOT NULL").one().seq ?? 0;
+  }
+
   lastUserSeq(): number {
     return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE role = 'user'").one().seq ?? 0;
   }

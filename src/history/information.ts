@@ -14,6 +14,7 @@
 
 import { stem } from "../tools/catalog-search";
 import { COMMON_WORDS } from "../core/common-words";
+import { DATE, DAY_OR_MONTH } from "../core/date-shapes";
 
 /**
  * A unit's terms, each once: its words (lowercased, accents folded), its entities (`§shape:text`), and its two-word
@@ -89,35 +90,6 @@ export const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d
  * alternative starts only where a run starts, so a 100 KB run is one attempt, not one per character.
  */
 const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
-const MONTH = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre`;
-/**
- * A weekday or a month named alone is a date too ("goes out on Monday, not Saturday"); "today" and "next week" are
- * not. English and German write them capitalised (so "may" and "march" stay verbs); the Romance languages in lower
- * case, either way here.
- */
-const CAPITALISED_DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December Montag Dienstag Mittwoch Donnerstag Freitag Samstag Sonntag Januar Februar März Juni Juli Oktober Dezember";
-const ROMANCE_DAYS = "lundi mardi mercredi jeudi vendredi samedi dimanche janvier février avril juin juillet août septembre octobre novembre décembre lunes martes miércoles jueves viernes sábado domingo enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre segunda-feira terça-feira quarta-feira quinta-feira sexta-feira janeiro fevereiro março maio junho julho setembro outubro novembro dezembro lunedì martedì mercoledì giovedì venerdì sabato domenica gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre";
-const DAY_OR_MONTH = new RegExp(
-  String.raw`(?<![\p{L}\p{N}])(?:${[...CAPITALISED_DAYS.split(" "), ...ROMANCE_DAYS.split(" ").map((w) => `[${w[0]!.toUpperCase()}${w[0]}]${w.slice(1)}`)].join("|")})(?![\p{L}\p{N}])|[月火水木金土日]曜日`,
-  "gu",
-);
-/**
- * Dates and times in their usual written forms: ISO and numeric dates, a day with a month's name on either side
- * (with an ordinal, a German "3.", a French "le"), times with a colon or am/pm, quarters with a year, and CJK dates.
- */
-const DATE = new RegExp(
-  [
-    String.raw`\b\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?Z?)?`,
-    String.raw`\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{1,2}\.\d{1,2}\.\d{2,4}\b`,
-    String.raw`(?<![\p{L}\p{N}])(?:${MONTH})\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?(?![\p{L}\p{N}])`,
-    String.raw`(?<![\p{L}\p{N}])\d{1,2}(?:st|nd|rd|th|er|\.|º)?\s+(?:de\s+)?(?:${MONTH})(?:\s+(?:de\s+)?\d{4})?(?![\p{L}\p{N}])`,
-    String.raw`(?<![\p{L}\p{N}])(?:${MONTH})\s+\d{4}(?![\p{L}\p{N}])`,
-    String.raw`\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?|\b\d{1,2}\s?[ap]\.?m\.?(?![\p{L}])|\b\d{1,2}\s?h\s?\d{2}\b`,
-    String.raw`\b[qh][1-4]\s+\d{4}\b|\bfy\s?\d{2,4}\b`,
-    String.raw`\d{1,4}年(?:\d{1,2}月)?(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日`,
-  ].join("|"),
-  "giu",
-);
 /**
  * A number that says how much: with a currency sign or code, a percent sign, or a unit written beside it (letters
  * of a unit's length: "25 MB", "250ms", "3 boxes", "12 seats"); one of three or more digits, which is rarely small

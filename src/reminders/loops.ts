@@ -6,6 +6,8 @@
  * with changed arguments and paging (a cursor that advances) never repeat a whole fingerprint, so they are never loops.
  */
 
+import { NAMED_DATES } from "../core/date-shapes";
+
 /** One call as the detector reads it: the tool's name, its arguments as the model wrote them, and its result (null: none yet). */
 export interface CallRecord {
   name: string;
@@ -64,8 +66,8 @@ export function canonicalArgs(args: string): string {
 
 /**
  * What names a moment or one occurrence rather than an outcome: timestamps, clock times, elapsed durations, epoch
- * seconds, UUIDs. The same error at another time is the same error; a state, a count or a percentage that changed is
- * a change.
+ * seconds, UUIDs, and dates written with a month's or a weekday's name (`NAMED_DATES`). The same error at another time
+ * is the same error; a state, a count or a percentage that changed is a change.
  */
 const OCCURRENCE = new RegExp(
   [
@@ -91,7 +93,10 @@ function mintedId(word: string): boolean {
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = result.trim();
-  const masked = trimmed.replace(OCCURRENCE, "·").replace(/[\w-]{8,}/g, (word) => (mintedId(word) ? "·" : word));
+  const masked = trimmed
+    .replace(NAMED_DATES, "·")
+    .replace(OCCURRENCE, "·")
+    .replace(/[\w-]{8,}/g, (word) => (mintedId(word) ? "·" : word));
   return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
 
@@ -101,62 +106,80 @@ export function fingerprint(call: CallRecord): string {
 }
 
 /**
- * The loops in a sequence of calls, in the order they became loops. Calls of one message are put in a canonical order
- * first, so a batch made again in another order is the same batch. A run that goes on is one loop, however long; a
- * run broken and started again is another. A run of one call repeated is counted at period 1 only, never again as a
- * longer cycle. Positions in the answer are the caller's.
+ * The loops in a sequence of calls, in the order they became loops. A batch has no order of its own: for a repeat of
+ * one call, each batch is read lined up with its neighbours ([A, X] then [A] then [A] is A three times in a row); for
+ * a cycle, each batch is read sorted, so a batch made again in another order is the same batch, and one made again
+ * in part (polling several things, one of which changed) is no cycle of the part that did not change. A run that goes
+ * on is one loop, however long; a run broken and started again is another. A run of one call repeated is counted at
+ * period 1 only, never again as a longer cycle. Positions in the answer are the caller's.
  */
 export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOptions> = {}): Loop[] {
   const { repeats, maxPeriod } = { ...LOOP_DEFAULTS, ...options };
   if (repeats < 2) return [];
   const prints = calls.map(fingerprint);
-  const order = batchOrder(calls, prints);
-  const fps = order.map((i) => prints[i]!);
-  const batchAt = batchStarts(order.map((i) => calls[i]!.message));
-  const longest = Math.max(maxPeriod, ...batchAt.values());
+  const batches = batchesOf(calls);
   const found: Loop[] = [];
-  for (let period = 1; period <= longest; period++) {
-    let start = 0;
-    for (let j = period; j <= fps.length; j++) {
-      if (j < fps.length && fps[j] === fps[j - period]) continue;
-      // The run [start, j - 1] is periodic with this period. Past maxPeriod only a whole batch counts as a cycle.
-      const length = j - start;
-      const needed = Math.max(2 * period, period + repeats - 1);
-      const batch = period <= maxPeriod || batchAt.get(start) === period;
-      if (batch && length >= needed) {
-        const block = fps.slice(start, start + period);
-        const firedAt = start + needed - 1;
-        // A block that repeats within itself (A-A, A-B-A-B) is a shorter period's loop.
-        const primitive = !Array.from({ length: period - 1 }, (_, i) => i + 1).some((q) => period % q === 0 && block.every((f, i) => f === block[i % q]));
-        const covered = found.some((l) => firedAt >= l.start && firedAt <= l.end);
-        if (primitive && !covered) {
-          found.push({ start, end: j - 1, firedAt, period, tools: order.slice(start, start + period).map((i) => calls[i]!.name), repeats: Math.floor(length / period), wasted: length - period });
+  const scan = (order: readonly number[], periods: readonly number[]) => {
+    const fps = order.map((i) => prints[i]!);
+    const batchAt = batchStarts(order.map((i) => calls[i]!.message));
+    for (const period of periods) {
+      let start = 0;
+      for (let j = period; j <= fps.length; j++) {
+        if (j < fps.length && fps[j] === fps[j - period]) continue;
+        // The run [start, j - 1] is periodic with this period. Past maxPeriod only a whole batch counts as a cycle.
+        const length = j - start;
+        const needed = Math.max(2 * period, period + repeats - 1);
+        if ((period <= maxPeriod || batchAt.get(start) === period) && length >= needed) {
+          const block = fps.slice(start, start + period);
+          // A block that repeats within itself (A-A, A-B-A-B) is a shorter period's loop.
+          const primitive = !Array.from({ length: period - 1 }, (_, i) => i + 1).some((q) => period % q === 0 && block.every((f, i) => f === block[i % q]));
+          const span = order.slice(start, j);
+          // It became a loop when the last of the calls up to the threshold had its result, whatever their order in a batch.
+          const firedAt = Math.max(...order.slice(start, start + needed));
+          const covered = found.some((l) => firedAt >= l.start && firedAt <= l.end);
+          if (primitive && !covered) {
+            const tools = order.slice(start, start + period).map((i) => calls[i]!.name);
+            found.push({ start: Math.min(...span), end: Math.max(...span), firedAt, period, tools, repeats: Math.floor(length / period), wasted: length - period });
+          }
         }
+        // The next run starts period calls back from the break: those calls are trivially periodic.
+        start = j - period + 1;
       }
-      // The next run starts period calls back from the break: those calls are trivially periodic.
-      start = j - period + 1;
     }
-  }
-  return found
-    .sort((a, b) => a.firedAt - b.firedAt)
-    .map((l) => {
-      const span = order.slice(l.start, l.end + 1);
-      // It became a loop when the last of the calls up to firedAt had its result, whatever their order in a batch.
-      return { ...l, start: Math.min(...span), end: Math.max(...span), firedAt: Math.max(...order.slice(l.start, l.firedAt + 1)) };
-    });
+  };
+  scan(alignedOrder(batches, prints), [1]);
+  const longest = Math.max(maxPeriod, ...batches.map((b) => b.length));
+  scan(sortedOrder(batches, prints), Array.from({ length: longest - 1 }, (_, i) => i + 2));
+  return found.sort((a, b) => a.firedAt - b.firedAt);
 }
 
-/** Positions in the order compared: each message's calls sorted by fingerprint, messages as they came. */
-function batchOrder(calls: readonly CallRecord[], prints: readonly string[]): number[] {
-  const order = calls.map((_, i) => i);
-  let from = 0;
-  for (let i = 1; i <= calls.length; i++) {
-    const same = i < calls.length && calls[i]!.message !== undefined && calls[i]!.message === calls[from]!.message;
-    if (same) continue;
-    const batch = order.slice(from, i).sort((a, b) => (prints[a]! < prints[b]! ? -1 : prints[a]! > prints[b]! ? 1 : a - b));
-    order.splice(from, batch.length, ...batch);
-    from = i;
-  }
+/** Positions grouped by the message that made them (a call without one is a batch of its own). */
+function batchesOf(calls: readonly CallRecord[]): number[][] {
+  const batches: number[][] = [];
+  calls.forEach((call, i) => {
+    const last = batches.at(-1);
+    if (last && call.message !== undefined && calls[last[0]!]!.message === call.message) last.push(i);
+    else batches.push([i]);
+  });
+  return batches;
+}
+
+const byPrint = (prints: readonly string[]) => (a: number, b: number) => (prints[a]! < prints[b]! ? -1 : prints[a]! > prints[b]! ? 1 : a - b);
+
+/** Each batch sorted by fingerprint. */
+function sortedOrder(batches: readonly number[][], prints: readonly string[]): number[] {
+  return batches.flatMap((batch) => [...batch].sort(byPrint(prints)));
+}
+
+/** Each batch lined up with its neighbours: calls also in the batch before first (in its order), calls also in the one after last. */
+function alignedOrder(batches: readonly number[][], prints: readonly string[]): number[] {
+  const order: number[] = [];
+  batches.forEach((batch, b) => {
+    const before = new Map((b > 0 ? order.slice(-batches[b - 1]!.length) : []).map((i, rank) => [prints[i]!, rank]));
+    const after = new Set((batches[b + 1] ?? []).map((i) => prints[i]!));
+    const group = (i: number) => (before.has(prints[i]!) ? 0 : after.has(prints[i]!) ? 2 : 1);
+    order.push(...[...batch].sort((x, y) => group(x) - group(y) || (group(x) === 0 ? before.get(prints[x]!)! - before.get(prints[y]!)! : byPrint(prints)(x, y))));
+  });
   return order;
 }
 

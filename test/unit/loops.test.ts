@@ -59,11 +59,18 @@ describe("the loop detector", () => {
     expect(findLoops([...four.map((k) => at(k, 0)), ...[e, d, b, a].map((k) => at(k, 1))])).toMatchObject([{ period: 4, repeats: 2, wasted: 4 }]);
     // The same four calls, but not as batches: a 4-cycle is past maxPeriod.
     expect(findLoops([...four, ...four])).toEqual([]);
+    // A repeat beside other calls in its batches is still in a row; a batch made again in part, with one result
+    // changed (polling several things), is no cycle of the part that stayed the same.
+    const x = c("x", { other: true });
+    expect(findLoops([at(x, 0), at(a, 0), at(a, 1), at(a, 2)])).toMatchObject([{ period: 1, tools: ["a"], firedAt: 3 }]);
+    expect(findLoops([at(a, 0), at(a, 1), at(a, 2), at(x, 2)])).toMatchObject([{ period: 1, tools: ["a"], firedAt: 2 }]);
     // A batch made again with one call changed is no loop.
     expect(findLoops([...four.map((k) => at(k, 0)), ...[a, b, d, c("e", {}, "new")].map((k) => at(k, 1))])).toEqual([]);
   });
 
   it("the same error with a new request id, timestamp or duration is the same result; a clock's time is its own", () => {
+    const notFound = (when: string) => c("fetch_url", { url: "https://x.test/a" }, `404 Not Found\nDate: ${when}`);
+    expect(findLoops(["Thu, 27 Nov 2026 02:33:01 GMT", "Thu, 27 Nov 2026 02:33:40 GMT", "Thu, 27 Nov 2026 02:34:02 GMT"].map(notFound))).toHaveLength(1);
     const err = (id: string, when: string, took: string) => c("deploy", { env: "prod" }, `Error 503: upstream unavailable (request ${id}) at ${when} after ${took}`);
     expect(findLoops([err("req_8f3a2b1c9d", "2026-11-27T02:33:01Z", "1.2s"), err("req_1a9e7c4b2f", "2026-11-27T02:33:09Z", "980ms"), err("4f1d9a2e-77c0-4b1e-9a53-0c2f8e6d1b7a", "2026-11-27 02:33:15", "1.1 s")])).toHaveLength(1);
     // A changed state or percentage is progress, not an occurrence mark; names with a number are names.

@@ -119,6 +119,15 @@ describe("corrective reminders", () => {
     });
     const again = await s.turn({ toolResults: [{ tool_call_id: "s4", content: "web: ok" }, { tool_call_id: "s3", content: "api: degraded" }] });
     expect(again.envelope.reminders).toEqual([{ kind: "loop", reason: "cycle get_status → get_status repeated 2 times" }]);
+    // A loop completed outside any turn (all appended with POST …/messages) is noted by the next continuation, though
+    // the result it brings is of another call; a turn that read it does not note it again.
+    await s.turn({ message: "Read the config once more." });
+    const read = (id: string) => [{ role: "assistant", content: null, tool_calls: [call(id, "read_file", '{"path":"cfg.yaml"}')] }, { role: "tool", tool_call_id: id, content: "No such file: cfg.yaml" }];
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [...read("r1"), ...read("r2"), ...read("r3"), { role: "assistant", content: null, tool_calls: [call("l1", "list_dir", '{"path":"."}')] }] });
+    const listed = await s.turn({ toolResults: [{ tool_call_id: "l1", content: "src/ docs/" }] });
+    expect(listed.envelope.reminders).toEqual([{ kind: "loop", reason: "read_file repeated 3 times" }]);
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [{ role: "assistant", content: null, tool_calls: [call("l2", "list_dir", '{"path":"src"}')] }] });
+    expect((await s.turn({ toolResults: [{ tool_call_id: "l2", content: "index.ts" }] })).envelope.reminders).toBeUndefined();
   });
 
   it("an agent without correctives gets no corrective notes", async () => {

@@ -94,15 +94,18 @@ function onLastResult(d: Admitted, notes: readonly Reminder[]): Partial<Admitted
 
 /**
  * The corrective notes that newly hold. On a user message, over the calls since the last one (minus what a
- * continuation after it noted already); on a continuation, over this turn's own calls, loops and claimed-done only
- * (interrupted work needs a new message).
+ * continuation after it noted already); on a continuation, over the calls no turn has read yet, loops and claimed-done
+ * only (interrupted work needs a new message).
  */
 function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correctives): Reminder[] {
   const { store } = d.deps;
   const fromSeq = Math.max(0, store.lastSeq() - CORRECTIVE_WINDOW + 1);
   const lastUser = store.lastUserSeq();
+  // New: on a message, what came since the user's last one; on a continuation, what no turn has read yet (its own
+  // results, and calls appended with POST …/messages since the last turn).
+  const newAfter = d.continuation ? store.lastTurnSeq() : lastUser;
   const messages: TimelineMessage[] = [
-    ...store.messages(Number.MAX_SAFE_INTEGER, fromSeq).map(({ seq, message }) => entry(message, !d.continuation && seq > lastUser)),
+    ...store.messages(Number.MAX_SAFE_INTEGER, fromSeq).map(({ seq, message }) => entry(message, seq > newAfter)),
     ...d.admitted.messages.map((message) => entry(message, true)),
   ];
   const calls = timeline(messages);
