@@ -66,7 +66,7 @@ export function canonicalArgs(args: string): string {
 
 /**
  * What names a moment or one occurrence rather than an outcome: timestamps, clock times, elapsed durations, epoch
- * seconds, UUIDs, and dates written with a month's or a weekday's name (`NAMED_DATES`). The same error at another time
+ * seconds, UUIDs, short hashes, and dates written with a month's or a weekday's name (`NAMED_DATES`). The same error at another time
  * is the same error; a state, a count or a percentage that changed is a change.
  */
 const OCCURRENCE = new RegExp(
@@ -90,12 +90,16 @@ function mintedId(word: string): boolean {
   return changes >= 4;
 }
 
+/** A hexadecimal run of six digits or more with a letter and a digit in it: a short hash or reference ("3f9a21c"). */
+const HEX_ID = /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b/gi;
+
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = result.trim();
   const masked = trimmed
     .replace(NAMED_DATES, "·")
     .replace(OCCURRENCE, "·")
+    .replace(HEX_ID, "·")
     .replace(/[\w-]{8,}/g, (word) => (mintedId(word) ? "·" : word));
   return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
@@ -106,51 +110,68 @@ export function fingerprint(call: CallRecord): string {
 }
 
 /**
- * The loops in a sequence of calls, in the order they became loops. A batch has no order of its own: for a repeat of
- * one call, each batch is read lined up with its neighbours ([A, X] then [A] then [A] is A three times in a row); for
- * a cycle, each batch is read sorted, so a batch made again in another order is the same batch, and one made again
- * in part (polling several things, one of which changed) is no cycle of the part that did not change. A run that goes
- * on is one loop, however long; a run broken and started again is another. A run of one call repeated is counted at
- * period 1 only, never again as a longer cycle. Positions in the answer are the caller's.
+ * The loops in a sequence of calls, in the order they became loops. A batch has no order of its own: a call is
+ * repeated in a row when each of consecutive messages makes it, whatever else they make beside it; a cycle reads
+ * each batch sorted, so a batch made again in another order is the same batch, and one made again in part (polling
+ * several things, one of which changed) is no cycle of the part that did not change. A run that goes on is one loop,
+ * however long; a run broken and started again is another. A run of one call repeated is counted at period 1 only,
+ * never again as a longer cycle. Positions in the answer are the caller's.
  */
 export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOptions> = {}): Loop[] {
   const { repeats, maxPeriod } = { ...LOOP_DEFAULTS, ...options };
   if (repeats < 2) return [];
   const prints = calls.map(fingerprint);
   const batches = batchesOf(calls);
-  const found: Loop[] = [];
-  const scan = (order: readonly number[], periods: readonly number[]) => {
-    const fps = order.map((i) => prints[i]!);
-    const batchAt = batchStarts(order.map((i) => calls[i]!.message));
-    for (const period of periods) {
-      let start = 0;
-      for (let j = period; j <= fps.length; j++) {
-        if (j < fps.length && fps[j] === fps[j - period]) continue;
-        // The run [start, j - 1] is periodic with this period. Past maxPeriod only a whole batch counts as a cycle.
-        const length = j - start;
-        const needed = Math.max(2 * period, period + repeats - 1);
-        if ((period <= maxPeriod || batchAt.get(start) === period) && length >= needed) {
-          const block = fps.slice(start, start + period);
-          // A block that repeats within itself (A-A, A-B-A-B) is a shorter period's loop.
-          const primitive = !Array.from({ length: period - 1 }, (_, i) => i + 1).some((q) => period % q === 0 && block.every((f, i) => f === block[i % q]));
-          const span = order.slice(start, j);
-          // It became a loop when the last of the calls up to the threshold had its result, whatever their order in a batch.
-          const firedAt = Math.max(...order.slice(start, start + needed));
-          const covered = found.some((l) => firedAt >= l.start && firedAt <= l.end);
-          if (primitive && !covered) {
-            const tools = order.slice(start, start + period).map((i) => calls[i]!.name);
-            found.push({ start: Math.min(...span), end: Math.max(...span), firedAt, period, tools, repeats: Math.floor(length / period), wasted: length - period });
-          }
-        }
-        // The next run starts period calls back from the break: those calls are trivially periodic.
-        start = j - period + 1;
-      }
-    }
-  };
-  scan(alignedOrder(batches, prints), [1]);
+  const found = repeatsInARow(calls, prints, batches, repeats);
+  const order = sortedOrder(batches, prints);
+  const fps = order.map((i) => prints[i]!);
+  const batchAt = batchStarts(order.map((i) => calls[i]!.message));
   const longest = Math.max(maxPeriod, ...batches.map((b) => b.length));
-  scan(sortedOrder(batches, prints), Array.from({ length: longest - 1 }, (_, i) => i + 2));
+  for (let period = 2; period <= longest; period++) {
+    let start = 0;
+    for (let j = period; j <= fps.length; j++) {
+      if (j < fps.length && fps[j] === fps[j - period]) continue;
+      // The run [start, j - 1] is periodic with this period. Past maxPeriod only a whole batch counts as a cycle.
+      const length = j - start;
+      const needed = Math.max(2 * period, period + repeats - 1);
+      if ((period <= maxPeriod || batchAt.get(start) === period) && length >= needed) {
+        const block = fps.slice(start, start + period);
+        // A block that repeats within itself (A-A, A-B-A-B) is a shorter period's loop.
+        const primitive = !Array.from({ length: period - 1 }, (_, i) => i + 1).some((q) => period % q === 0 && block.every((f, i) => f === block[i % q]));
+        const span = order.slice(start, j);
+        // It became a loop when the last of the calls up to the threshold had its result, whatever their order in a batch.
+        const firedAt = Math.max(...order.slice(start, start + needed));
+        const covered = found.some((l) => firedAt >= l.start && firedAt <= l.end);
+        if (primitive && !covered) {
+          const tools = order.slice(start, start + period).map((i) => calls[i]!.name);
+          found.push({ start: Math.min(...span), end: Math.max(...span), firedAt, period, tools, repeats: Math.floor(length / period), wasted: length - period });
+        }
+      }
+      // The next run starts period calls back from the break: those calls are trivially periodic.
+      start = j - period + 1;
+    }
+  }
   return found.sort((a, b) => a.firedAt - b.firedAt);
+}
+
+/** A call made in each of `repeats` consecutive messages (or, without messages, consecutive calls): a period-1 loop. */
+function repeatsInARow(calls: readonly CallRecord[], prints: readonly string[], batches: readonly number[][], repeats: number): Loop[] {
+  const loops: Loop[] = [];
+  // Per fingerprint: the positions of its current run, one per consecutive batch.
+  let runs = new Map<string, number[]>();
+  const close = (run: number[]) => {
+    if (run.length < repeats) return;
+    const firedAt = run[repeats - 1]!;
+    loops.push({ start: run[0]!, end: run.at(-1)!, firedAt, period: 1, tools: [calls[firedAt]!.name], repeats: run.length, wasted: run.length - 1 });
+  };
+  for (const batch of batches) {
+    const next = new Map<string, number[]>();
+    for (const i of batch) if (!next.has(prints[i]!)) next.set(prints[i]!, [...(runs.get(prints[i]!) ?? []), i]);
+    for (const [print, run] of runs) if (!next.has(print)) close(run);
+    runs = next;
+  }
+  for (const run of runs.values()) close(run);
+  return loops;
 }
 
 /** Positions grouped by the message that made them (a call without one is a batch of its own). */
@@ -169,18 +190,6 @@ const byPrint = (prints: readonly string[]) => (a: number, b: number) => (prints
 /** Each batch sorted by fingerprint. */
 function sortedOrder(batches: readonly number[][], prints: readonly string[]): number[] {
   return batches.flatMap((batch) => [...batch].sort(byPrint(prints)));
-}
-
-/** Each batch lined up with its neighbours: calls also in the batch before first (in its order), calls also in the one after last. */
-function alignedOrder(batches: readonly number[][], prints: readonly string[]): number[] {
-  const order: number[] = [];
-  batches.forEach((batch, b) => {
-    const before = new Map((b > 0 ? order.slice(-batches[b - 1]!.length) : []).map((i, rank) => [prints[i]!, rank]));
-    const after = new Set((batches[b + 1] ?? []).map((i) => prints[i]!));
-    const group = (i: number) => (before.has(prints[i]!) ? 0 : after.has(prints[i]!) ? 2 : 1);
-    order.push(...[...batch].sort((x, y) => group(x) - group(y) || (group(x) === 0 ? before.get(prints[x]!)! - before.get(prints[y]!)! : byPrint(prints)(x, y))));
-  });
-  return order;
 }
 
 /** Where each batch of two calls or more starts (in the order compared), and its size. */

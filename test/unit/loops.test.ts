@@ -64,6 +64,7 @@ describe("the loop detector", () => {
     const x = c("x", { other: true });
     expect(findLoops([at(x, 0), at(a, 0), at(a, 1), at(a, 2)])).toMatchObject([{ period: 1, tools: ["a"], firedAt: 3 }]);
     expect(findLoops([at(a, 0), at(a, 1), at(a, 2), at(x, 2)])).toMatchObject([{ period: 1, tools: ["a"], firedAt: 2 }]);
+    expect(findLoops([at(x, 0), at(a, 0), at(a, 1), at(c("y", {}), 1), at(a, 2), at(c("z", {}), 2)])).toMatchObject([{ period: 1, tools: ["a"], repeats: 3, firedAt: 4 }]);
     // A batch made again with one call changed is no loop.
     expect(findLoops([...four.map((k) => at(k, 0)), ...[a, b, d, c("e", {}, "new")].map((k) => at(k, 1))])).toEqual([]);
   });
@@ -77,6 +78,7 @@ describe("the loop detector", () => {
     expect(findLoops([10, 20, 30].map((p) => c("job_status", { id: "j1" }, `running ${p}% at 2026-11-27T02:3${p / 10}:00Z`)))).toEqual([]);
     expect(findLoops(["order_1051", "order_1052", "order_1053"].map((o) => c("next_order", {}, o)))).toEqual([]);
     expect(findLoops([1, 2, 3].map((k) => c("get_time", {}, `2026-11-27T02:3${k}:00Z`)))).toEqual([]);
+    expect(findLoops(["3f9a21c", "3f9a5d0", "77c0b1e"].map((ref) => c("fetch", { u: 1 }, `404 (ref ${ref})`)))).toHaveLength(1);
   });
 
   it("leaves polling with changing results, retries with changed arguments and paging alone", () => {

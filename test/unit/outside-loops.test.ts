@@ -1,10 +1,11 @@
 /**
  * The loop detector on the outside loop corpus (test/fixtures/loop-corpus-outside.ts, written by someone who had not
  * read src/reminders/), in every way a session ends. First run after the detector was rebuilt (issue 20): 48 / 42 / 48
- * of 59 loops caught (message / continuation / gateway), 0 false firings in 130 legitimate sessions. Two changes
- * followed from reading which sessions were missed, so the corpus is no longer held out for them: a continuation
- * reads what was appended since the last turn as new, and a repeat beside other calls in its batches is in a row
- * (also dates with a month's name are occurrence marks): 51 / 51 / 51. `npm run bench:loops` prints the figures.
+ * of 59 loops caught (message / continuation / gateway), 0 false firings in 130 legitimate sessions. Changes then
+ * followed from reading which sessions were missed, so this corpus is no longer held out for them (corpus E is): a
+ * continuation reads what was appended since the last turn as new; a call made in each of consecutive messages is
+ * repeated in a row whatever else they make; dates with a month's name and short hex ids are occurrence marks:
+ * 56 / 56 / 56, 0 false firings. `npm run bench:loops` prints the figures.
  */
 import { describe, expect, it } from "vitest";
 import { OUTSIDE_LOOP_SESSIONS } from "../fixtures/loop-corpus-outside";
@@ -25,7 +26,7 @@ describe("loops on the outside corpus", () => {
   it("catches the loops it caught when measured, in every ending", () => {
     for (const ending of ENDINGS) {
       const caught = Object.values(figures.caught).reduce((n, k) => n + k[ending].caught, 0);
-      expect(caught, ending).toBeGreaterThanOrEqual(51);
+      expect(caught, ending).toBeGreaterThanOrEqual(56);
     }
     for (const kind of ["batch_repeated", "cycle_2", "whitespace"]) for (const ending of ENDINGS) expect(figures.caught[kind]![ending].caught).toBe(figures.caught[kind]![ending].of);
   });
