@@ -346,21 +346,23 @@ function trigramDice(a: string, b: string): number {
   return x.size + y.size === 0 ? 0 : (2 * shared) / (x.size + y.size);
 }
 
-/** The forms a model may write a tool's name in: "app:tool", "app__tool" and bare "tool". */
+/** The forms a model may write a tool's name in: "app:tool", "app__tool", "app.tool", "app/tool" and bare "tool". */
 function nameForms(name: string): string[] {
   const lower = name.toLowerCase();
   const colon = lower.indexOf(":");
-  return colon < 0 ? [lower] : [lower, `${lower.slice(0, colon)}__${lower.slice(colon + 1)}`, lower.slice(colon + 1)];
+  if (colon < 0) return [lower];
+  const [app, tool] = [lower.slice(0, colon), lower.slice(colon + 1)];
+  return [lower, `${app}__${tool}`, `${app}.${tool}`, `${app}/${tool}`, tool];
 }
 
 /**
  * Names the query may be: the whole query in any form, or any word in it written as a name: qualified
- * ("use calendar:create_event") or an identifier ("the create_pull_request tool"). A plain word inside a sentence is
+ * ("use calendar:create_event", "slack.send_message") or an identifier ("the create_pull_request tool"). A plain word inside a sentence is
  * not one: "play some jazz" is not a request for a tool named "play", though music:play will rank on its own.
  */
 function exactCandidates(text: string): string[] {
   const written = text.split(/[\s,;]+/).map((word) => word.replace(/^[`'"(]+|[`'".)?!]+$/g, ""));
-  return [text, ...written.filter((word) => word.includes(":") || word.includes("_"))];
+  return [text, ...written.filter((word) => /[:_./]/.test(word))];
 }
 
 function compareNames(a: string, b: string): number {

@@ -24,7 +24,7 @@ describe("tokenize", () => {
 
 describe("exact names", () => {
   it("finds a tool by its qualified, bare and app__tool name, first and marked exact", () => {
-    for (const query of ["calendar:list_event_types", "list_event_types", "calendar__list_event_types", "  Calendar:List_Event_Types "]) {
+    for (const query of ["calendar:list_event_types", "list_event_types", "calendar__list_event_types", "calendar.list_event_types", "calendar/list_event_types", "  Calendar:List_Event_Types "]) {
       const hits = index.search(query);
       expect(hits[0], query).toMatchObject({ name: "calendar:list_event_types", exact: true });
       expect(hits.slice(1).every((hit) => !hit.exact)).toBe(true);
