@@ -1,10 +1,26 @@
 import fc from "fast-check";
+import o200k from "gpt-tokenizer/bpeRanks/o200k_base";
 import { countTokens as exactTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
-import { O200K_PAIRS, O200K_PIECES } from "../../src/core/o200k-pieces";
+import { O200K_BROKEN, O200K_BUCKET, O200K_EXACT, O200K_FIRST, O200K_ORDERS, O200K_RANKED, O200K_SORTED } from "../../src/core/o200k-vocabulary";
 import { countTokens } from "../../src/core/tokens";
 import { ADVERSARIAL_INPUTS } from "../fixtures/adversarial-text";
 import { TOKEN_SAMPLES } from "../fixtures/token-samples";
+
+/** o200k's tokens of two bytes or more, by rank (`undefined` where no token has the rank). */
+const utf8 = new TextEncoder();
+const O200K: (Uint8Array | undefined)[] = o200k.map((token) => (typeof token === "string" ? utf8.encode(token) : Uint8Array.from(token)));
+const asText = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const isText = (bytes: Uint8Array) => {
+  try {
+    asText.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** Those that are whole UTF-8, but the nine that start with a byte-order mark: gpt-tokenizer reads those without it, so it never merges them as o200k does. */
+const WHOLE_TOKENS = O200K.filter((b): b is Uint8Array => b !== undefined && b.length > 1 && isText(b) && !(b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf)).map((b) => asText.decode(b));
 
 /** The most the bound may charge over the exact count on the samples: ordinary English and code, then the rest. */
 const ORDINARY = new Set(["prose", "english", "code", "json", "prettyJson", "logs", "markdown", "shell"]);
@@ -34,6 +50,11 @@ const PIECE_KINDS: Record<string, fc.Arbitrary<string>> = {
   "accents and combining marks": run(fc.oneof(chars(0xc0, 0x24f), chars(0x300, 0x36f), lower), 12),
   "symbols, controls and private use": run(fc.oneof(chars(0, 0x1f), chars(0x2000, 0x2bff), chars(0xe000, 0xf8ff), chars(0xff00, 0xffef), chars(0x10000, 0x10ffff)), 12),
   "lone surrogates": run(fc.oneof(chars(0xd800, 0xdfff).map((c) => c), lower), 6),
+  // Runs the replayed merges must get right: equal pairs side by side, and pieces too long to replay.
+  "repeated syllables": fc.tuple(run(fc.oneof(lower, chars(0x430, 0x44f), chars(0x4e00, 0x4e20)), 3), fc.integer({ min: 2, max: 40 })).map(([s, n]) => s.repeat(n)),
+  "pieces of over 256 bytes": fc.oneof(run(lower, 300), run(chars(0x4e00, 0x9fff), 120), run(chars(0x430, 0x44f), 160)),
+  // Any of o200k's tokens glued together, of every rank: most are not carried, and their merges are not known.
+  "o200k tokens glued together": run(fc.nat(WHOLE_TOKENS.length - 1).map((i) => WHOLE_TOKENS[i]!), 6),
 };
 const separator = fc.constantFrom("", " ", "\n", ", ", "\t");
 /** A text of one kind, or of several mixed without spaces between them (mixed scripts, code among prose). */
@@ -43,7 +64,7 @@ describe("the token count", () => {
   it.each(Object.entries(TOKEN_SAMPLES))("is never below the exact o200k count on %s, and not far above", (kind, sample) => {
     const ratio = countTokens(sample) / exactTokens(sample);
     expect(ratio).toBeGreaterThanOrEqual(1);
-    expect(ratio).toBeLessThanOrEqual(ORDINARY.has(kind) ? 1.7 : 3.7);
+    expect(ratio).toBeLessThanOrEqual(ORDINARY.has(kind) ? 1.15 : 1.4);
   });
 
   it.each(Object.entries(PIECE_KINDS))("is never below the exact o200k count on generated %s (property)", (_kind, kind) => {
@@ -66,19 +87,35 @@ describe("the token count", () => {
     expect(countTokens(menu)).toBeGreaterThanOrEqual(exactTokens(menu));
   });
 
-  it("rests on two facts about o200k that the shipped vocabulary must keep: each listed piece is one token, and the pair bitmap is exact", () => {
-    for (const piece of O200K_PIECES) if (exactTokens(piece) !== 1) expect.fail(`"${piece}" is not one o200k token`);
-    const pairs = Buffer.from(O200K_PAIRS, "base64");
-    const utf8 = new TextEncoder();
-    // Two-byte strings o200k takes as one piece: lower-case pairs, a space or a symbol and a letter, symbol pairs, two-byte characters.
-    const lowerCase = "abcdefghijklmnopqrstuvwxyz";
-    const symbols = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
-    const onePiece = [...[...lowerCase, ...symbols].flatMap((a) => [...lowerCase].map((b) => a + b)), ...[...symbols].flatMap((a) => [...symbols].map((b) => a + b)), ...Array.from({ length: 0x780 }, (_, i) => String.fromCharCode(0x80 + i))];
-    for (const s of onePiece) {
-      const [a, b] = utf8.encode(s);
-      const listed = ((pairs[(a! << 5) | (b! >> 3)]! >> (b! & 7)) & 1) === 1;
-      if (listed !== (exactTokens(s) === 1)) expect.fail(`pair ${JSON.stringify(s)}: the bitmap says ${listed}, o200k counts ${exactTokens(s)}`);
+  it("rests on facts about o200k that the shipped vocabulary must keep: each token's rank (exact, or its bucket), all of the first ranks, and every short or cut token", () => {
+    // Decoded here on its own, as docs/tokens.md and the generator describe the format.
+    const carried = new Map<string, number>(); // bytes as hex -> rank, or the first rank of its bucket, or Infinity
+    const order = (rank: number) => (rank < O200K_EXACT ? rank : rank < O200K_RANKED ? O200K_EXACT + Math.floor((rank - O200K_EXACT) / O200K_BUCKET) * O200K_BUCKET : Infinity);
+    const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+    O200K_FIRST.split("\x7f").slice(0, -1).forEach((token, i) => token && carried.set(hex(utf8.encode(token)), 256 + i));
+    for (const entry of O200K_BROKEN.split(" ")) carried.set(entry.split(":")[1]!, parseInt(entry.split(":")[0]!, 36));
+    const sorted = utf8.encode(O200K_SORTED);
+    let before = new Uint8Array(0);
+    for (let i = 0, entry = 0; i < sorted.length; i++, entry++) {
+      const end = sorted.indexOf(0x7f, i + 1);
+      const token = new Uint8Array([...before.subarray(0, sorted[i]! - 0x30), ...sorted.subarray(i + 1, end)]);
+      const order = O200K_ORDERS.charCodeAt(entry);
+      carried.set(hex(token), order === 0x7e ? Infinity : O200K_EXACT + (order - 0x41) * O200K_BUCKET);
+      before = token;
+      i = end;
     }
+    O200K.forEach((bytes, rank) => {
+      if (bytes === undefined || bytes.length < 2) return;
+      const known = carried.get(hex(bytes));
+      carried.delete(hex(bytes));
+      const must = rank < O200K_RANKED || bytes.length <= 3 || !isText(bytes);
+      if (known === undefined) {
+        if (must) expect.fail(`rank ${rank} (${hex(bytes)}) is not carried`);
+        return;
+      }
+      if (order(known) !== order(rank)) expect.fail(`rank ${rank} (${hex(bytes)}) is carried as ${known}`);
+    });
+    expect([...carried.keys()]).toEqual([]); // nothing carried is not a token
   });
 
   it("counts nothing as nothing and grows with the text", () => {
