@@ -31,57 +31,104 @@ export function countTokens(text: string): number {
   return tokens;
 }
 
-/** The longest piece whose merges are replayed (quadratic in its bytes, as o200k's own); a longer one is bounded from its bytes. */
-const REPLAYED = 256;
+/** Bounds of recent pieces of up to 64 UTF-16 units: text repeats its words. Emptied when full. */
+const recent = new Map<string, number>();
 
 function pieceBound(piece: string): number {
+  if (piece.length > 64) return bounded(piece);
+  let bound = recent.get(piece);
+  if (bound === undefined) {
+    if (recent.size >= 8192) recent.clear();
+    recent.set(piece, (bound = bounded(piece)));
+  }
+  return bound;
+}
+
+function bounded(piece: string): number {
   const n = utf8(piece);
   // o200k looks the piece itself up as text, and one with a lone surrogate (written here as U+FFFD) is never found.
   if (!replaced && find(0, n) >= 0) return 1;
-  const units = n <= REPLAYED ? merge(n) : n;
-  return units === 1 ? 1 : partsBound(n, units);
+  const units = merge(n);
+  // Merging ran to its end, with no two parts side by side forming a token we carry: no part can stay apart but as is.
+  return units === 1 || finished ? units : partsBound(n, units);
 }
 
-/** Part boundaries, in bytes, `starts[0..units]`; `pairs[i]` is the token parts i and i + 1 form together, or -1. */
-let starts = new Int32Array(REPLAYED + 1);
-let pairs = new Int32Array(REPLAYED);
+/** Part boundaries, in bytes, `starts[0..units]` after `merge`. */
+let starts = new Int32Array(0);
+/** Whether the last `merge` ran to its end, leaving no two parts side by side that form a carried token. */
+let finished = false;
 const NOT_MERGED = 1 << 30;
+/** The parts, a list by the byte each starts at. */
+let next = new Int32Array(0);
+let previous = new Int32Array(0);
+/** A tournament over the neighbouring pairs, by where the first part starts: the lowest order, the leftmost token of that order, and whether another token ties with it. */
+let lowest = new Int32Array(0);
+let leftmost = new Int32Array(0);
+let tied = new Uint8Array(0);
+let leaves = 0;
 
 /**
  * Replays o200k's merges on the `n` bytes for as long as the next one is certain: the lowest order among neighbouring
- * pairs is an exact rank, or a bucket every such pair of which is the same token (o200k merges the leftmost of equals).
- * Leaves the parts in `starts`; returns how many.
+ * pairs is an exact rank, or a bucket in which every such pair is the same token (o200k merges the leftmost of equals).
+ * Leaves the parts in `starts`; returns how many. O(n log n).
  */
 function merge(n: number): number {
-  const { order } = vocabulary!;
-  for (let i = 0; i <= n; i++) starts[i] = i;
-  for (let i = 0; i < n - 1; i++) pairs[i] = find(i, i + 2);
+  if (next.length <= n) (next = new Int32Array(2 * n + 1)), (previous = new Int32Array(2 * n + 1)), (starts = new Int32Array(2 * n + 1));
+  for (leaves = 1; leaves < n; leaves *= 2);
+  if (lowest.length < 2 * leaves) (lowest = new Int32Array(2 * leaves)), (leftmost = new Int32Array(2 * leaves)), (tied = new Uint8Array(2 * leaves));
+  for (let i = 0; i < leaves; i++) {
+    next[i] = i + 1;
+    previous[i] = i - 1;
+    leaf(i, i + 1 < n ? find(i, i + 2) : -1);
+  }
+  for (let node = leaves - 1; node >= 1; node--) play(node);
   let units = n;
-  while (units > 1) {
-    let lowest = NOT_MERGED;
-    let at = -1;
-    let unsure = false; // two different tokens share the lowest bucket: which merges first is not known
-    for (let i = 0; i < units - 1; i++) {
-      const token = pairs[i]!;
-      if (token < 0) continue;
-      const o = order[token]!;
-      if (o < lowest) (lowest = o), (at = i), (unsure = false);
-      else if (o === lowest && token !== pairs[at]) unsure = true;
-    }
-    if (at < 0 || unsure) break;
-    starts.copyWithin(at + 1, at + 2, units + 1);
-    pairs.copyWithin(at + 1, at + 2, units - 1);
+  // Until nothing carried merges, or the lowest bucket holds two different tokens: which merges first is not known.
+  while (lowest[1]! < NOT_MERGED && tied[1] === 0) {
+    let at = 1;
+    while (at < leaves) at = lowest[2 * at] === lowest[1] ? 2 * at : 2 * at + 1;
+    const part = at - leaves;
+    const gone = next[part]!;
+    next[part] = next[gone]!;
+    if (next[part]! < n) previous[next[part]!] = part;
     units--;
-    if (at < units - 1) pairs[at] = find(starts[at]!, starts[at + 2]!);
-    if (at > 0) pairs[at - 1] = find(starts[at - 1]!, starts[at + 1]!);
+    update(gone, -1);
+    update(part, next[part]! < n ? find(part, next[next[part]!]!) : -1);
+    if (previous[part]! >= 0) update(previous[part]!, find(previous[part]!, next[part]!));
+  }
+  finished = lowest[1] === NOT_MERGED;
+  for (let i = 0, at = 0; i <= units; i++, at = next[at]!) {
+    starts[i] = at;
+    if (at < n && leftmost[leaves + at]! >= 0) finished = false; // two parts form a carried token whose rank is not known
   }
   return units;
+}
+
+function leaf(at: number, token: number): void {
+  lowest[leaves + at] = token < 0 ? NOT_MERGED : vocabulary!.order[token]!;
+  leftmost[leaves + at] = token;
+  tied[leaves + at] = 0;
+}
+
+function update(at: number, token: number): void {
+  leaf(at, token);
+  for (let node = (leaves + at) >> 1; node >= 1; node >>= 1) play(node);
+}
+
+function play(node: number): void {
+  const [left, right] = [2 * node, 2 * node + 1];
+  const winner = lowest[right]! < lowest[left]! ? right : left;
+  lowest[node] = lowest[winner]!;
+  leftmost[node] = leftmost[winner]!;
+  tied[node] = lowest[left] === lowest[right] && lowest[left]! < NOT_MERGED ? tied[left]! | tied[right]! | (leftmost[left] === leftmost[right] ? 0 : 1) : tied[winner]!;
 }
 
 /** How many units `partsBound` follows a part across; a longer part may sit next to anything. */
 const SPAN = 6;
 const WIDTH = SPAN + 2; // per end: [0] the best of all, [1..SPAN] ending in a part of that many units, [SPAN + 1] a longer one
 let best = new Int32Array(0);
+/** Bit k of `carried[a]`: units a to a + k form a carried token (k up to 2 * SPAN). */
+let carried = new Int32Array(0);
 
 /**
  * The most parts the `units` parts in `starts` (all `n` bytes when nothing was merged) can be joined into, when no two
@@ -90,8 +137,21 @@ let best = new Int32Array(0);
  * carried (all of those are too). A dynamic program over where the last part ends and how many units it spans: linear.
  */
 function partsBound(n: number, units: number): number {
-  if (units === n) for (let i = 0; i <= n; i++) starts[i] = i;
-  if (best.length < (units + 1) * WIDTH) best = new Int32Array((units + 1) * WIDTH * 2);
+  if (best.length < (units + 1) * WIDTH) (best = new Int32Array((units + 1) * WIDTH * 2)), (carried = new Int32Array((units + 1) * 2));
+  const { prefixes } = vocabulary!;
+  for (let a = 0; a < units; a++) {
+    let mask = 0;
+    let h = 0x811c9dc5;
+    for (let k = 1, i = starts[a]!; k <= 2 * SPAN && a + k <= units; ) {
+      h = Math.imul(h ^ bytes[i++]!, 0x01000193);
+      if (i === starts[a + k]) {
+        if (k > 1 && lookup(h, starts[a]!, i) >= 0) mask |= 1 << k;
+        k++;
+      }
+      if ((prefixes[h >>> 16]! & (1 << ((h >>> 11) & 31))) === 0) break; // no carried token goes on from here
+    }
+    carried[a] = mask;
+  }
   const NONE = -1 << 30;
   best.fill(NONE, 0, (units + 1) * WIDTH);
   best[0] = 0;
@@ -100,12 +160,12 @@ function partsBound(n: number, units: number): number {
     let top = NONE;
     for (let span = 1; span <= SPAN && span <= end; span++) {
       const start = end - span;
-      if (span > 1 && isNot(n, starts[start]!, starts[end]!)) continue;
+      if (span > 1 && (carried[start]! & (1 << span)) === 0 && isNot(n, starts[start]!, starts[end]!)) continue;
       let before = start === 0 ? 0 : NONE;
       for (let prior = 1; prior <= SPAN + 1 && start > 0; prior++) {
         const value = best[start * WIDTH + prior]!;
         // A prior part of SPAN units or fewer may not form a carried token with this one.
-        if (value > before && (prior > SPAN || find(starts[start - prior]!, starts[end]!) < 0)) before = value;
+        if (value > before && (prior > SPAN || (carried[start - prior]! & (1 << (prior + span))) === 0)) before = value;
       }
       if (before === NONE) continue;
       best[end * WIDTH + span] = before + 1;
@@ -121,9 +181,9 @@ function partsBound(n: number, units: number): number {
   return best[units * WIDTH]!;
 }
 
-/** Whether `bytes[from..to)` is known not to be a token: not carried, and short or cutting a character. */
+/** Whether `bytes[from..to)`, not carried, is known not to be a token: it is short, or cuts a character. */
 function isNot(n: number, from: number, to: number): boolean {
-  return find(from, to) < 0 && (to - from <= 3 || (bytes[from]! & 0xc0) === 0x80 || (to < n && (bytes[to]! & 0xc0) === 0x80));
+  return to - from <= 3 || (bytes[from]! & 0xc0) === 0x80 || (to < n && (bytes[to]! & 0xc0) === 0x80);
 }
 
 let bytes = new Uint8Array(256);
@@ -133,7 +193,6 @@ let replaced = false;
 /** Writes `piece` as UTF-8 into `bytes` (a lone surrogate as U+FFFD, as encoders do); returns the length. */
 function utf8(piece: string): number {
   if (bytes.length < piece.length * 3) bytes = new Uint8Array(piece.length * 3);
-  if (starts.length <= piece.length * 3) (starts = new Int32Array(piece.length * 3 + 1)), (pairs = new Int32Array(piece.length * 3));
   replaced = false;
   let n = 0;
   for (let i = 0; i < piece.length; i++) {
@@ -151,15 +210,29 @@ function utf8(piece: string): number {
 /**
  * The carried tokens: their bytes one after another (`text`, token i at `at[i]`, `at[i + 1] - at[i]` long), their
  * orders (the rank below O200K_EXACT, O200K_EXACT + the bucket below O200K_RANKED, else NOT_MERGED: never replayed),
- * and an open-addressing hash table of token index + 1 by bytes. Built on the first count (~6 ms).
+ * an open-addressing hash table of token index + 1 by bytes, the two-byte tokens by their bytes, and a bit per hash
+ * of every carried token's proper prefixes (a bit unset: no carried token starts with those bytes). Built on the first
+ * count.
  */
-let vocabulary: { text: Uint8Array; at: Int32Array; order: Int32Array; slots: Int32Array } | undefined;
+let vocabulary: { text: Uint8Array; at: Int32Array; order: Int32Array; slots: Int32Array; pairs: Int32Array; prefixes: Int32Array } | undefined;
 const SLOTS = 1 << 18;
 
 /** The index of the token `bytes[from..to)`, or -1 if it is not carried. */
 function find(from: number, to: number): number {
+  const { pairs, prefixes } = vocabulary!;
+  if (to - from === 2) return pairs[(bytes[from]! << 8) | bytes[from + 1]!]!;
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) {
+    if (i > from && (prefixes[h >>> 16]! & (1 << ((h >>> 11) & 31))) === 0) return -1; // no carried token starts so
+    h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  }
+  return lookup(h, from, to);
+}
+
+/** `find` with the FNV-1a hash of the bytes already taken (the table is by it). */
+function lookup(h: number, from: number, to: number): number {
   const { text, at, slots } = vocabulary!;
-  let slot = hash(bytes, from, to);
+  let slot = (h ^ (h >>> 14)) & (SLOTS - 1);
   for (let token = slots[slot]! - 1; token >= 0; slot = (slot + 1) & (SLOTS - 1), token = slots[slot]! - 1) {
     let i = at[token]!;
     if (at[token + 1]! - i !== to - from) continue;
@@ -170,11 +243,6 @@ function find(from: number, to: number): number {
   return -1;
 }
 
-function hash(from: Uint8Array, start: number, end: number): number {
-  let h = 0x811c9dc5;
-  for (let i = start; i < end; i++) h = Math.imul(h ^ from[i]!, 0x01000193);
-  return (h ^ (h >>> 14)) & (SLOTS - 1);
-}
 
 function load(): NonNullable<typeof vocabulary> {
   const encoder = new TextEncoder();
@@ -186,12 +254,20 @@ function load(): NonNullable<typeof vocabulary> {
   const at = new Int32Array(count + 1);
   const order = new Int32Array(count);
   const slots = new Int32Array(SLOTS);
+  const pairs = new Int32Array(1 << 16).fill(-1);
+  const prefixes = new Int32Array(1 << 16);
   let tokens = 0;
   let size = 0; // bytes of `text` written: the token being read is what lies past at[tokens]
   const add = (o: number) => {
     at[tokens + 1] = size;
     order[tokens] = o;
-    let slot = hash(text, at[tokens]!, size);
+    let h = 0x811c9dc5;
+    for (let i = at[tokens]!; i < size; i++) {
+      if (i > at[tokens]!) prefixes[h >>> 16]! |= 1 << ((h >>> 11) & 31);
+      h = Math.imul(h ^ text[i]!, 0x01000193);
+    }
+    if (size - at[tokens]! === 2) pairs[(text[size - 2]! << 8) | text[size - 1]!] = tokens;
+    let slot = (h ^ (h >>> 14)) & (SLOTS - 1);
     while (slots[slot] !== 0) slot = (slot + 1) & (SLOTS - 1);
     slots[slot] = ++tokens;
   };
@@ -215,7 +291,7 @@ function load(): NonNullable<typeof vocabulary> {
     const o = O200K_ORDERS.charCodeAt(entry);
     add(o === 0x7e ? NOT_MERGED : O200K_EXACT + o - 0x41);
   }
-  return { text, at: at.subarray(0, tokens + 1), order, slots };
+  return { text, at: at.subarray(0, tokens + 1), order, slots, pairs, prefixes };
 }
 
 /** Per-message framing the chat formats add (role, separators). */
