@@ -2,7 +2,7 @@
  * The one token count the runtime uses: an upper bound on what OpenAI's o200k tokenizer counts, pure and synchronous,
  * so a budget it enforces holds for the model on any text (see docs/tokens.md). The exact tokenizer would add
  * ~1.2 MB gzipped to the Worker and ~300 ms and ~45 MB of heap to every isolate that counts; this bound carries
- * ~185 KB of the vocabulary instead (src/core/o200k-vocabulary.ts).
+ * ~190 KiB gzipped of the vocabulary instead (src/core/o200k-vocabulary.ts).
  *
  * o200k splits text into pieces with the pattern below. A piece that is a token is one token. Any other is cut into
  * bytes, and the two neighbours that together form the token of lowest rank are merged, again and again, until no two
