@@ -2,11 +2,13 @@
  * `npm run bench:loops`: the loop detector (src/reminders/loops.ts) on the scripted sessions of
  * test/fixtures/tool-sessions.ts — its detection rate on planted loops and cycles, and its false positives on
  * legitimate sessions, at the default thresholds (3 repeats, cycles up to 3 calls) and a few others; then on the
- * outside corpus (test/fixtures/loop-corpus-outside.ts) by kind and by the way a session ends. Pure Node.
+ * outside corpora (test/fixtures/loop-corpus-outside.ts, loop-corpus-e.ts) by kind and by the way a session ends.
+ * Pure Node.
  */
 import { findLoops, LOOP_DEFAULTS, type LoopOptions } from "../src/reminders/loops";
 import { LEGITIMATE, PLANTED } from "../test/fixtures/tool-sessions";
 import { OUTSIDE_LOOP_SESSIONS } from "../test/fixtures/loop-corpus-outside";
+import { OUTSIDE_LOOP_SESSIONS as CORPUS_E } from "../test/fixtures/loop-corpus-e";
 import { ENDINGS, measureLoops, type Ending } from "../test/fixtures/outside-loops";
 
 function measure(options: LoopOptions) {
@@ -34,17 +36,23 @@ for (const options of [LOOP_DEFAULTS, { repeats: 2, maxPeriod: 3 }, { repeats: 4
 }
 console.log(`cost: ${usPerCall.toFixed(2)} µs per call scanned`);
 
-// The outside corpus (written by someone who had not read src/reminders/), in each way a session can end.
-const outside = measureLoops(OUTSIDE_LOOP_SESSIONS);
-const loops = OUTSIDE_LOOP_SESSIONS.length - outside.legitimate;
-console.log(`\noutside corpus: ${loops} loop sessions, ${outside.legitimate} legitimate sessions (test/fixtures/loop-corpus-outside.ts)`);
-console.log(`${"kind".padEnd(16)}${ENDINGS.map((e) => e.padStart(14)).join("")}`);
-const total = Object.fromEntries(ENDINGS.map((e) => [e, { caught: 0, of: 0 }])) as Record<Ending, { caught: number; of: number }>;
-for (const [kind, byEnding] of Object.entries(outside.caught)) {
-  console.log(`${kind.padEnd(16)}${ENDINGS.map((e) => `${byEnding[e].caught}/${byEnding[e].of}`.padStart(14)).join("")}`);
-  for (const e of ENDINGS) (total[e].caught += byEnding[e].caught), (total[e].of += byEnding[e].of);
+// The outside corpora (written by people who had not read src/reminders/), in each way a session can end: the first
+// was tuned on after its first run; E was run once, after the last change.
+for (const [label, sessions] of [
+  ["outside corpus (test/fixtures/loop-corpus-outside.ts, tuned on after its first run)", OUTSIDE_LOOP_SESSIONS],
+  ["corpus E (test/fixtures/loop-corpus-e.ts, held out)", CORPUS_E],
+] as const) {
+  const outside = measureLoops(sessions);
+  const loops = sessions.length - outside.legitimate;
+  console.log(`\n${label}: ${loops} loop sessions, ${outside.legitimate} legitimate sessions`);
+  console.log(`${"kind".padEnd(16)}${ENDINGS.map((e) => e.padStart(14)).join("")}`);
+  const total = Object.fromEntries(ENDINGS.map((e) => [e, { caught: 0, of: 0 }])) as Record<Ending, { caught: number; of: number }>;
+  for (const [kind, byEnding] of Object.entries(outside.caught)) {
+    console.log(`${kind.padEnd(16)}${ENDINGS.map((e) => `${byEnding[e].caught}/${byEnding[e].of}`.padStart(14)).join("")}`);
+    for (const e of ENDINGS) (total[e].caught += byEnding[e].caught), (total[e].of += byEnding[e].of);
+  }
+  console.log(`${"all".padEnd(16)}${ENDINGS.map((e) => `${total[e].caught}/${total[e].of} ${pct(total[e].caught, total[e].of)}`.padStart(14)).join("")}`);
+  console.log(`${"false firings".padEnd(16)}${ENDINGS.map((e) => `${outside.falseFirings[e].length}/${outside.legitimate}`.padStart(14)).join("")}`);
+  for (const e of ENDINGS) if (outside.falseFirings[e].length) console.log(`  fired (${e}): ${outside.falseFirings[e].join(", ")}`);
+  if (outside.missed.length) console.log(`  missed: ${outside.missed.map((m) => `${m.id} (${m.ending})`).join(", ")}`);
 }
-console.log(`${"all".padEnd(16)}${ENDINGS.map((e) => `${total[e].caught}/${total[e].of} ${pct(total[e].caught, total[e].of)}`.padStart(14)).join("")}`);
-console.log(`${"false firings".padEnd(16)}${ENDINGS.map((e) => `${outside.falseFirings[e].length}/${outside.legitimate}`.padStart(14)).join("")}`);
-for (const e of ENDINGS) if (outside.falseFirings[e].length) console.log(`  fired (${e}): ${outside.falseFirings[e].join(", ")}`);
-if (outside.missed.length) console.log(`  missed: ${outside.missed.map((m) => `${m.id} (${m.ending})`).join(", ")}`);

@@ -6,7 +6,10 @@
  * after it. `npm run bench:corpora` prints the figures these hold the runtime to.
  *
  * Survival is short of the issue's 90 % on B, C and D: FLOORS are what the ranking reaches, so a change that loses
- * ground fails here, and docs/figures.md reports the gap. Every session compacts at least 30 times, and no
+ * ground fails here, and docs/figures.md reports the gap. Issue 20 made the token count an upper bound on o200k
+ * (docs/tokens.md): the digest's budget now holds for the model, and fits 1–6 points fewer facts than the old
+ * estimate, which under-counted; the floors are the figures measured then, and A's a-correction-039 at 8k became an
+ * old value read without its correction (its correction no longer fits beside it). Every session compacts at least 30 times, and no
  * superseded value is read without its correction but the four D found.
  */
 import fc from "fast-check";
@@ -24,10 +27,10 @@ import { memoryConversation } from "./support/node-sql";
  * does not read as one, or a value it does not read as one). Any other is a regression.
  */
 const FLOORS: Record<OutsideCorpus["name"], { readable: Record<Window, number>; searchTop3: number; outlived?: Partial<Record<Window, string[]>> }> = {
-  A: { readable: { 4096: 0.9, 8192: 0.94, 16384: 0.97 }, searchTop3: 0.99 },
-  B: { readable: { 4096: 0.51, 8192: 0.54, 16384: 0.66 }, searchTop3: 0.99 },
-  C: { readable: { 4096: 0.82, 8192: 0.87, 16384: 0.92 }, searchTop3: 0.95 },
-  D: { readable: { 4096: 0.78, 8192: 0.85, 16384: 0.9 }, searchTop3: 0.92, outlived: { 4096: ["d-correction-019"], 8192: ["d-correction-015", "d-correction-019"], 16384: ["d-correction-015"] } },
+  A: { readable: { 4096: 0.86, 8192: 0.91, 16384: 0.96 }, searchTop3: 0.99, outlived: { 8192: ["a-correction-039"] } },
+  B: { readable: { 4096: 0.45, 8192: 0.52, 16384: 0.65 }, searchTop3: 0.99 },
+  C: { readable: { 4096: 0.8, 8192: 0.86, 16384: 0.91 }, searchTop3: 0.95 },
+  D: { readable: { 4096: 0.77, 8192: 0.85, 16384: 0.92 }, searchTop3: 0.92, outlived: { 4096: ["d-correction-019"], 8192: ["d-correction-015", "d-correction-019"], 16384: ["d-correction-015"] } },
 };
 
 describe.each(OUTSIDE_CORPORA.map((c) => [c.name, c] as const))("corpus %s", (name, corpus) => {

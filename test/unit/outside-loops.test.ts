@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { OUTSIDE_LOOP_SESSIONS } from "../fixtures/loop-corpus-outside";
+import { OUTSIDE_LOOP_SESSIONS as CORPUS_E } from "../fixtures/loop-corpus-e";
 import { ENDINGS, measureLoops } from "../fixtures/outside-loops";
 
 describe("loops on the outside corpus", () => {
@@ -29,5 +30,24 @@ describe("loops on the outside corpus", () => {
       expect(caught, ending).toBeGreaterThanOrEqual(56);
     }
     for (const kind of ["batch_repeated", "cycle_2", "whitespace"]) for (const ending of ENDINGS) expect(figures.caught[kind]![ending].caught).toBe(figures.caught[kind]![ending].of);
+  });
+});
+
+/**
+ * Corpus E, written by another author who had read neither the detector nor the first corpus, run once after the last
+ * change and never tuned on: 53 of 63 loops caught in every ending (84.1 %), 0 false firings in 133 legitimate
+ * sessions. The misses: cycles and batches made again beside other calls in their steps, and errors whose repeat
+ * changes a row id.
+ */
+describe("loops on corpus E (held out)", () => {
+  const figures = measureLoops(CORPUS_E);
+
+  it("fires on no legitimate session, in any ending", () => {
+    expect(figures.legitimate).toBeGreaterThanOrEqual(100);
+    for (const ending of ENDINGS) expect(figures.falseFirings[ending], ending).toEqual([]);
+  });
+
+  it("catches what it caught when run, in every ending", () => {
+    for (const ending of ENDINGS) expect(Object.values(figures.caught).reduce((n, k) => n + k[ending].caught, 0), ending).toBeGreaterThanOrEqual(53);
   });
 });
