@@ -24,22 +24,29 @@ export function safeCut(text: string, at: number, spans: readonly Span[], toward
   return cut;
 }
 
-/** The longest length in [0, maxLength] whose `measure` fits the budget, found by galloping then bisecting. */
+/**
+ * The longest length in [0, maxLength] whose `measure` fits the budget, found by galloping, then narrowing the bracket
+ * by interpolation (a count grows about linearly with length) every other step and by halves between, so a 1 MB text is
+ * counted a handful of times, never whole just to learn that it does not fit.
+ */
 function longestFitting(maxLength: number, budget: number, measure: (length: number) => number): number {
   if (budget <= 0) return 0;
-  if (maxLength <= budget) return maxLength;
-  // Galloping from a guess means a 1 MB text is never counted whole just to learn that it does not fit.
   let fits = 0;
+  let fitsCount = 0;
   let over = Math.min(maxLength, budget * 4 + 16);
-  while (measure(over) <= budget) {
+  let overCount = measure(over);
+  while (overCount <= budget) {
     if (over === maxLength) return maxLength;
-    fits = over;
+    [fits, fitsCount] = [over, overCount];
     over = Math.min(maxLength, over * 2);
+    overCount = measure(over);
   }
-  while (over - fits > 1) {
-    const mid = (fits + over) >>> 1;
-    if (measure(mid) <= budget) fits = mid;
-    else over = mid;
+  for (let step = 0; over - fits > 1; step++) {
+    const guess = fits + Math.round(((over - fits) * (budget - fitsCount)) / Math.max(1, overCount - fitsCount));
+    const mid = step % 2 === 0 ? Math.min(over - 1, Math.max(fits + 1, guess)) : (fits + over) >>> 1;
+    const count = measure(mid);
+    if (count <= budget) [fits, fitsCount] = [mid, count];
+    else [over, overCount] = [mid, count];
   }
   return fits;
 }

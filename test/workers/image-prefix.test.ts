@@ -140,8 +140,11 @@ describe("images leave the view only at a compaction", () => {
     }
     const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
     const context = await s.frontend.json<{ messages: ChatMessage[]; tokens: number }>("GET", `${s.path}/context`);
-    // What should-compact counts is what the model would read: placeholders counted from the boundary.
-    expect(status.tokens).toBe(context.tokens);
+    // What should-compact counts is what the model would read: placeholders counted from the boundary, each at most a
+    // token more than in its message's text (a newline after punctuation is one token with it), never less.
+    const hidden = placeholders(context.messages);
+    expect(status.tokens - context.tokens).toBeGreaterThanOrEqual(0);
+    expect(status.tokens - context.tokens).toBeLessThanOrEqual(hidden);
     expect(textOf(context.messages.at(-1)!)).toMatch(/^Photo 59 shows/);
     for (let i = 0; i < TURNS; i++) {
       const replayed = await s.frontend.turn(s.conversation, bodies[i]!);
