@@ -121,7 +121,7 @@ describe("this turn's tool results", () => {
     const total = full.ok ? full.value.usage.total : 0;
     const tight = assembleTurn({ ...input, maxTokens: total - 60 });
     expect(tight.ok && tight.value.envelope.budget.truncations.map((t) => t.kind)).toEqual(["history", "history"]);
-    const tighter = assembleTurn({ ...input, maxTokens: total - 140 });
+    const tighter = assembleTurn({ ...input, maxTokens: total - 110 });
     expect(tighter.ok && tighter.value.envelope.budget.truncations.map((t) => t.kind)).toEqual(["history", "history", "memory"]);
     expect(tighter.ok && tighter.value.messages.slice(1, -1)).toEqual(history.slice(2));
   });
