@@ -14,7 +14,7 @@
 
 import { stem } from "../tools/catalog-search";
 import { COMMON_WORDS } from "../core/common-words";
-import { DATE, DAY_OR_MONTH } from "../core/date-shapes";
+import { DATE, DAY_OR_MONTH } from "./date-shapes";
 
 /**
  * A unit's terms, each once: its words (lowercased, accents folded), its entities (`§shape:text`), and its two-word

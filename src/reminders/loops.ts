@@ -6,8 +6,6 @@
  * with changed arguments and paging (a cursor that advances) never repeat a whole fingerprint, so they are never loops.
  */
 
-import { NAMED_DATES } from "../core/date-shapes";
-
 /** One call as the detector reads it: the tool's name, its arguments as the model wrote them, and its result (null: none yet). */
 export interface CallRecord {
   name: string;
@@ -65,24 +63,25 @@ export function canonicalArgs(args: string): string {
 }
 
 /**
- * What names a moment or one occurrence rather than an outcome: timestamps, clock times, elapsed durations, epoch
- * seconds, UUIDs, short hashes, and dates written with a month's or a weekday's name (`NAMED_DATES`). The same error at another time
- * is the same error; a state, a count or a percentage that changed is a change.
+ * What names one occurrence rather than an outcome: a timestamp (a date with its time), a clock time to the second,
+ * a duration measured finer than a second (`980ms`, `1.24 s`), a UUID. The same error at another moment is the same
+ * error. A date alone, a whole number of seconds or minutes ("5 min remaining"), a count or a percentage is a state,
+ * and one that changed is a change.
  */
 const OCCURRENCE = new RegExp(
   [
-    /\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/.source,
+    /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/.source,
     /\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/.source,
-    /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds|min|mins|minutes)\b/.source,
-    /\b1\d{9}(?:\d{3})?\b/.source,
+    /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
     /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
   ].join("|"),
   "gi",
 );
 
 /**
- * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more whose letters and
- * digits alternate at least four times, as random ids do and names ("order_1051", "utf8", "sha256sum") do not.
+ * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more (dots and dashes
+ * included) whose letters and digits alternate at least four times, as random ids do and names ("order_1051", "utf8",
+ * "sha256sum", "v1.2.3-beta4") do not.
  */
 function mintedId(word: string): boolean {
   let changes = 0;
@@ -90,17 +89,10 @@ function mintedId(word: string): boolean {
   return changes >= 4;
 }
 
-/** A hexadecimal run of six digits or more with a letter and a digit in it: a short hash or reference ("3f9a21c"). */
-const HEX_ID = /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b/gi;
-
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = result.trim();
-  const masked = trimmed
-    .replace(NAMED_DATES, "·")
-    .replace(OCCURRENCE, "·")
-    .replace(HEX_ID, "·")
-    .replace(/[\w-]{8,}/g, (word) => (mintedId(word) ? "·" : word));
+  const masked = trimmed.replace(OCCURRENCE, "·").replace(/[\w.-]{8,}/g, (word) => (mintedId(word) ? "·" : word));
   return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
 
@@ -166,7 +158,8 @@ function repeatsInARow(calls: readonly CallRecord[], prints: readonly string[], 
   };
   for (const batch of batches) {
     const next = new Map<string, number[]>();
-    for (const i of batch) if (!next.has(prints[i]!)) next.set(prints[i]!, [...(runs.get(prints[i]!) ?? []), i]);
+    // The same call twice in one batch is made twice: each counts.
+    for (const i of batch) next.set(prints[i]!, [...(next.get(prints[i]!) ?? runs.get(prints[i]!) ?? []), i]);
     for (const [print, run] of runs) if (!next.has(print)) close(run);
     runs = next;
   }

@@ -65,6 +65,8 @@ describe("the loop detector", () => {
     expect(findLoops([at(x, 0), at(a, 0), at(a, 1), at(a, 2)])).toMatchObject([{ period: 1, tools: ["a"], firedAt: 3 }]);
     expect(findLoops([at(a, 0), at(a, 1), at(a, 2), at(x, 2)])).toMatchObject([{ period: 1, tools: ["a"], firedAt: 2 }]);
     expect(findLoops([at(x, 0), at(a, 0), at(a, 1), at(c("y", {}), 1), at(a, 2), at(c("z", {}), 2)])).toMatchObject([{ period: 1, tools: ["a"], repeats: 3, firedAt: 4 }]);
+    // The same call three times in one batch is made three times.
+    expect(findLoops([at(a, 0), at(a, 0), at(a, 0)])).toMatchObject([{ period: 1, repeats: 3 }]);
     // A batch made again with one call changed is no loop.
     expect(findLoops([...four.map((k) => at(k, 0)), ...[a, b, d, c("e", {}, "new")].map((k) => at(k, 1))])).toEqual([]);
   });
@@ -72,13 +74,19 @@ describe("the loop detector", () => {
   it("the same error with a new request id, timestamp or duration is the same result; a clock's time is its own", () => {
     const notFound = (when: string) => c("fetch_url", { url: "https://x.test/a" }, `404 Not Found\nDate: ${when}`);
     expect(findLoops(["Thu, 27 Nov 2026 02:33:01 GMT", "Thu, 27 Nov 2026 02:33:40 GMT", "Thu, 27 Nov 2026 02:34:02 GMT"].map(notFound))).toHaveLength(1);
+    // Progress told in minutes, bytes, dates or commits is a change (polling), not an occurrence mark.
+    const polled = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("status", {}, r), message: k })));
+    expect(polled(["building, 5 min remaining", "building, 3 min remaining", "building, 1 min remaining"])).toEqual([]);
+    expect(polled(["downloaded 1073741824 of 2147483648 bytes", "downloaded 1610612736 of 2147483648 bytes", "downloaded 1879048192 of 2147483648 bytes"])).toEqual([]);
+    expect(polled(["next run: March 3", "next run: March 4", "next run: March 5"])).toEqual([]);
+    expect(polled(["latest commit a1b2c3d", "latest commit e4f5a6b", "latest commit 9c8d7e6"])).toEqual([]);
     const err = (id: string, when: string, took: string) => c("deploy", { env: "prod" }, `Error 503: upstream unavailable (request ${id}) at ${when} after ${took}`);
     expect(findLoops([err("req_8f3a2b1c9d", "2026-11-27T02:33:01Z", "1.2s"), err("req_1a9e7c4b2f", "2026-11-27T02:33:09Z", "980ms"), err("4f1d9a2e-77c0-4b1e-9a53-0c2f8e6d1b7a", "2026-11-27 02:33:15", "1.1 s")])).toHaveLength(1);
     // A changed state or percentage is progress, not an occurrence mark; names with a number are names.
     expect(findLoops([10, 20, 30].map((p) => c("job_status", { id: "j1" }, `running ${p}% at 2026-11-27T02:3${p / 10}:00Z`)))).toEqual([]);
     expect(findLoops(["order_1051", "order_1052", "order_1053"].map((o) => c("next_order", {}, o)))).toEqual([]);
     expect(findLoops([1, 2, 3].map((k) => c("get_time", {}, `2026-11-27T02:3${k}:00Z`)))).toEqual([]);
-    expect(findLoops(["3f9a21c", "3f9a5d0", "77c0b1e"].map((ref) => c("fetch", { u: 1 }, `404 (ref ${ref})`)))).toHaveLength(1);
+    expect(findLoops(["18.6e2d1002.1730815331.3f9a21c", "18.6e2d1002.1730815339.3f9a5d0", "18.6e2d1002.1730815346.3f9a8e7"].map((ref) => c("fetch", { u: 1 }, `404 (ref ${ref})`)))).toHaveLength(1);
   });
 
   it("leaves polling with changing results, retries with changed arguments and paging alone", () => {

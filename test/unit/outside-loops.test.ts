@@ -4,8 +4,7 @@
  * of 59 loops caught (message / continuation / gateway), 0 false firings in 130 legitimate sessions. Changes then
  * followed from reading which sessions were missed, so this corpus is no longer held out for them (corpus E is): a
  * continuation reads what was appended since the last turn as new; a call made in each of consecutive messages is
- * repeated in a row whatever else they make; dates with a month's name and short hex ids are occurrence marks:
- * 56 / 56 / 56, 0 false firings. `npm run bench:loops` prints the figures.
+ * repeated in a row whatever else they make: 56 / 56 / 56, 0 false firings. `npm run bench:loops` prints the figures.
  */
 import { describe, expect, it } from "vitest";
 import { OUTSIDE_LOOP_SESSIONS } from "../fixtures/loop-corpus-outside";
@@ -37,7 +36,8 @@ describe("loops on the outside corpus", () => {
  * Corpus E, written by another author who had read neither the detector nor the first corpus, run once after the last
  * change and never tuned on: 53 of 63 loops caught in every ending (84.1 %), 0 false firings in 133 legitimate
  * sessions. The misses: cycles and batches made again beside other calls in their steps, and errors whose repeat
- * changes a row id.
+ * changes a row id. A review then found polling that masks read as a loop (minutes remaining, byte counts, dates,
+ * commit hashes changing); masking only timestamps, clock times, sub-second durations, UUIDs and minted ids: 52.
  */
 describe("loops on corpus E (held out)", () => {
   const figures = measureLoops(CORPUS_E);
@@ -48,6 +48,6 @@ describe("loops on corpus E (held out)", () => {
   });
 
   it("catches what it caught when run, in every ending", () => {
-    for (const ending of ENDINGS) expect(Object.values(figures.caught).reduce((n, k) => n + k[ending].caught, 0), ending).toBeGreaterThanOrEqual(53);
+    for (const ending of ENDINGS) expect(Object.values(figures.caught).reduce((n, k) => n + k[ending].caught, 0), ending).toBeGreaterThanOrEqual(52);
   });
 });

@@ -1,8 +1,7 @@
 /**
  * Dates and times in the forms people and programs write them, in English, French, German, Spanish, Portuguese,
- * Italian and CJK: what the digest weighs as a date (src/history/information.ts) and what the loop detector reads as
- * the mark of a moment rather than an outcome (src/reminders/loops.ts). Global regular expressions: callers reset
- * `lastIndex` or use `replace`/`matchAll`.
+ * Italian and CJK: what the digest weighs as a date (src/history/information.ts). Global regular expressions: callers
+ * reset `lastIndex` or use `replace`/`matchAll`.
  */
 const MONTH = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre`;
 /**
@@ -39,9 +38,3 @@ export const DATE = new RegExp(
   ].join("|"),
   "giu",
 );
-
-/**
- * Only the dates no count or fraction can be mistaken for: a day with a month's name, a weekday or month named, a CJK
- * date. "3/10" and "4.5.2026" are left out: in a tool's result they are as often a step of ten or a version.
- */
-export const NAMED_DATES = new RegExp(`${NAMED_DATE}|${CJK_DATE}|${DAY_OR_MONTH.source}`, "giu");
