@@ -82,9 +82,27 @@ const GENERATED_BITS = 2;
 /** A number this long is an id an issuer put in a token (Slack's team and user ids), not a version or a count. */
 const LONGEST_WRITTEN_NUMBER = 9;
 
-/** `learn`, `your-token-here`, `EXAMPLE_KEY_2`, `v1.2.3`: words (a number may end one) and short numbers. */
+/**
+ * `learn`, `your-token-here`, `EXAMPLE_KEY_2`, `v1.2.3`, `Qwen2Instruct7B`: words and short numbers, however joined
+ * (separators, case changes, digits between), with at most one run of one or two letters ("7B"). What a generator
+ * writes breaks into many short runs: `aB3xY9kLm2Qp`.
+ */
 function readsAsWords(value: string): boolean {
-  return value.split(/[-_.]/).every((piece) => piece === "" || (/^\d+$/.test(piece) ? piece.length <= LONGEST_WRITTEN_NUMBER : NAME_WORD.test(piece.replace(/\d+$/, ""))));
+  // Digits part words only in mixed case (`Qwen2Instruct7B`); in capitals `QJ8XKZ2` is one run, as base32 writes it,
+  // and only a number at its end is set apart (`KEY2`).
+  const mixed = /[a-z]/.test(value);
+  const runs = value.split(mixed ? /[-_.]|(?<=\d)(?=\D)|(?<=\D)(?=\d)/ : /[-_.]/).filter((run) => run !== "");
+  let short = 0;
+  for (const run of runs) {
+    if (/^\d+$/.test(run)) {
+      if (run.length > LONGEST_WRITTEN_NUMBER) return false;
+      continue;
+    }
+    const word = mixed ? run : run.replace(/\d+$/, "");
+    if (!NAME_WORD.test(word)) return false;
+    if (word.split(/(?=[A-Z][a-z])/).some((part) => part.length < 3) && ++short > 1) return false;
+  }
+  return true;
 }
 
 /**

@@ -199,6 +199,8 @@ describe("a prefixed token cut short or given in pieces (issue 20)", () => {
       "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nSLACK_BOT_TOKEN=xoxb-your-bot-token\nAWS_ACCESS_KEY_ID=AKIAXXXXXXXXXXXXXXXX",
       "from huggingface_hub import hf_hub_download\nnpm_config_registry=https://registry.npmjs.org/",
       "part 1: Introduction\npart 2: build a2b3c4d5e6f7a8b9\n(1/2) deploy 7f3a9c21deadbeef0123\n(2/2) done",
+      // Names with digits between words, after a prefix: a model's, a setting's, a CSS class's.
+      "load hf_Qwen2Instruct7B, set npm_config2Registry9x, style class sk-Btn2Primary3Large, run SG.Run2Test4Suite",
     ]) expect(redact(text).hits, text).toEqual([]);
   });
 
