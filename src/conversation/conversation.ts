@@ -234,13 +234,19 @@ export class Conversation extends DurableObject<Env> {
     return this.queue.run(async () => {
       const made = await this.begin(owner, conversationId, body.agent);
       if (!made.ok) return made;
-      const turn = await takeGatewayTurn(this.gatewayHost(owner), body, { expected: null, next }, run, () => this.takeTurnNow(owner, made.value, body));
-      if (!turn.ok) {
-        await this.ctx.storage.deleteAll();
+      try {
+        const turn = await takeGatewayTurn(this.gatewayHost(owner), body, { expected: null, next }, run, () => this.takeTurnNow(owner, made.value, body));
+        if (!turn.ok) {
+          await this.ctx.storage.deleteAll();
+          return turn;
+        }
+        await this.hub(owner).conversationCreated({ id: conversationId, agent: body.agent, createdAt: made.value.createdAt });
         return turn;
+      } catch (error) {
+        // Whatever failed (the turn, the hub's listing), nothing is left half made.
+        await this.ctx.storage.deleteAll();
+        throw error;
       }
-      await this.hub(owner).conversationCreated({ id: conversationId, agent: body.agent, createdAt: made.value.createdAt });
-      return turn;
     });
   }
 

@@ -21,7 +21,13 @@ export interface GatewayHost {
 async function headMoved(host: GatewayHost, cursor: GatewayCursor, at: string): Promise<void> {
   const meta = host.store.meta();
   if (cursor.chain === null || !meta?.agent) return;
-  await host.hub.gatewayHeadMoved({ conversationId: meta.conversationId, agent: meta.agent, chain: cursor.chain, consumed: cursor.consumed, at });
+  // Best effort, after the turn is stored: a hub that fails here costs a header-less client its lookup (it is told
+  // 409 history_mismatch and can send X-Conversation-Id), never the turn the conversation already took.
+  try {
+    await host.hub.gatewayHeadMoved({ conversationId: meta.conversationId, agent: meta.agent, chain: cursor.chain, consumed: cursor.consumed, at });
+  } catch (error) {
+    console.warn(`gateway: the history index of conversation ${meta.conversationId} was not moved: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** A gateway run's writes go on only while it is the run in progress (none given: not a gateway run's). */
