@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { sha256Hex } from "../core/version";
 import { qualify, splitQualified } from "../protocol/names";
 import { embeddingText, rankByCosine, unitVector, type SemanticHit } from "../tools/semantic-search";
 import type { ToolRecord } from "./registry";
@@ -131,7 +132,7 @@ export class ToolVectors {
         const text = embeddingText(tool);
         let known = this.texts.get(tool.name);
         if (known?.text !== text) {
-          known = { text, hash: await sha256(`${EMBEDDING_MODEL}\n${text}`) };
+          known = { text, hash: await sha256Hex(`${EMBEDDING_MODEL}\n${text}`) };
           this.texts.set(tool.name, known);
         }
         return { name: tool.name, ...known };
@@ -163,11 +164,6 @@ function deadline<T>(work: Promise<T>, ms: number): Promise<T> {
 /** Waits for `work` at most `ms`, then goes on without it (it carries on in the background). */
 function within(work: Promise<void>, ms: number): Promise<void> {
   return deadline(work, ms).catch(() => undefined);
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function errorText(error: unknown): string {

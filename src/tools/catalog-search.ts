@@ -236,7 +236,7 @@ function toolFields(tool: CatalogTool): Record<Field, string[]> {
   const values: string[] = [];
   const texts: string[] = [];
   const visit = (schema: unknown, depth: number) => {
-    if (schema === null || typeof schema !== "object" || depth > 3) return;
+    if (schema === null || typeof schema !== "object" || depth >= 3) return;
     const s = schema as Record<string, unknown>;
     if (typeof s.description === "string") texts.push(s.description);
     if (typeof s.title === "string") texts.push(s.title);

@@ -259,7 +259,8 @@ async function rankCatalog(query: string, limit: number, ctx: RunContext): Promi
   // A blank query finds nothing, and the model would still have nearest tools for it.
   if (!ctx.host.rankByMeaning || query.trim() === "" || /^\s*select:/i.test(query)) return lexical();
   const semantic = await ctx.host.rankByMeaning(query, catalog.map((t) => t.name)).catch(() => null);
-  return semantic ? { hits: fuseRankings(index.search(query, SEARCH_LIMITS.maxResults), semantic, limit), ranker: "fused" } : lexical();
+  // No vector at all yet (none computed, or the model failed for every tool): the order is the lexical one, and says so.
+  return semantic && semantic.length > 0 ? { hits: fuseRankings(index.search(query, SEARCH_LIMITS.maxResults), semantic, limit), ranker: "fused" } : lexical();
 }
 
 function searchTools(query: string, hits: readonly CatalogHit[], toolCallId: string, ctx: RunContext, loaded: string[], report: ToolRunReport): string {
