@@ -104,8 +104,9 @@ export function fingerprint(call: CallRecord): string {
 /**
  * The loops in a sequence of calls, in the order they became loops. A batch has no order of its own: a call is
  * repeated in a row when each of consecutive messages makes it, whatever else they make beside it; a cycle reads
- * each batch sorted, so a batch made again in another order is the same batch, and one made again in part (polling
- * several things, one of which changed) is no cycle of the part that did not change. A run that goes on is one loop,
+ * each batch in a canonical order (`cycleOrder`), so a batch made again in another order or beside other calls is
+ * the same batch, and one made again in part (polling several things, one of which changed) is no cycle of the part
+ * that did not change. A run that goes on is one loop,
  * however long; a run broken and started again is another. A run of one call repeated is counted at period 1 only,
  * never again as a longer cycle. Positions in the answer are the caller's.
  */
@@ -115,7 +116,7 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
   const prints = calls.map(fingerprint);
   const batches = batchesOf(calls);
   const found = repeatsInARow(calls, prints, batches, repeats);
-  const order = sortedOrder(batches, prints);
+  const order = cycleOrder(batches, prints);
   const fps = order.map((i) => prints[i]!);
   const batchAt = batchStarts(order.map((i) => calls[i]!.message));
   const longest = Math.max(maxPeriod, ...batches.map((b) => b.length));
@@ -180,9 +181,18 @@ function batchesOf(calls: readonly CallRecord[]): number[][] {
 
 const byPrint = (prints: readonly string[]) => (a: number, b: number) => (prints[a]! < prints[b]! ? -1 : prints[a]! > prints[b]! ? 1 : a - b);
 
-/** Each batch sorted by fingerprint. */
-function sortedOrder(batches: readonly number[][], prints: readonly string[]): number[] {
-  return batches.flatMap((batch) => [...batch].sort(byPrint(prints)));
+/**
+ * Each batch in a canonical order: the calls the batch before also made first, in that batch's order, then the rest
+ * sorted by fingerprint. A batch made again, in any order and with other calls beside it, then follows itself.
+ */
+function cycleOrder(batches: readonly number[][], prints: readonly string[]): number[] {
+  const order: number[] = [];
+  batches.forEach((batch, b) => {
+    const before = new Map((b > 0 ? order.slice(-batches[b - 1]!.length) : []).map((i, rank) => [prints[i]!, rank]));
+    const rank = (i: number) => before.get(prints[i]!) ?? Infinity;
+    order.push(...[...batch].sort((x, y) => rank(x) - rank(y) || byPrint(prints)(x, y)));
+  });
+  return order;
 }
 
 /** Where each batch of two calls or more starts (in the order compared), and its size. */

@@ -67,6 +67,8 @@ describe("the loop detector", () => {
     expect(findLoops([at(x, 0), at(a, 0), at(a, 1), at(c("y", {}), 1), at(a, 2), at(c("z", {}), 2)])).toMatchObject([{ period: 1, tools: ["a"], repeats: 3, firedAt: 4 }]);
     // The same call three times in one batch is made three times.
     expect(findLoops([at(a, 0), at(a, 0), at(a, 0)])).toMatchObject([{ period: 1, repeats: 3 }]);
+    // A batch made again whole beside another call, in another order, is the same batch made again.
+    expect(findLoops([at(a, 0), at(b, 0), at(x, 1), at(b, 1), at(a, 1)])).toMatchObject([{ period: 2, repeats: 2 }]);
     // A batch made again with one call changed is no loop.
     expect(findLoops([...four.map((k) => at(k, 0)), ...[a, b, d, c("e", {}, "new")].map((k) => at(k, 1))])).toEqual([]);
   });
