@@ -63,19 +63,20 @@ export function canonicalArgs(args: string): string {
 }
 
 /**
- * What names one occurrence rather than an outcome: a timestamp (a date with its time), a clock time to the second,
- * a duration measured finer than a second (`980ms`, `1.24 s`), a UUID. The same error at another moment is the same
+ * What names one occurrence rather than an outcome: a timestamp (a date with its time, or a clock time to the second
+ * with its zone), a duration measured finer than a second (`980ms`, `1.24 s`), a UUID. The same error at another moment is the same
  * error. A date alone, a whole number of seconds or minutes ("5 min remaining"), a count or a percentage is a state,
  * and one that changed is a change.
  */
 const OCCURRENCE = new RegExp(
   [
     /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/.source,
-    /\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/.source,
+    // A clock time is a moment only beside a date or a zone: alone, "00:04:12.8" is as often an interval (a lag).
+    /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/.source,
     /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
     /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
   ].join("|"),
-  "gi",
+  "giu",
 );
 
 /**

@@ -82,6 +82,9 @@ describe("the loop detector", () => {
     expect(polled(["downloaded 1073741824 of 2147483648 bytes", "downloaded 1610612736 of 2147483648 bytes", "downloaded 1879048192 of 2147483648 bytes"])).toEqual([]);
     expect(polled(["next run: March 3", "next run: March 4", "next run: March 5"])).toEqual([]);
     expect(polled(["latest commit a1b2c3d", "latest commit e4f5a6b", "latest commit 9c8d7e6"])).toEqual([]);
+    // An interval written as a clock ("00:04:12.8" of replication lag) is a state; a clock time with a zone is a moment.
+    expect(polled(["lag 00:04:12.8", "lag 00:01:37.1", "lag 00:00:00.4"])).toEqual([]);
+    expect(polled(["[14:02:11 UTC] upstream refused", "[14:02:19 UTC] upstream refused", "[14:02:26 UTC] upstream refused"])).toHaveLength(1);
     const err = (id: string, when: string, took: string) => c("deploy", { env: "prod" }, `Error 503: upstream unavailable (request ${id}) at ${when} after ${took}`);
     expect(findLoops([err("req_8f3a2b1c9d", "2026-11-27T02:33:01Z", "1.2s"), err("req_1a9e7c4b2f", "2026-11-27T02:33:09Z", "980ms"), err("4f1d9a2e-77c0-4b1e-9a53-0c2f8e6d1b7a", "2026-11-27 02:33:15", "1.1 s")])).toHaveLength(1);
     // A changed state or percentage is progress, not an occurrence mark; names with a number are names.
