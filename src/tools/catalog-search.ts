@@ -232,25 +232,50 @@ export class ToolIndex {
 
 /** A tool's words by field: name, description, its parameters' allowed values, names and descriptions. */
 function toolFields(tool: CatalogTool): Record<Field, string[]> {
-  const properties = Object.values((tool.inputSchema.properties as Record<string, unknown> | undefined) ?? {});
-  const values: string[] = [];
-  const texts: string[] = [];
-  const visit = (schema: unknown, depth: number) => {
-    if (schema === null || typeof schema !== "object" || depth >= 3) return;
-    const s = schema as Record<string, unknown>;
-    if (typeof s.description === "string") texts.push(s.description);
-    if (typeof s.title === "string") texts.push(s.title);
-    for (const v of [...(Array.isArray(s.enum) ? s.enum : []), ...("const" in s ? [s.const] : [])]) if (typeof v === "string" || typeof v === "number") values.push(String(v));
-    for (const nested of [s.items, ...Object.values((s.properties as Record<string, unknown> | undefined) ?? {}), ...(Array.isArray(s.anyOf) ? s.anyOf : []), ...(Array.isArray(s.oneOf) ? s.oneOf : [])]) visit(nested, depth + 1);
-  };
-  for (const property of properties) visit(property, 0);
+  const parameters = schemaParameters(tool.inputSchema);
   return {
     name: tokenize(tool.name),
     description: tokenize(tool.description),
-    values: values.flatMap(tokenize),
-    parameters: Object.keys((tool.inputSchema.properties as object | undefined) ?? {}).flatMap(tokenize),
-    parameterText: texts.flatMap(tokenize),
+    values: parameters.flatMap((p) => p.values.flatMap(tokenize)),
+    parameters: parameters.filter((p) => p.path.length === 1).flatMap((p) => tokenize(p.path[0]!)),
+    parameterText: parameters.flatMap((p) => tokenize(p.text)),
   };
+}
+
+/** One parameter of a tool's input: where it sits (property names from the top), its description and title, its allowed values. */
+export interface SchemaParameter {
+  path: readonly string[];
+  text: string;
+  values: readonly string[];
+}
+
+/** How deep into nested objects, array items and `anyOf`/`oneOf` branches a tool's parameters are read. */
+const MAX_SCHEMA_DEPTH = 3;
+
+/**
+ * Each parameter of an input schema, nested ones too (object properties, array items, `anyOf`/`oneOf` branches, which
+ * share their parameter's path), three levels deep: what both rankers read of a tool's input.
+ */
+export function schemaParameters(schema: unknown): SchemaParameter[] {
+  const out: SchemaParameter[] = [];
+  const walk = (node: unknown, path: readonly string[], depth: number) => {
+    if (!isRecord(node) || !isRecord(node.properties) || depth >= MAX_SCHEMA_DEPTH) return;
+    for (const [name, property] of Object.entries(node.properties)) {
+      if (!isRecord(property)) continue;
+      const variants = [property, property.items, ...(Array.isArray(property.anyOf) ? property.anyOf : []), ...(Array.isArray(property.oneOf) ? property.oneOf : [])].filter(isRecord);
+      const texts = variants.flatMap((v) => [v.description, v.title]).filter((t): t is string => typeof t === "string" && t.trim() !== "");
+      const values = variants.flatMap((v) => [...(Array.isArray(v.enum) ? v.enum : []), ...("const" in v ? [v.const] : [])]).filter((v) => typeof v === "string" || typeof v === "number");
+      const at = [...path, name];
+      out.push({ path: at, text: [...new Set(texts.map((t) => t.trim()))].join(" "), values: [...new Set(values.map(String))] });
+      for (const variant of variants) walk(variant, at, depth + 1);
+    }
+  };
+  walk(schema, [], 0);
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 interface QueryWord {

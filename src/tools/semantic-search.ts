@@ -4,7 +4,7 @@
  * called by the hub (src/hub/tool-vectors.ts), which keeps the tools' vectors.
  */
 import type { RanToolCall } from "../protocol/evidence";
-import type { CatalogHit, CatalogTool } from "./catalog-search";
+import { schemaParameters, type CatalogHit, type CatalogTool } from "./catalog-search";
 
 /** A tool and its cosine similarity to the query, best first. */
 export interface SemanticHit {
@@ -23,32 +23,18 @@ export const FUSION_DEPTH = 20;
 
 /** What is embedded of a tool stays well inside the model's input, and bounds an embedding call's cost. */
 const MAX_EMBEDDED_CHARS = 2000;
-const MAX_SCHEMA_DEPTH = 3;
 
 /**
  * The text a tool is embedded from: its name in words, its description, then each parameter's name, description and
- * allowed values (nested objects' and arrays' items too, by dotted path). Its hash keys the stored vector, so a tool is
- * embedded again exactly when this text changes.
+ * allowed values (nested ones too, by dotted path: `schemaParameters`, what the lexical ranker reads). Its hash keys
+ * the stored vector, so a tool is embedded again exactly when this text changes.
  */
 export function embeddingText(tool: CatalogTool): string {
   const lines = [words(tool.name), tool.description.trim()];
-  parameterLines(tool.inputSchema, "", 0, lines);
-  return lines.filter((line) => line !== "").join("\n").slice(0, MAX_EMBEDDED_CHARS);
-}
-
-function parameterLines(schema: Readonly<Record<string, unknown>>, prefix: string, depth: number, out: string[]): void {
-  if (depth >= MAX_SCHEMA_DEPTH) return;
-  const properties = schema.properties;
-  if (!isObject(properties)) return;
-  for (const [name, property] of Object.entries(properties)) {
-    if (!isObject(property)) continue;
-    const path = `${prefix}${name}`;
-    const description = typeof property.description === "string" ? property.description.trim() : "";
-    const values = Array.isArray(property.enum) ? property.enum.filter((v) => typeof v === "string" || typeof v === "number") : [];
-    out.push(`${words(path)}${description ? `: ${description}` : ""}${values.length ? ` (one of: ${values.join(", ")})` : ""}`);
-    parameterLines(property, `${path}.`, depth + 1, out);
-    if (isObject(property.items)) parameterLines(property.items, `${path}.`, depth + 1, out);
+  for (const { path, text, values } of schemaParameters(tool.inputSchema)) {
+    lines.push(`${words(path.join("."))}${text ? `: ${text}` : ""}${values.length ? ` (one of: ${values.join(", ")})` : ""}`);
   }
+  return lines.filter((line) => line !== "").join("\n").slice(0, MAX_EMBEDDED_CHARS);
 }
 
 /** "calendar:createEvent" → "calendar create Event": the model reads words, not identifiers. */
@@ -56,9 +42,6 @@ function words(identifier: string): string {
   return identifier.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2").replace(/[_:.\-]+/g, " ").trim();
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The vector scaled to length 1 (a zero vector stays zero), as float32: cosine similarity is then a dot product. */
 export function unitVector(values: readonly number[]): Float32Array {
