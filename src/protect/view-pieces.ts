@@ -119,18 +119,33 @@ function nextPiece(text: string, start: number, from: number, prefix: string, to
     const end = runEnd(text, at);
     return isPiece(text, at, end, prefix, token) ? [at, end] : null;
   }
-  // On the next line, after a label of words, numbers and punctuation, in any script.
-  const lineStart = at + breakLength;
+  // On the next line (a blank line between is read past), after a label of words, numbers and punctuation, in any script.
+  let lineStart = at + breakLength;
+  const blank = blankLine(text, lineStart);
+  if (blank > 0) lineStart += blank;
   for (at = lineStart; at < text.length && at - lineStart < LABEL_REACH && lineBreak(text, at) === 0; ) {
     if (!isRunChar(text.charCodeAt(at))) {
       at++;
       continue;
     }
     const end = runEnd(text, at);
-    if (isPiece(text, at, end, prefix, token)) return endsLine(text, end) && parallelLabels(labelBefore(text, start), text.slice(lineStart, at)) ? [at, end] : null;
-    at = Math.max(end, at + 1);
+    if (!isPiece(text, at, end, prefix, token)) {
+      at = Math.max(end, at + 1);
+      continue;
+    }
+    // A piece that completes a token of fixed length needs no parallel label: the lengths adding up say it is one.
+    if (isDone(prefix, token + text.slice(at, end))) return [at, end];
+    return endsLine(text, end) && parallelLabels(labelBefore(text, start), text.slice(lineStart, at)) ? [at, end] : null;
   }
   return null;
+}
+
+/** The length of a blank line starting at `at` (spaces, then its break), else 0. */
+function blankLine(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09)) i++;
+  const breakLength = lineBreak(text, i);
+  return breakLength > 0 ? i - at + breakLength : 0;
 }
 
 /** Whether nothing but punctuation follows `at` on its line: a label comes before a piece, a log line's fields after it. */

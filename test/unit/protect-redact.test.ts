@@ -204,6 +204,15 @@ describe("a prefixed token cut short or given in pieces (issue 20)", () => {
     ]) expect(redact(text).hits, text).toEqual([]);
   });
 
+  it("puts pieces together across a blank line", () => {
+    const [first, second] = [token.slice(0, 20), token.slice(20)];
+    for (const text of [`token part 1: ${first}\n\ntoken part 2: ${second}`, `(1/2) ${first}\n  \n(2/2) ${second}\n`]) {
+      const { text: out } = redact(text);
+      expect(out, text).not.toContain(second);
+      expect(out, text).not.toContain(first.slice(4));
+    }
+  });
+
   it("does not run a whole token into the next line's id, nor one token into another", () => {
     const log = `token ${token}\n> send(payload) commit 0b5e20a958106dab692f98f38613629a5e0e28e7`;
     expect(redact(log).text).toBe("token [REDACTED:github-token]\n> send(payload) commit 0b5e20a958106dab692f98f38613629a5e0e28e7");
