@@ -213,6 +213,11 @@ describe("a prefixed token cut short or given in pieces (issue 20)", () => {
     }
   });
 
+  it("does not take a word of ordinary language on the next line for the rest of a wrapped token", () => {
+    expect(redact(`token ${token}\nthanks, and send the report`).text).toBe("token [REDACTED:github-token]\nthanks, and send the report");
+    expect(redact(`key: ${token.slice(0, 30)}\n${token.slice(30)}`).text).toBe("key: [REDACTED:github-token]");
+  });
+
   it("does not run a whole token into the next line's id, nor one token into another", () => {
     const log = `token ${token}\n> send(payload) commit 0b5e20a958106dab692f98f38613629a5e0e28e7`;
     expect(redact(log).text).toBe("token [REDACTED:github-token]\n> send(payload) commit 0b5e20a958106dab692f98f38613629a5e0e28e7");
