@@ -7,7 +7,7 @@
  *   when a terminal, a pretty-printer or a JSON string broke a token.
  * Only windows around such joins are viewed.
  */
-import { COMMON_WORDS } from "../core/common-words";
+import { isEverydayWord } from "../core/everyday-words";
 import { ViewWriter, type DerivedView } from "./view";
 import { textRuns } from "./text-runs";
 import { windowsAround, type Range } from "./windows";
@@ -38,7 +38,9 @@ function isTokenChar(code: number): boolean {
 function isHardWrap(text: string, at: number, end: number): boolean {
   let tail = end;
   while (tail < text.length && isTokenChar(text.charCodeAt(tail)) && text.charCodeAt(tail) !== 0x3d) tail++;
-  if (tail === end || isEverydayWord(text.slice(end, tail))) return false;
+  // A word of ordinary language ("thanks", "The") begins a line of prose, not the rest of a token.
+  const word = text.slice(end, tail);
+  if (tail === end || (/^[A-Za-z]+$/.test(word) && isEverydayWord(word.toLowerCase()))) return false;
   while (tail < text.length && tail - end < 256 && text.charCodeAt(tail) === 0x3d) tail++;
   if (tail < text.length && isTokenChar(text.charCodeAt(tail))) return false;
   let letters = 0;
@@ -52,15 +54,6 @@ function isHardWrap(text: string, at: number, end: number): boolean {
     else if ((code | 32) >= 97 && (code | 32) <= 122) letters++;
   }
   return (at - start >= WRAPPED_RUN && letters > 0 && digits > 0) || mixedCaseLetters(text.slice(Math.max(start, at - WRAPPED_LETTERS), at));
-}
-
-let common: Set<string> | undefined;
-
-/** A word of ordinary language ("thanks", "The") begins a line of prose, not the rest of a token. */
-function isEverydayWord(run: string): boolean {
-  if (!/^[A-Za-z]+$/.test(run)) return false;
-  common ??= new Set(COMMON_WORDS.split(/\s+/));
-  return common.has(run.toLowerCase());
 }
 
 function mixedCaseLetters(tail: string): boolean {

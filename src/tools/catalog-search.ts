@@ -9,7 +9,7 @@
  * stand for (a typo, an abbreviation, an initialism, a numeronym, a cognate), built from the catalog's own vocabulary,
  * at the weight of how close it is. Building the index and searching are linear in the catalog's words.
  */
-import { COMMON_WORDS } from "../core/common-words";
+import { isEverydayWord } from "../core/everyday-words";
 
 export interface CatalogTool {
   /** Qualified "app:tool", e.g. "calendar:create_event". */
@@ -289,8 +289,6 @@ interface QueryWord {
   name: boolean;
 }
 
-const COMMON = new Set(COMMON_WORDS.split(/\s+/));
-
 function queryWords(text: string): QueryWord[] {
   const names = new Set([...text.matchAll(/(?<=\S\s+)\p{Lu}\p{Ll}+/gu)].map((m) => m[0].toLowerCase()));
   const seen = new Set<string>();
@@ -298,7 +296,7 @@ function queryWords(text: string): QueryWord[] {
   for (const raw of words(text)) {
     if (seen.has(raw)) continue;
     seen.add(raw);
-    out.push({ raw, term: stem(raw), common: COMMON.has(raw), name: names.has(raw) });
+    out.push({ raw, term: stem(raw), common: isEverydayWord(raw), name: names.has(raw) });
   }
   return out;
 }
