@@ -11,7 +11,7 @@ import { LEGITIMATE, PLANTED } from "../test/fixtures/tool-sessions";
 import { OUTSIDE_LOOP_SESSIONS } from "../test/fixtures/loop-corpus-outside";
 import { OUTSIDE_LOOP_SESSIONS as CORPUS_E } from "../test/fixtures/loop-corpus-e";
 import { OUTSIDE_LOOP_SESSIONS as CORPUS_F } from "../test/fixtures/loop-corpus-f";
-import { ENDINGS, measureLoops, type Ending } from "../test/fixtures/outside-loops";
+import { ENDINGS, caughtIn, measureLoops } from "../test/fixtures/outside-loops";
 
 function measure(options: LoopOptions) {
   const missed = PLANTED.filter((s) => findLoops(s.calls, options).length === 0);
@@ -49,12 +49,11 @@ for (const [label, sessions] of [
   const loops = sessions.length - outside.legitimate;
   console.log(`\n${label}: ${loops} loop sessions, ${outside.legitimate} legitimate sessions`);
   console.log(`${"kind".padEnd(16)}${ENDINGS.map((e) => e.padStart(14)).join("")}`);
-  const total = Object.fromEntries(ENDINGS.map((e) => [e, { caught: 0, of: 0 }])) as Record<Ending, { caught: number; of: number }>;
   for (const [kind, byEnding] of Object.entries(outside.caught)) {
     console.log(`${kind.padEnd(16)}${ENDINGS.map((e) => `${byEnding[e].caught}/${byEnding[e].of}`.padStart(14)).join("")}`);
-    for (const e of ENDINGS) (total[e].caught += byEnding[e].caught), (total[e].of += byEnding[e].of);
   }
-  console.log(`${"all".padEnd(16)}${ENDINGS.map((e) => `${total[e].caught}/${total[e].of} ${pct(total[e].caught, total[e].of)}`.padStart(14)).join("")}`);
+  const all = (e: (typeof ENDINGS)[number]) => caughtIn(outside, e);
+  console.log(`${"all".padEnd(16)}${ENDINGS.map((e) => `${all(e).caught}/${all(e).of} ${pct(all(e).caught, all(e).of)}`.padStart(14)).join("")}`);
   console.log(`${"false firings".padEnd(16)}${ENDINGS.map((e) => `${outside.falseFirings[e].length}/${outside.legitimate}`.padStart(14)).join("")}`);
   for (const e of ENDINGS) if (outside.falseFirings[e].length) console.log(`  fired (${e}): ${outside.falseFirings[e].join(", ")}`);
   if (outside.missed.length) console.log(`  missed: ${outside.missed.map((m) => `${m.id} (${m.ending})`).join(", ")}`);

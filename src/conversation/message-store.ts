@@ -144,7 +144,8 @@ export class MessageStore {
 
   /** The last message a turn stored (its user message, reply or results); what came after was appended outside any turn. */
   lastTurnSeq(): number {
-    return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE turn_id IS NOT NULL").one().seq ?? 0;
+    // Walked back from the newest row, it stops at the first a turn stored: a few rows, not the whole table.
+    return this.sql.exec<{ seq: number }>("SELECT seq FROM messages WHERE turn_id IS NOT NULL ORDER BY seq DESC LIMIT 1").toArray()[0]?.seq ?? 0;
   }
 
   lastUserSeq(): number {

@@ -180,18 +180,17 @@ function batchesOf(calls: readonly CallRecord[]): number[][] {
   return batches;
 }
 
-const byPrint = (prints: readonly string[]) => (a: number, b: number) => (prints[a]! < prints[b]! ? -1 : prints[a]! > prints[b]! ? 1 : a - b);
-
 /**
  * Each batch in a canonical order: the calls the batch before also made first, in that batch's order, then the rest
  * sorted by fingerprint. A batch made again, in any order and with other calls beside it, then follows itself.
  */
 function cycleOrder(batches: readonly number[][], prints: readonly string[]): number[] {
   const order: number[] = [];
+  const byPrint = (a: number, b: number) => (prints[a]! < prints[b]! ? -1 : prints[a]! > prints[b]! ? 1 : a - b);
   batches.forEach((batch, b) => {
     const before = new Map((b > 0 ? order.slice(-batches[b - 1]!.length) : []).map((i, rank) => [prints[i]!, rank]));
     const rank = (i: number) => before.get(prints[i]!) ?? Infinity;
-    order.push(...[...batch].sort((x, y) => rank(x) - rank(y) || byPrint(prints)(x, y)));
+    order.push(...[...batch].sort((x, y) => rank(x) - rank(y) || byPrint(x, y)));
   });
   return order;
 }
