@@ -1,5 +1,6 @@
 import type { AppHub } from "./hub/app-hub";
 import type { Conversation } from "./conversation/conversation";
+import type { Owner } from "./protocol/owner";
 
 export interface Env {
   CONVERSATIONS: DurableObjectNamespace<Conversation>;
@@ -32,12 +33,6 @@ export interface Env {
   AI?: Ai;
   /** Origins allowed to call the frontend API from a browser, comma-separated; `*` (any) is for local development only. */
   CORS_ORIGINS?: string;
-}
-
-/** Who is asking, from the verified credential only: never from a request body. */
-export interface Owner {
-  tenant: string;
-  user: string;
 }
 
 /** Storage names derive from the authenticated tenant, so one tenant can never address another's objects. */

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import type { TimingVariables } from "hono/timing";
-import type { Env, Owner } from "../env";
+import type { Env } from "../env";
+import type { Owner } from "../protocol/owner";
 import { APP_SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX } from "../protocol/methods";
 import { verifyToken, type Credential } from "./credentials";
 import { problemResponse } from "./problem-response";

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import * as z from "zod";
 import { CompactionPolicy } from "../protocol/policies";
-import { resultKey } from "../conversation/history";
+import { resultKey } from "../artifacts/read";
 import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";

@@ -25,7 +25,7 @@
 import * as z from "zod";
 import { fail, ok, type Result } from "../core/problem";
 import { countTokens } from "../core/tokens";
-import type { Owner } from "../env";
+import type { Owner } from "../protocol/owner";
 import { isPlainObject, lookup, type Lookup } from "../core/json-pointer";
 import { parseJsonPointer } from "../protocol/json-pointer";
 import { ARTIFACT_LIMITS } from "../protocol/artifact-limits";

@@ -6,7 +6,7 @@
  * stored was redacted on the way in (see store.ts).
  */
 import { fail, ok, type Result } from "../core/problem";
-import type { Owner } from "../env";
+import type { Owner } from "../protocol/owner";
 import { ARTIFACT_LIMITS } from "../protocol/artifact-limits";
 import { ArtifactRef, formatPointer, type PointerParts } from "../protocol/artifacts";
 
@@ -17,6 +17,11 @@ export function artifactPrefix(owner: Owner, p: Omit<PointerParts, "version">): 
 
 export function objectKey(owner: Owner, p: PointerParts): string {
   return `${artifactPrefix(owner, p)}v${p.version}.json`;
+}
+
+/** Where a cleared tool result's full text is kept in R2 (docs/history.md): under its owner and conversation. */
+export function resultKey(owner: Owner, conversationId: string, seq: number): string {
+  return `results/${owner.tenant}/${owner.user}/${conversationId}/${seq}`;
 }
 
 const VERSION_FILE = /\/v([1-9][0-9]*)\.json$/;

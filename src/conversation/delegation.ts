@@ -7,7 +7,7 @@
 import type { AppendixSection } from "../core/assemble";
 import { newNonce, openTag } from "../core/runtime-tag";
 import { fail, ok, type Result } from "../core/problem";
-import type { Owner } from "../env";
+import type { Owner } from "../protocol/owner";
 import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
 import type { AppHub } from "../hub/app-hub";
 import { fenceText, MEMORY_FENCE_CLOSE, recallForTurn } from "../memory";

@@ -1,6 +1,6 @@
 import { messageTokens } from "../core/assemble";
 import type { CompactionEvidence } from "../protocol/evidence";
-import type { Owner } from "../env";
+import type { Owner } from "../protocol/owner";
 import { planCompaction, viewGroups, type CompactionPlan } from "../history/plan";
 import { compactionLimits } from "../history/policy";
 import type { CompactionLimits, CompactionPolicy } from "../protocol/policies";
@@ -24,6 +24,7 @@ import type { StoredMessage } from "../protocol/frontend";
 import { redact } from "../protect/redact";
 import { callKey, type ApprovalStore } from "./approval-store";
 import { denialReason } from "./approvals";
+import { resultKey } from "../artifacts/read";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
 import type { ConversationStore } from "./store";
 import { LIMITS } from "../protocol/limits";
@@ -274,10 +275,6 @@ export class History {
     store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, cleared: 0, hiddenThroughSeq: throughSeq, reinjected }, at);
     return { id, reason: "clear", tokens: { before, after, trigger: null, target: null }, cleared: [], summary: null, reinjected, reachesTarget: true };
   }
-}
-
-export function resultKey(owner: Owner, conversationId: string, seq: number): string {
-  return `results/${owner.tenant}/${owner.user}/${conversationId}/${seq}`;
 }
 
 /** What a summariser reads: stored text, redacted again in case it holds a secret the user typed. */

@@ -2,7 +2,7 @@ import type { TurnBody } from "../protocol/http";
 import { taskStateLine, wrapTaskState } from "../artifacts/task-state";
 import type { AppendixSection } from "../core/assemble";
 import type { OmissionReason } from "../protocol/evidence";
-import type { Owner } from "../env";
+import type { Owner } from "../protocol/owner";
 import { recallForTurn, wrapMemoryFence } from "../memory";
 
 export interface TurnSections {

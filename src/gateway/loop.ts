@@ -1,6 +1,6 @@
 import type { Conversation } from "../conversation/conversation";
 import type { ModelUsage } from "../conversation/gateway-store";
-import type { Owner } from "../env";
+import type { Owner } from "../protocol/owner";
 import type { TurnResult } from "../protocol/frontend";
 import type { ChatRequestMessage, ClientTool, CompletionUsage, FinishReason, OutToolCall } from "../protocol/gateway-openai";
 import { AppendableMessage } from "../protocol/messages";

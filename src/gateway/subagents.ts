@@ -8,7 +8,8 @@
 import { env as workerEnv } from "cloudflare:workers";
 import type { Conversation } from "../conversation/conversation";
 import type { ModelUsage } from "../conversation/gateway-store";
-import { conversationStub, hubStub, type Env, type Owner } from "../env";
+import { conversationStub, hubStub, type Env } from "../env";
+import type { Owner } from "../protocol/owner";
 import type { TurnResult } from "../protocol/frontend";
 import { TurnBody } from "../protocol/http";
 import { upstreamConfig, type UpstreamConfig } from "./config";

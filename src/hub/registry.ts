@@ -1,4 +1,4 @@
-import type { Owner } from "../env";
+import type { Owner } from "../protocol/owner";
 import { LIMITS } from "../protocol/limits";
 import { fail, ok, type Result } from "../core/problem";
 import { qualify, splitQualified } from "../protocol/names";

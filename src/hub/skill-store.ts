@@ -2,7 +2,7 @@
  * Skill manuals and references live in R2, one object per skill, keyed by the hub's owner, the app and
  * the skill: the hub's SQLite keeps only what the skills menu needs (name, description, sizes, digest).
  */
-import type { Owner } from "../env";
+import type { Owner } from "../protocol/owner";
 import type { z } from "zod";
 import type { SkillDeclaration } from "../protocol/methods";
 import type { SkillContent } from "../protocol/tools";
