@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { timing } from "hono/timing";
 import { LIMITS } from "../protocol/limits";
-import { hubStub } from "../env";
+import { hubStub } from "../hub/stub";
 import { appCredential, offersAppSubprotocol, requireApiKey, type ApiEnv } from "./auth";
 import { conversations } from "./conversations";
 import { conversationList } from "./conversation-list";

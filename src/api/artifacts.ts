@@ -4,7 +4,7 @@ import { resolveWith, ResolveBody } from "../artifacts/declare-fields";
 import { artifactRef, readArtifact } from "../artifacts/read";
 import { storeArtifact, StoreArtifactBody } from "../artifacts/store";
 import { ArtifactId, TaskId } from "../protocol/artifacts";
-import { conversationStub } from "../env";
+import { conversationStub } from "../conversation/stub";
 import { ConversationId } from "../protocol/methods";
 import type { ApiEnv } from "./auth";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";

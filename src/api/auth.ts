@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { TimingVariables } from "hono/timing";
-import type { Env } from "../env";
+import type { Env } from "../platform/env";
 import type { Owner } from "../protocol/owner";
 import { APP_SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX } from "../protocol/methods";
 import { verifyToken, type Credential } from "./credentials";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import { hubStub } from "../env";
+import { hubStub } from "../hub/stub";
 import { ConversationsQuery, TurnId } from "../protocol/http";
 import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";

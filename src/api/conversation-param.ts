@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { conversationStub } from "../env";
+import { conversationStub } from "../conversation/stub";
 import { ConversationId } from "../protocol/methods";
 import type { ApiEnv } from "./auth";
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { QualifiedName } from "../protocol/names";
-import { conversationStub } from "../env";
+import { conversationStub } from "../conversation/stub";
 import type { ApiEnv } from "./auth";
 import { conversationInPath } from "./conversation-param";
 import { noSuchConversation, problemResponse, reply } from "./problem-response";

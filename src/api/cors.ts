@@ -1,6 +1,6 @@
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
-import type { Env } from "../env";
+import type { Env } from "../platform/env";
 
 /**
  * CORS for frontends in the browser (`/v1/*` and `/openapi.json`), mounted before authentication so a preflight

@@ -1,12 +1,13 @@
 import type { Context } from "hono";
 import type { ApiEnv } from "../api/auth";
 import type { GatewayCursor } from "../conversation/gateway-store";
-import { conversationStub, hubStub } from "../env";
+import { conversationStub } from "../conversation/stub";
+import { hubStub } from "../hub/stub";
 import type { ChatRequestMessage, ClientTool } from "../protocol/gateway-openai";
 import { TurnBody } from "../protocol/http";
 import { ConversationId } from "../protocol/methods";
 import { QualifiedName } from "../protocol/names";
-import { keepAliveMs, maxSteps, upstreamConfig, upstreamUrlVar } from "./config";
+import { keepAliveMs, maxSteps, upstreamConfig, upstreamUrlVar } from "../platform/config";
 import { continuationChains, newPart, readHistory } from "./diff";
 import { fromProblem, gatewayError, type GatewayError } from "./errors";
 import { upstreamBody, type HeldAnswer, type LoopContext } from "./loop";

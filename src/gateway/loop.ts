@@ -5,7 +5,7 @@ import type { TurnResult } from "../protocol/frontend";
 import type { ChatRequestMessage, ClientTool, CompletionUsage, FinishReason, OutToolCall } from "../protocol/gateway-openai";
 import { AppendableMessage } from "../protocol/messages";
 import { TurnBody } from "../protocol/http";
-import type { UpstreamConfig } from "./config";
+import type { UpstreamConfig } from "../platform/config";
 import { gatewayError, fromProblem } from "./errors";
 import { chainLink, messageHash } from "./diff";
 import { openUpstream, readCompletion, readStream, stepUsage, type Outcome, type StepAnswer } from "./upstream";

@@ -8,11 +8,13 @@
 import { env as workerEnv } from "cloudflare:workers";
 import type { Conversation } from "../conversation/conversation";
 import type { ModelUsage } from "../conversation/gateway-store";
-import { conversationStub, hubStub, type Env } from "../env";
+import { conversationStub } from "../conversation/stub";
+import { hubStub } from "../hub/stub";
+import type { Env } from "../platform/env";
 import type { Owner } from "../protocol/owner";
 import type { TurnResult } from "../protocol/frontend";
 import { TurnBody } from "../protocol/http";
-import { upstreamConfig, type UpstreamConfig } from "./config";
+import { upstreamConfig, type UpstreamConfig } from "../platform/config";
 import { fromProblem, gatewayError } from "./errors";
 import { openUpstream, readCompletion, stepUsage, type Outcome } from "./upstream";
 

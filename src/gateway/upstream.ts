@@ -1,6 +1,6 @@
 import type { ModelUsage } from "../conversation/gateway-store";
 import { UpstreamChunk, UpstreamCompletion, type UpstreamUsage, type WireToolCall } from "../protocol/gateway-openai";
-import type { UpstreamConfig } from "./config";
+import type { UpstreamConfig } from "../platform/config";
 import { gatewayError, type GatewayError } from "./errors";
 import { ANTHROPIC_VERSION, anthropicRequest, readAnthropicMessage, readAnthropicStream } from "./upstream-anthropic";
 

@@ -1,5 +1,6 @@
 import * as z from "zod";
-import { conversationStub, type Env } from "../env";
+import { conversationStub } from "../conversation/stub";
+import type { Env } from "../platform/env";
 import { qualify, splitQualified } from "../protocol/names";
 import { ErrorCode, issuesOf } from "../protocol/jsonrpc";
 import {

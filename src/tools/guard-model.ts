@@ -10,7 +10,7 @@
  * follows the agent's `failMode`: `closed` denies, `open` allows; `failed` says why.
  */
 import * as z from "zod";
-import type { UpstreamConfig } from "../gateway/config";
+import type { UpstreamConfig } from "../platform/config";
 import { UpstreamCompletion } from "../protocol/gateway-openai";
 import { LIMITS } from "../protocol/limits";
 import type { GuardModel, ToolAnnotations } from "../protocol/methods";

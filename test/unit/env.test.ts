@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { memoryHalfLifeHours, providerDeadlineMs, type Env } from "../../src/env";
+import { memoryHalfLifeHours, providerDeadlineMs } from "../../src/platform/config";
+import type { Env } from "../../src/platform/env";
 
 const env = (vars: Partial<Env>) => vars as Env;
 

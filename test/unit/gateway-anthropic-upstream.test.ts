@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { anthropicRequest, convertMessages, DEFAULT_MAX_TOKENS, EARLIER_NOT_SHOWN, readAnthropicMessage, readAnthropicStream, toolChoiceOf, usageFrom } from "../../src/gateway/upstream-anthropic";
-import { upstreamConfig } from "../../src/gateway/config";
-import type { Env } from "../../src/env";
+import { upstreamConfig } from "../../src/platform/config";
+import type { Env } from "../../src/platform/env";
 
 const tool = (name: string) => ({ type: "function", function: { name, description: `the ${name} tool`, parameters: { type: "object", properties: { q: { type: "string" } } } } });
 const EPHEMERAL = { type: "ephemeral" };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { UpstreamConfig } from "../../src/gateway/config";
-import { upstreamConfig } from "../../src/gateway/config";
+import type { UpstreamConfig } from "../../src/platform/config";
+import { upstreamConfig } from "../../src/platform/config";
 import { LIMITS } from "../../src/protocol/limits";
 import { AgentDefinition, Guard, GuardModel } from "../../src/protocol/methods";
 import {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { hubStub } from "../../src/env";
+import { hubStub } from "../../src/hub/stub";
 import { ErrorCode } from "../../src/protocol/jsonrpc";
 import { PROTOCOL_VERSION } from "../../src/protocol/methods";
 import { skillKey } from "../../src/hub/skill-store";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { APPROVAL_EXPIRED_RESULT, DENIED_RESULT } from "../../src/conversation/approvals";
 import { pairingProblems } from "../../src/core/groups";
 import { textOf } from "../../src/protocol/messages";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import type { RequestMessages } from "../../src/protocol/history";
 import type { ApprovalInfo, ContextEvent, StoredMessage } from "../../src/protocol/frontend";
 import { expectProblem, freshIdentity, Frontend } from "./support/runtime";

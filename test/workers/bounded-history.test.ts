@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CONVERSATION_MIGRATIONS } from "../../src/conversation/migrations";
 import { ConversationStore } from "../../src/conversation/store";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import { migrate } from "../../src/storage/migrate";
 import { LIMITS } from "../../src/protocol/limits";
 import type { ConversationInfo, MessagePage, TurnResult } from "../../src/protocol/frontend";

@@ -1,4 +1,4 @@
-import type { Env as RuntimeEnv } from "../../src/env";
+import type { Env as RuntimeEnv } from "../../src/platform/env";
 
 /** Types `env` from "cloudflare:workers" in the workerd tests as the runtime's bindings. */
 declare global {

@@ -5,7 +5,7 @@ import { pairingProblems } from "../../src/core/groups";
 import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import { CompactionStore } from "../../src/conversation/compaction-store";
 import { backfillTokenCounts } from "../../src/conversation/message-store";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import type { CompactionStatus, RequestMessages } from "../../src/protocol/history";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
 import { IMAGE_GONE } from "../../src/history/view";

@@ -8,7 +8,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
 import { textOf, type ChatMessage } from "../../src/protocol/messages";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
 import { expectProblem, freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import { CONVERSATION_MIGRATIONS } from "../../src/conversation/migrations";
 import { ConversationStore } from "../../src/conversation/store";
 import { migrate } from "../../src/storage/migrate";

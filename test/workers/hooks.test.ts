@@ -6,7 +6,8 @@ import { expectProblem, freshIdentity, Frontend, withoutNonce, type Identity } f
 import { TestApp } from "./support/test-app";
 import { ToolApp } from "./support/tool-app";
 import { env } from "cloudflare:workers";
-import { hubStub, type Env } from "../../src/env";
+import { hubStub } from "../../src/hub/stub";
+import type { Env } from "../../src/platform/env";
 
 /** What a scripted hook answers: a decision, or `undefined` to stay silent (its deadline then decides). */
 type HookScript = (payload: Record<string, unknown>, params: Record<string, unknown>, id: unknown) => unknown;

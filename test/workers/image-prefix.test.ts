@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import { messageTokens } from "../../src/core/assemble";
 import { imagesOf, textOf, type ChatMessage } from "../../src/protocol/messages";
 import { IMAGE_GONE, withoutOldImages } from "../../src/history/view";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import { freshIdentity, Frontend, reminderOf, withoutNonce } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 

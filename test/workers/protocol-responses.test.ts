@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { hubStub } from "../../src/env";
+import { hubStub } from "../../src/hub/stub";
 import { ContextList } from "../../src/protocol/context-data";
 import {
   AgentInfo,

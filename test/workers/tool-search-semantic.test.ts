@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { hubStub } from "../../src/env";
+import { hubStub } from "../../src/hub/stub";
 import { EMBEDDING_MODEL } from "../../src/hub/tool-vectors";
 import { textOf } from "../../src/protocol/messages";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CONVERSATION_MIGRATIONS } from "../../src/conversation/migrations";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import { migrate } from "../../src/storage/migrate";
 import type { ChatMessage } from "../../src/protocol/messages";
 import { forgeryVariants, nonceVariants, structuresIn } from "../fixtures/forgery";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { conversationStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
 import { pairingProblems } from "../../src/core/groups";
 import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { conversationStub, hubStub } from "../../src/env";
+import { conversationStub } from "../../src/conversation/stub";
+import { hubStub } from "../../src/hub/stub";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
 import { freshIdentity, Frontend, reminderOf, withoutNonce } from "./support/runtime";
 import { TestApp } from "./support/test-app";

@@ -1,4 +1,27 @@
-import type { Env } from "../env";
+/** Every variable of the deployment, read in one place: a missing or malformed value is its documented default. */
+import type { Env } from "./env";
+
+/** The deployment's memory half-life, when it sets a valid one. */
+export function memoryHalfLifeHours(env: Env): number | undefined {
+  const parsed = Number(env.MEMORY_HALF_LIFE_HOURS);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : undefined;
+}
+
+export function providerDeadlineMs(env: Env): number {
+  const parsed = Number(env.PROVIDER_DEADLINE_MS);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : 2000;
+}
+
+export function toolDeadlineMs(env: Env): number {
+  const parsed = Number(env.TOOL_DEADLINE_MS);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : 30_000;
+}
+
+/** The model summariser's endpoint, when the deployment configured all of it. */
+export function summaryModel(env: Env): { url: string; model: string; apiKey: string } | null {
+  const { SUMMARY_MODEL_URL: url, SUMMARY_MODEL: model, SUMMARY_MODEL_KEY: apiKey } = env;
+  return url && model && apiKey ? { url, model, apiKey } : null;
+}
 
 /** Which API the upstream speaks: OpenAI Chat Completions (the default) or Anthropic Messages (`UPSTREAM_API=anthropic`). */
 export type UpstreamApi = "openai" | "anthropic";
@@ -51,7 +74,7 @@ export const DEFAULT_KEEPALIVE_MS = 10_000;
  * 0 sends none; anything but a whole number from 10 to 300000 (or 0) is the default, 10 s.
  */
 export function keepAliveMs(env: Env): number {
-  const raw = (env as unknown as Record<string, string | undefined>).GATEWAY_KEEPALIVE_MS?.trim();
+  const raw = env.GATEWAY_KEEPALIVE_MS?.trim();
   const parsed = raw ? Number(raw) : NaN;
   return Number.isInteger(parsed) && (parsed === 0 || (parsed >= 10 && parsed <= 300_000)) ? parsed : DEFAULT_KEEPALIVE_MS;
 }
