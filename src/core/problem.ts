@@ -1,6 +1,7 @@
 /**
  * Failures every layer can return without throwing: the API turns them into
- * `application/problem+json`, the hub into JSON-RPC errors.
+ * `application/problem+json`, the hub into JSON-RPC errors, the gateway into
+ * each model API's error shape. A throw is a bug, never an answer.
  */
 export const PROBLEMS = {
   "invalid-request": { status: 400, title: "The request is not valid" },
@@ -25,10 +26,16 @@ export interface Problem {
   issues?: { path: string; message: string }[];
 }
 
-export type Result<T> = { ok: true; value: T } | { ok: false; problem: Problem };
+/** A value, or why there is none: a `Problem` unless a layer names its own failure (e.g. an upstream's error). */
+export type Result<T, E = Problem> = { ok: true; value: T } | { ok: false; problem: E };
 
-export function ok<T>(value: T): Result<T> {
+export function ok<T>(value: T): { ok: true; value: T } {
   return { ok: true, value };
+}
+
+/** A failure of a layer's own kind (`fail` makes a Problem). */
+export function failWith<E>(problem: E): { ok: false; problem: E } {
+  return { ok: false, problem };
 }
 
 export function fail<T = never>(type: ProblemType, detail: string, issues?: Problem["issues"]): Result<T> {
