@@ -6,8 +6,7 @@
  * few hundred lines) and the plain service log this benchmark used before.
  * Prints nothing; its callers decide how to show it.
  */
-import { admitText } from "../src/protect/boundary";
-import { redact } from "../src/protect/redact";
+import { admitText, redact } from "../src/protect";
 import { NEGATIVE_SAMPLES, SECRET_SAMPLES, type SecretSample } from "../test/fixtures/secret-corpus";
 
 export interface ShapeFigures {

@@ -14,7 +14,7 @@ import * as z from "zod";
 import { fail, ok, type Result } from "../core/problem";
 import { sha256Hex } from "../core/version";
 import type { Owner } from "../protocol/owner";
-import { redactJson } from "../protect/redact";
+import { redactJson } from "../protect";
 import { ARTIFACT_LIMITS } from "../protocol/artifact-limits";
 import { cut, formatBytes, nestsDeeperThan, schemaKeysOf, structuralSummary } from "./shape";
 import { artifactPrefix, listVersions, objectKey } from "./read";

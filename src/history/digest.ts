@@ -15,7 +15,7 @@
  * verbatim however often it runs.
  */
 import { countTokens } from "../core/tokens";
-import { markerSpans, prefixWithin } from "../protect/token-cut";
+import { markerSpans, prefixWithin } from "../protect";
 import type { Summariser, SummaryDraft, SummaryInputMessage, SummaryRequest } from "./summary";
 import { dropSteps, unitKind, type Unit } from "./user-rank";
 import { isDecision, mentionsIn, sentencesOf, UNIT_KINDS, userUnits, type UnitKind } from "./user-words";

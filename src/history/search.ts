@@ -10,7 +10,7 @@
  */
 import { ageLabel } from "../core/ages";
 import { withoutAppendix } from "../core/reminder";
-import { markerSpans, safeCut, type Span } from "../protect/token-cut";
+import { markerSpans, safeCut, type Span } from "../protect";
 import { LIMITS } from "../protocol/limits";
 import type { ToolCall } from "../protocol/messages";
 import { stem } from "../tools/catalog-search";

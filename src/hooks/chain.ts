@@ -4,8 +4,7 @@
  * refusal (refuse, deny, reject, a summary) ends the chain. A hook that does not answer in time, or answers what its
  * point does not take, follows its fail mode: `open` changes nothing, `closed` gives the point's strict verdict.
  */
-import { admitText } from "../protect/boundary";
-import { REDACTION_MARKER } from "../protect/redact";
+import { admitText, REDACTION_MARKER } from "../protect";
 import { HookDecisions, type HookCall, type HookCallParams, type HookDecision, type HookFailure, type HookPayload, type HookPoint, type HookSpec } from "../protocol/hooks";
 
 export type HookAnswer = { ok: true; value: unknown; ms: number } | { ok: false; reason: HookFailure; detail: string; ms: number };

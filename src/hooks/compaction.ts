@@ -5,7 +5,7 @@
  */
 import { countTokens } from "../core/tokens";
 import type { Summariser, SummaryDraft, SummaryRequest } from "../history/summary";
-import { admitText } from "../protect/boundary";
+import { admitText } from "../protect";
 import { hooksAt, runChain, type HookScope } from "./chain";
 
 export function withCompactionHooks(summariser: Summariser, scope: HookScope, nonce: string | null): Summariser {

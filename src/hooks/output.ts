@@ -3,7 +3,7 @@
  * and accepts it or rejects it with a note. The first rejection decides; a hook failing closed rejects.
  */
 import { openTag } from "../core/runtime-tag";
-import { admitText } from "../protect/boundary";
+import { admitText } from "../protect";
 import { hooksAt, runChain, type HookScope } from "./chain";
 
 export interface ModelAnswer {

@@ -8,7 +8,7 @@
  * JSON blob, "ok ok ok"), not a judge of truth: whether a memory is worth
  * keeping is the writer's call, recorded as its trust.
  */
-import { redact } from "../protect/redact";
+import { redact } from "../protect";
 import { MEMORY_DEFAULTS, MEMORY_LIMITS } from "./limits";
 import { jaccard, shingles, stem, STOPWORDS, terms, words } from "./text";
 

@@ -7,7 +7,29 @@
  * `encodeInto` (their UTF-8 is their code units); around other characters,
  * one by one. The last text's codes are kept, so both passes share one copy.
  */
-import { rememberLast } from "./last-text";
+
+/**
+ * One remembered result per pass over a text (its codes here; its runs and keywords in text-runs.ts and
+ * scan.ts): several parts of one redaction ask for the same text's, and keeping the last one lets them share
+ * it. `forget` drops it, since it may hold the secrets just redacted.
+ */
+export function rememberLast<T>(compute: (text: string) => T): { of(text: string): T; forget(): void } {
+  let lastText: string | null = null;
+  let last: T | null = null;
+  return {
+    of(text) {
+      if (text !== lastText || last === null) {
+        last = compute(text);
+        lastText = text;
+      }
+      return last;
+    },
+    forget() {
+      lastText = null;
+      last = null;
+    },
+  };
+}
 
 const encoder = new TextEncoder();
 /** ASCII is looked for a chunk at a time, so a lone `é` costs re-encoding at most this much. */

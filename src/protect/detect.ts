@@ -8,19 +8,13 @@
  */
 import { forgetCharCodes } from "./char-codes";
 import { markdownTableSpans } from "./markdown-table";
-import type { ResolvedRedactionPolicy } from "./redaction-policy";
+import type { ResolvedRedactionPolicy } from "./rules/rule";
 import { findSecretSpans, forgetRuleKeywords, type SecretSpan } from "./scan";
 import { forgetTextRuns } from "./text-runs";
-import { changedFromOriginal, originalSpan, type DerivedView } from "./view";
-import { base64Views } from "./view-base64";
-import { foldedViews } from "./view-fold";
-import { hexViews } from "./view-hex";
-import { joinedViews } from "./view-join";
-import { piecesViews } from "./view-pieces";
+import { changedFromOriginal, originalSpan, VIEWS } from "./view";
 
 /** Views of views of views: base64 in a JSON string in base64 is as deep as anyone nests by accident. */
 const MAX_DEPTH = 3;
-const VIEWS: readonly ((text: string) => DerivedView[])[] = [foldedViews, joinedViews, piecesViews, base64Views, hexViews];
 
 interface FoundSpan extends SecretSpan {
   /** Found in a view, so already checked against the text it was derived from. */

@@ -6,9 +6,9 @@
  * assignment rule judges them, so `| password | required |` stays.
  */
 import type { SecretSpan } from "./scan";
-import { PRIORITY } from "./secret-rule";
-import { classifySecretKey, type SecretKeyClass } from "./secret-keys";
-import { looksLikeAssignedSecret } from "./secret-values";
+import { classifySecretKey, type SecretKeyClass } from "./rules/keys";
+import { PRIORITY } from "./rules/rule";
+import { looksLikeAssignedSecret } from "./rules/values";
 
 interface Cell {
   text: string;

@@ -4,14 +4,13 @@
  * was, so the caller can hash it for the audit trail (and must not keep it).
  */
 import { formatJsonPointer } from "../protocol/json-pointer";
-import { resolveRedactionPolicy, type RedactionPolicy, type ResolvedRedactionPolicy } from "./redaction-policy";
 import { detectSecretSpans } from "./detect";
+import { classifySecretKey, type SecretKeyClass } from "./rules/keys";
+import { PRIORITY, resolveRedactionPolicy, type RedactionPolicy, type ResolvedRedactionPolicy } from "./rules/rule";
+import { looksLikeAssignedSecret } from "./rules/values";
 import { mergeOverlaps, type SecretSpan } from "./scan";
-import { PRIORITY } from "./secret-rule";
-import { classifySecretKey, type SecretKeyClass } from "./secret-keys";
-import { looksLikeAssignedSecret } from "./secret-values";
 
-export { RedactionPolicy } from "./redaction-policy";
+export { RedactionPolicy } from "./rules/rule";
 
 export interface SecretHit {
   rule: string;
@@ -24,7 +23,7 @@ export interface SecretHit {
   path?: string;
 }
 
-export function redactionMarker(rule: string): string {
+function redactionMarker(rule: string): string {
   return `[REDACTED:${rule}]`;
 }
 

@@ -6,12 +6,10 @@
  * with one token in it pays for one attempt, not a scan; hex- and
  * digit-shaped rules run only around the runs the shared pass found.
  */
-import type { ResolvedRedactionPolicy } from "./redaction-policy";
 import { SECRET_RULES } from "./rules";
-import { secretGroups, secretSpan, type SecretRule } from "./secret-rule";
-import { charCodes } from "./char-codes";
+import { secretGroups, secretSpan, type ResolvedRedactionPolicy, type SecretRule } from "./rules/rule";
+import { charCodes, rememberLast } from "./char-codes";
 import { KeywordFinder } from "./keyword-finder";
-import { rememberLast } from "./last-text";
 import { textRuns } from "./text-runs";
 
 export interface SecretSpan {
@@ -23,7 +21,7 @@ export interface SecretSpan {
 
 const KEYWORDS = new KeywordFinder([...new Set(SECRET_RULES.flatMap((rule) => rule.keywords))]);
 const remembered = rememberLast((text: string) => KEYWORDS.find(charCodes(text)));
-/** Where each rule keyword starts in a text; the last text's are kept, so a view that asks again (view-pieces.ts) shares the pass. */
+/** Where each rule keyword starts in a text; the last text's are kept, so a view that asks again (view/pieces.ts) shares the pass. */
 export const ruleKeywords = remembered.of;
 /** Drops the remembered text, which may hold the secrets just redacted. */
 export const forgetRuleKeywords = remembered.forget;

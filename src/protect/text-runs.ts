@@ -8,9 +8,9 @@
  * only where a run is long enough. The last text's runs are kept, so the
  * views and the rules that ask for the same text share one pass.
  */
-import { charCodes } from "./char-codes";
-import { rememberLast } from "./last-text";
-import type { Range } from "./windows";
+import { charCodes, rememberLast } from "./char-codes";
+
+export type Range = readonly [start: number, end: number];
 
 export interface TextRuns {
   /** Base64 runs of at least 16 characters, each with the line breaks it continues across (64- or 76-column wrapping). */

@@ -3,6 +3,9 @@
  * `countTokens` counts it. Cuts never fall inside a redaction marker (which
  * would leave half a `[REDACTED:…]` for the model to puzzle over) or between
  * the halves of a surrogate pair, and prefer a line break when one is near.
+ * Free text cut to a budget keeps its head alone, or its head and its tail
+ * with a marker saying how much was left out between them (logs keep their
+ * first lines and their last, where the error usually is).
  */
 import { countTokens } from "../core/tokens";
 import { REDACTION_MARKER } from "./redact";
@@ -66,7 +69,7 @@ export function prefixWithin(text: string, budget: number, spans: readonly Span[
 }
 
 /** Start index of the longest suffix of `text`, starting no earlier than `from`, that fits `budget` tokens. */
-export function suffixWithin(text: string, budget: number, spans: readonly Span[], from: number): number {
+function suffixWithin(text: string, budget: number, spans: readonly Span[], from: number): number {
   const available = text.length - from;
   let cut = safeCut(text, text.length - longestFitting(available, budget, (length) => countTokens(text.slice(text.length - length))), spans, false);
   if (cut > from) {
@@ -75,4 +78,40 @@ export function suffixWithin(text: string, budget: number, spans: readonly Span[
   }
   while (cut < text.length && countTokens(text.slice(cut)) > budget) cut = safeCut(text, cut + 1, spans, false);
   return Math.max(cut, from);
+}
+
+function trimmedMarker(tokens: number): string {
+  return `[… ${tokens} tokens trimmed …]`;
+}
+
+/** The first tokens of `text`, then a marker; at most `budget` tokens in all. */
+export function trimHead(text: string, budget: number, originalTokens: number): string {
+  const spans = markerSpans(text);
+  let room = budget - countTokens(`\n${trimmedMarker(originalTokens)}`);
+  while (room > 0) {
+    const head = text.slice(0, prefixWithin(text, room, spans));
+    const out = `${head}\n${trimmedMarker(Math.max(0, originalTokens - countTokens(head)))}`;
+    const excess = countTokens(out) - budget;
+    if (excess <= 0) return out;
+    room -= excess;
+  }
+  // Not even the marker fits: the most text that does, unmarked.
+  return text.slice(0, prefixWithin(text, budget, spans));
+}
+
+/** The first and last tokens of `text` around a marker; at most `budget` tokens in all. */
+export function trimHeadTail(text: string, budget: number, originalTokens: number): string {
+  const spans = markerSpans(text);
+  let room = budget - countTokens(`\n${trimmedMarker(originalTokens)}\n`);
+  while (room > 0) {
+    const headEnd = prefixWithin(text, Math.ceil(room / 2), spans);
+    const head = text.slice(0, headEnd);
+    const tail = text.slice(suffixWithin(text, room - countTokens(head), spans, headEnd));
+    const left = Math.max(0, originalTokens - countTokens(head) - countTokens(tail));
+    const out = `${head}\n${trimmedMarker(left)}\n${tail}`;
+    const excess = countTokens(out) - budget;
+    if (excess <= 0) return out;
+    room -= excess;
+  }
+  return text.slice(0, prefixWithin(text, budget, spans));
 }

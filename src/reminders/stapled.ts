@@ -7,8 +7,7 @@
  */
 import { markerTitle } from "../core/neutralize";
 import { openTag } from "../core/runtime-tag";
-import { admitText } from "../protect/boundary";
-import type { SecretHit } from "../protect/redact";
+import { admitText, type SecretHit } from "../protect";
 import { LIMITS } from "../protocol/limits";
 import type { Mention, Upload } from "../protocol/http";
 import type { ContextData } from "../protocol/context-data";

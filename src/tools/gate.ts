@@ -13,7 +13,7 @@ import { evaluateGuard } from "./guard";
 import { toolsByModelName } from "./model-names";
 import { isRuntimeTool } from "./runtime-tools";
 import { parseArguments } from "./validate";
-import { admitText } from "../protect/boundary";
+import { admitText } from "../protect";
 import type { Toolbox } from "../protocol/tools";
 
 export interface Gate {

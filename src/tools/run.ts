@@ -16,7 +16,7 @@ import { inOrder, type HookHost, type HookScope } from "../hooks/chain";
 import type { GuardModel, GuardModelInput, GuardModelVerdict } from "./guard-model";
 import { gateCalls, reviewResult, type Gate } from "./gate";
 import { renderSearch, type HistorySearchAnswer } from "../history/search";
-import { redact } from "../protect/redact";
+import { redact } from "../protect";
 
 /** What running tools needs from the apps' side (the hub): a narrow interface, so this module knows no Durable Object. */
 export interface ToolHost extends HookHost {

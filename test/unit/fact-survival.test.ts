@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { redact } from "../../src/protect/redact";
+import { redact } from "../../src/protect";
 import {
   CORPUS,
   FACT_KINDS,

@@ -15,7 +15,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { indexedText } from "../../src/history/search";
-import { redact } from "../../src/protect/redact";
+import { redact } from "../../src/protect";
 import { OUTSIDE_CORPORA, WINDOWS, measureSurvival, shows, storedMessages, type OutsideCorpus, type Window } from "../fixtures/outside-corpora";
 import { measureSearch } from "../fixtures/outside-search";
 import { memoryConversation } from "./support/node-sql";

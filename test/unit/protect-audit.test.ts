@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AuditRecord, auditRecords, tenantAuditKey } from "../../src/protect/audit";
-import { redact, redactJson } from "../../src/protect/redact";
+import { AuditRecord, auditRecords, tenantAuditKey, redact, redactJson } from "../../src/protect";
 import { SECRET_SAMPLES } from "../fixtures/secret-corpus";
 
 const DEPLOYMENT_SECRET = "audit-test-deployment-secret";

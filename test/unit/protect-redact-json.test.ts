@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { assertNoSecrets, SecretsFoundError } from "../../src/protect/assert-no-secrets";
-import { redactJson } from "../../src/protect/redact";
-import { classifySecretKey } from "../../src/protect/secret-keys";
+import { assertNoSecrets, redactJson, SecretsFoundError } from "../../src/protect";
+import { classifySecretKey } from "../../src/protect/rules/keys";
 
 // Fake credentials in documented formats: never real.
 const GITHUB_TOKEN = "ghp_R8x2Lq9TzV4mN7bK1cW5yH3jP6dF0sA2gE8u";

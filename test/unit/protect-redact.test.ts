@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RedactionPolicy, redact, redactJson } from "../../src/protect/redact";
-import { RULE_IDS } from "../../src/protect/rules";
+import { RedactionPolicy, redact, redactJson, RULE_IDS } from "../../src/protect";
 import { NEGATIVE_SAMPLES, SECRET_KINDS, SECRET_SAMPLES } from "../fixtures/secret-corpus";
 
 // Fake credentials in documented formats: never real.

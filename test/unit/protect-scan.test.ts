@@ -1,11 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+// The scan's own parts, below the face (src/protect/index.ts): the keyword automaton, the code units, the rules.
 import { charCodes } from "../../src/protect/char-codes";
 import { KeywordFinder } from "../../src/protect/keyword-finder";
-import { DEFAULT_REDACTION_POLICY } from "../../src/protect/redaction-policy";
 import { SECRET_RULES } from "../../src/protect/rules";
+import { DEFAULT_REDACTION_POLICY, secretGroups, secretSpan } from "../../src/protect/rules/rule";
 import { findSecretSpans, type SecretSpan } from "../../src/protect/scan";
-import { secretGroups, secretSpan } from "../../src/protect/secret-rule";
 import { NEGATIVE_SAMPLES, SECRET_SAMPLES } from "../fixtures/secret-corpus";
 
 const SEED = 20261123;

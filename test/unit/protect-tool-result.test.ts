@@ -1,9 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { countTokens } from "../../src/core/tokens";
-import { redact } from "../../src/protect/redact";
+import { redact, protectToolResult } from "../../src/protect";
 import { TrimPolicy } from "../../src/protocol/policies";
-import { protectToolResult } from "../../src/protect/trim";
 import { SECRET_SAMPLES } from "../fixtures/secret-corpus";
 
 /** Everything protectToolResult returns, with the raw values the caller must hash and drop taken out. */

@@ -4,8 +4,7 @@ import { countTokens } from "../../src/core/tokens";
 import { lookup } from "../../src/core/json-pointer";
 import { formatJsonPointer, parseJsonPointer } from "../../src/protocol/json-pointer";
 import { TrimPolicy } from "../../src/protocol/policies";
-import { trimText } from "../../src/protect/trim";
-import { resolveTrimPolicy } from "../../src/protect/trim-policy";
+import { trimText, resolveTrimPolicy } from "../../src/protect";
 
 const MARKER = /\n?\[… \d+ tokens trimmed …\]\n?/;
 const REDACTION = /\[REDACTED:[a-z0-9-]+\]/g;

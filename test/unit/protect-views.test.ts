@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { redact, redactJson } from "../../src/protect/redact";
+import { redact, redactJson } from "../../src/protect";
 import { NEGATIVE_SAMPLES, SECRET_SAMPLES } from "../fixtures/secret-corpus";
 
 // Fake credentials in documented formats: never real.

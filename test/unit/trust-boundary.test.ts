@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { neutralize } from "../../src/core/neutralize";
 import { summariseSafely } from "../../src/history/summarise";
-import { admitJsonText, admitText } from "../../src/protect/boundary";
+import { admitJsonText, admitText } from "../../src/protect";
 import { forgeryVariants, nonceVariants, RUNTIME_FORMS, structuresIn } from "../fixtures/forgery";
 import { seededRandom } from "../fixtures/seeded-random";
 

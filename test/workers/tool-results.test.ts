@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { UNANSWERED_RESULT } from "../../src/conversation/turn/index";
 import type { ContextEvent, StoredMessage } from "../../src/protocol/frontend";
-import { assertNoSecrets } from "../../src/protect/assert-no-secrets";
+import { assertNoSecrets } from "../../src/protect";
 import { freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 

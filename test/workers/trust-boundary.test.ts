@@ -11,7 +11,7 @@ import { conversationStub } from "../../src/conversation/stub";
 import { migrate } from "../../src/storage/migrate";
 import type { ChatMessage } from "../../src/protocol/messages";
 import { forgeryVariants, nonceVariants, structuresIn } from "../fixtures/forgery";
-import { redact } from "../../src/protect/redact";
+import { redact } from "../../src/protect";
 import { SECRET_SAMPLES } from "../fixtures/secret-corpus";
 import { freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";

@@ -10,9 +10,9 @@
  * know), and a hit redacts from the first piece to the last, labels between
  * them included.
  */
-import { PROVIDER_RULES, WHOLE_TOKEN_RULES } from "./rules-providers";
-import { ruleKeywords } from "./scan";
-import { looksGenerated } from "./secret-values";
+import { PROVIDER_RULES, WHOLE_TOKEN_RULES } from "../rules/providers";
+import { looksGenerated } from "../rules/values";
+import { ruleKeywords } from "../scan";
 import { ViewWriter, type DerivedView } from "./view";
 
 /** The keywords that are issuers' prefixes: the rules anchored at them. */

@@ -3,8 +3,8 @@
  * before them: an AWS secret access key or session token, Azure storage keys
  * and SAS signatures, Twilio auth tokens, Cohere keys.
  */
-import { PRIORITY, type SecretRule } from "./secret-rule";
-import { isPlaceholder, shannonEntropy } from "./secret-values";
+import { PRIORITY, type SecretRule } from "./rule";
+import { isPlaceholder, shannonEntropy } from "./values";
 
 /** `name=`, `name: `, `"name": "`, `name := '`, and the same inside escaped JSON (`\"name\":\"`). */
 const ASSIGN = String.raw`(?:\\?["'])?[ \t]*(?::=|=>|=|:)[ \t]*(?:\\?["'])?`;

@@ -2,8 +2,8 @@
  * Secrets recognised by the structure around them rather than by an issuer's
  * prefix: PEM private key blocks, JWTs, passwords inside URLs, HTTP credentials.
  */
-import { PRIORITY, type SecretRule } from "./secret-rule";
-import { isMemberAccess, isPlaceholder, shannonEntropy } from "./secret-values";
+import { PRIORITY, type SecretRule } from "./rule";
+import { isMemberAccess, isPlaceholder, shannonEntropy } from "./values";
 
 const AUTH_SCHEMES = new Set(["bearer", "basic", "token", "bot", "digest", "negotiate", "ntlm", "apikey"]);
 const AFTER_SCHEME = /(?:bearer|basic|token|bot|apikey|sso-key)[ \t]+$/i;

@@ -3,9 +3,31 @@
  * what it takes to believe a match: the keywords that must occur in the text
  * before the expression runs at all (so a 1 MB log pays for a handful of
  * substring searches, not forty regex scans), and an optional check on the
- * matched value.
+ * matched value; and the policy that switches the personal-data rules on and off.
  */
-export type PiiKind = "cards" | "ssn" | "email" | "phone";
+import * as z from "zod";
+
+/** What the redactor looks for beyond credentials. Cards and SSNs are on unless switched off; e-mail and phone numbers are opt-in. */
+export const RedactionPolicy = z.object({
+  pii: z
+    .object({
+      cards: z.boolean().default(true),
+      ssn: z.boolean().default(true),
+      email: z.boolean().default(false),
+      phone: z.boolean().default(false),
+    })
+    .prefault({}),
+});
+/** A policy as a caller writes it: every field optional. */
+export type RedactionPolicy = z.input<typeof RedactionPolicy>;
+export type ResolvedRedactionPolicy = z.output<typeof RedactionPolicy>;
+export type PiiKind = keyof ResolvedRedactionPolicy["pii"];
+
+export const DEFAULT_REDACTION_POLICY: ResolvedRedactionPolicy = RedactionPolicy.parse({});
+
+export function resolveRedactionPolicy(policy: RedactionPolicy | undefined): ResolvedRedactionPolicy {
+  return policy === undefined ? DEFAULT_REDACTION_POLICY : RedactionPolicy.parse(policy);
+}
 
 export interface SecretRule {
   /** Stable id, shown in `[REDACTED:id]` and in audit records. */

@@ -4,8 +4,8 @@
  * published format; a match is a secret without looking at its surroundings.
  * A prefixed token cut short is one too, when what is left reads as generated.
  */
-import { PRIORITY, type SecretRule } from "./secret-rule";
-import { looksGenerated, shannonEntropy } from "./secret-values";
+import { PRIORITY, type SecretRule } from "./rule";
+import { looksGenerated, shannonEntropy } from "./values";
 
 const provider = (id: string, keywords: readonly string[], pattern: RegExp, accept?: SecretRule["accept"]): SecretRule => ({
   id,

@@ -3,7 +3,7 @@
  * just talk about one: placeholders, references to code, prose and values too
  * short or too regular to be credentials are left alone.
  */
-import type { SecretKeyClass } from "./secret-keys";
+import type { SecretKeyClass } from "./keys";
 
 /** Shannon entropy in bits per character. */
 export function shannonEntropy(value: string): number {

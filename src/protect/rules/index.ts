@@ -1,10 +1,10 @@
 /** Every redaction rule, in one list; the scanner runs them all and resolves overlaps by priority. */
-import { ASSIGNMENT_RULES } from "./rules-assignment";
-import { CONTEXTUAL_RULES } from "./rules-contextual";
-import { PII_RULES } from "./rules-pii";
-import { PROVIDER_RULES } from "./rules-providers";
-import { STRUCTURED_RULES } from "./rules-structured";
-import type { SecretRule } from "./secret-rule";
+import { ASSIGNMENT_RULES } from "./assignment";
+import { CONTEXTUAL_RULES } from "./contextual";
+import { PII_RULES } from "./pii";
+import { PROVIDER_RULES } from "./providers";
+import { STRUCTURED_RULES } from "./structured";
+import type { SecretRule } from "./rule";
 
 export const SECRET_RULES: readonly SecretRule[] = [...PROVIDER_RULES, ...STRUCTURED_RULES, ...CONTEXTUAL_RULES, ...ASSIGNMENT_RULES, ...PII_RULES];
 

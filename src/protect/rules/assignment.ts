@@ -6,9 +6,9 @@
  * The name is judged word by word and the value by its shape, so prose,
  * code and placeholders under such names are left alone.
  */
-import { PRIORITY, type SecretRule } from "./secret-rule";
-import { classifySecretKey } from "./secret-keys";
-import { looksLikeAssignedSecret } from "./secret-values";
+import { PRIORITY, type SecretRule } from "./rule";
+import { classifySecretKey } from "./keys";
+import { looksLikeAssignedSecret } from "./values";
 
 /** Where the key name written before `at` starts: identifier characters, dots and dashes. */
 function keyStart(text: string, at: number): number {

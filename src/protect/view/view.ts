@@ -1,8 +1,11 @@
 /**
  * A derived view of a text for detection (decoded, joined, folded), with each
  * of its characters mapped to the span of the original it came from, so a
- * secret found in the view is redacted where it sits in the original.
+ * secret found in the view is redacted where it sits in the original; and
+ * the parts of a text an expensive view needs to see.
  */
+import type { Range } from "../text-runs";
+
 export interface DerivedView {
   readonly text: string;
   /** Where in the original the character behind each view character starts. */
@@ -55,4 +58,36 @@ export class ViewWriter {
   view(): DerivedView {
     return { text: this.chars.join(""), starts: Uint32Array.from(this.starts), ends: Uint32Array.from(this.ends) };
   }
+}
+
+/**
+ * The parts of a text an expensive view needs to see: a window around each
+ * place a cheap pre-filter found (`places`, in increasing order), wide enough
+ * for a long token and the name written before it, reaching to the ends of its
+ * lines when they are near. Overlapping windows merge, so no place is viewed twice.
+ */
+export function windowsAround(text: string, places: Iterable<Range>, radius: number): [number, number][] {
+  const windows: [number, number][] = [];
+  for (const [at, end] of places) {
+    const last = windows[windows.length - 1];
+    if (last !== undefined && end + radius / 2 <= last[1]) continue;
+    const from = lineStartNear(text, Math.max(0, at - radius), radius);
+    const to = lineEndNear(text, Math.min(text.length, end + radius), radius);
+    if (last !== undefined && from <= last[1]) last[1] = Math.max(last[1], to);
+    else windows.push([from, to]);
+  }
+  return windows;
+}
+
+function lineStartNear(text: string, at: number, reach: number): number {
+  if (at === 0) return 0;
+  const newline = text.lastIndexOf("\n", at - 1);
+  if (newline < 0) return at <= reach ? 0 : at;
+  return at - newline <= reach ? newline + 1 : at;
+}
+
+function lineEndNear(text: string, at: number, reach: number): number {
+  const newline = text.indexOf("\n", at);
+  if (newline < 0) return text.length - at <= reach ? text.length : at;
+  return newline - at <= reach ? newline : at;
 }

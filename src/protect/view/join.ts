@@ -7,10 +7,9 @@
  *   when a terminal, a pretty-printer or a JSON string broke a token.
  * Only windows around such joins are viewed.
  */
-import { isEverydayWord } from "../core/everyday-words";
-import { ViewWriter, type DerivedView } from "./view";
-import { textRuns } from "./text-runs";
-import { windowsAround, type Range } from "./windows";
+import { isEverydayWord } from "../../core/everyday-words";
+import { textRuns, type Range } from "../text-runs";
+import { ViewWriter, windowsAround, type DerivedView } from "./view";
 
 /** Concatenations and continuations; each alternative starts with a quote or a backslash, so the search skips ordinary text quickly. */
 const JOIN = /(["'`])[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*(?:(?:\+|\.\.?|&|\|\|)[ \t]*)?)\1|\\\r?\n[ \t]*/g;

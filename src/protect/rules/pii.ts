@@ -4,7 +4,7 @@
  * shape is checked beyond its digits (Luhn, issuer ranges, SSA rules) so
  * order numbers, timestamps and decimals pass untouched.
  */
-import { PRIORITY, type SecretRule } from "./secret-rule";
+import { PRIORITY, type SecretRule } from "./rule";
 
 export function luhnValid(digits: string): boolean {
   let sum = 0;
