@@ -147,7 +147,7 @@ interface Step {
  * turn ids (numbered in order of appearance), each conversation's nonce, the day and part of day in the identity
  * block, today's date in memory headers, and the `[written …]` age headers a run across midnight would add.
  */
-export function normalise(steps: Step[], known: { tenant: string; ids: Map<string, string> }): string {
+function normalise(steps: Step[], known: { tenant: string; ids: Map<string, string> }): string {
   let text = JSON.stringify(steps, null, 2);
   const nonces = [...new Set([...text.matchAll(/nonce=\\"([a-z0-9]{12})\\"/g)].map((m) => m[1]!))];
   nonces.forEach((nonce, i) => (text = text.replaceAll(nonce, `<nonce-${i + 1}>`)));
