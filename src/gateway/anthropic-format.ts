@@ -6,10 +6,9 @@
 import type { AnthropicError, AnthropicMessageParam, AnthropicStopReason, AnthropicUsage, ContentBlock, MessagesRequest } from "../protocol/gateway-anthropic";
 import type { ChatRequestMessage, ClientTool, CompletionUsage } from "../protocol/gateway-openai";
 import type { GatewayRequest } from "./core";
+import { failWith, ok, type Result } from "../core/problem";
 import { gatewayError, type GatewayError } from "./errors";
 import type { HeldAnswer, LoopAnswer } from "./loop";
-
-type Translated<T> = { ok: true; value: T } | { ok: false; error: GatewayError };
 
 /** A tool_result the client marks `is_error` reads so to the model: the runtime's results carry no error flag either. */
 export const CLIENT_TOOL_ERROR_PREFIX = "[the tool reported an error] ";
@@ -20,15 +19,15 @@ export const CLIENT_TOOL_ERROR_PREFIX = "[the tool reported an error] ";
  * `tool_use` blocks one assistant message (thinking and server-tool blocks dropped: the gateway never produces them).
  * Text blocks are joined by a blank line. Images are taken by URL only.
  */
-export function chatMessages(messages: readonly AnthropicMessageParam[]): Translated<{ messages: ChatRequestMessage[]; origin: string[] }> {
+export function chatMessages(messages: readonly AnthropicMessageParam[]): Result<{ messages: ChatRequestMessage[]; origin: string[] }, GatewayError> {
   const out: ChatRequestMessage[] = [];
   const origin: string[] = [];
-  const bad = (where: string, message: string): Translated<never> => ({ ok: false, error: gatewayError(400, `${where}: ${message}`, "invalid_message", { param: where }) });
+  const bad = (where: string, message: string) => failWith(gatewayError(400, `${where}: ${message}`, "invalid_message", { param: where }));
   for (const [i, m] of messages.entries()) {
     const at = `messages.${i}`;
     if (m.role === "assistant") {
       const held = assistantMessage(m.content);
-      if (!held.ok) return bad(`${at}.content.${held.index}`, held.message);
+      if (!held.ok) return bad(`${at}.content.${held.problem.index}`, held.problem.message);
       out.push(held.value);
       origin.push(at);
       continue;
@@ -72,7 +71,7 @@ export function chatMessages(messages: readonly AnthropicMessageParam[]): Transl
     }
     flush();
   }
-  return { ok: true, value: { messages: out, origin } };
+  return ok({ messages: out, origin });
 }
 
 function resultText(content: unknown): string | null {
@@ -87,20 +86,21 @@ function resultText(content: unknown): string | null {
   return texts.join("\n\n");
 }
 
-function assistantMessage(content: AnthropicMessageParam["content"]): { ok: true; value: ChatRequestMessage } | { ok: false; index: number; message: string } {
-  if (typeof content === "string") return { ok: true, value: { role: "assistant", content } };
+/** An assistant message in chat form, or which block is wrong and why. */
+function assistantMessage(content: AnthropicMessageParam["content"]): Result<ChatRequestMessage, { index: number; message: string }> {
+  if (typeof content === "string") return ok({ role: "assistant", content });
   const texts: string[] = [];
   const calls: { id: string; type: "function"; function: { name: string; arguments: string } }[] = [];
   for (const [j, block] of content.entries()) {
     const b = block as Record<string, unknown>;
     if (block.type === "text" && typeof b.text === "string") texts.push(b.text);
     else if (block.type === "tool_use") {
-      if (typeof b.id !== "string" || typeof b.name !== "string") return { ok: false, index: j, message: "a tool_use block needs `id` and `name`" };
+      if (typeof b.id !== "string" || typeof b.name !== "string") return failWith({ index: j, message: "a tool_use block needs `id` and `name`" });
       calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
     }
     // thinking, redacted_thinking, server tools' blocks: never produced by the gateway, not part of what it compares
   }
-  return { ok: true, value: { role: "assistant", content: texts.length ? texts.join("\n\n") : null, ...(calls.length ? { tool_calls: calls } : {}) } };
+  return ok({ role: "assistant", content: texts.length ? texts.join("\n\n") : null, ...(calls.length ? { tool_calls: calls } : {}) });
 }
 
 /** The run's answer as content blocks: the text (every step's, joined), then the client's tool calls with their input parsed. */
@@ -127,7 +127,7 @@ export function anthropicHeld(answer: HeldAnswer): ChatRequestMessage {
 }
 
 /** The request in the core's terms. */
-export function gatewayRequest(request: MessagesRequest): Translated<GatewayRequest> {
+export function gatewayRequest(request: MessagesRequest): Result<GatewayRequest, GatewayError> {
   const chat = chatMessages(request.messages);
   if (!chat.ok) return chat;
   const clientTools: ClientTool[] = (request.tools ?? []).map((t) => ({
@@ -146,19 +146,16 @@ export function gatewayRequest(request: MessagesRequest): Translated<GatewayRequ
     if ("disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use === true) params.parallel_tool_calls = false;
   }
   const origin = chat.value.origin;
-  return {
-    ok: true,
-    value: {
-      model: request.model,
-      messages: chat.value.messages,
-      stream: request.stream === true,
-      params,
-      toolChoice,
-      clientTools,
-      held: anthropicHeld,
-      where: (i) => origin[i] ?? "messages",
-    },
-  };
+  return ok({
+    model: request.model,
+    messages: chat.value.messages,
+    stream: request.stream === true,
+    params,
+    toolChoice,
+    clientTools,
+    held: anthropicHeld,
+    where: (i) => origin[i] ?? "messages",
+  });
 }
 
 /** Why the answer stopped, in Anthropic's terms; the step limit is `pause_turn` (resend to continue). */

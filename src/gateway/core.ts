@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { ApiEnv } from "../api/auth";
+import type { ApiEnv } from "../http/env";
 import type { GatewayCursor } from "../conversation/gateway-store";
 import { conversationStub } from "../conversation/stub";
 import { hubStub } from "../hub/stub";
@@ -10,8 +10,9 @@ import { QualifiedName } from "../protocol/names";
 import { keepAliveMs, maxSteps, upstreamConfig, upstreamUrlVar } from "../platform/config";
 import { continuationChains, newPart, readHistory } from "./diff";
 import { fromProblem, gatewayError, type GatewayError } from "./errors";
-import { upstreamBody, type HeldAnswer, type LoopContext } from "./loop";
-import { openUpstream } from "./upstream";
+import { failWith, ok, type Result } from "../core/problem";
+import { callStep, type HeldAnswer, type LoopContext } from "./loop";
+import type { PendingAnswer } from "./upstream";
 import type { TurnResult } from "../protocol/frontend";
 
 /**
@@ -43,17 +44,18 @@ export interface GatewayRequest {
 
 export interface StartedRun {
   ctx: LoopContext;
-  first: { turn: TurnResult; response: Response };
+  first: { turn: TurnResult; answer: PendingAnswer };
   /** X-Conversation-Id and X-Turn-Id, for every answer from here. */
   headers: Record<string, string>;
 }
 
-export type Started = { ok: true; value: StartedRun } | { ok: false; error: GatewayError; headers: Record<string, string> };
-
-/** Runs the request's turn and opens its first upstream call; every failure comes back as a GatewayError. */
-export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Promise<Started> {
+/**
+ * Runs the request's turn and opens its first upstream call; every failure comes back as a GatewayError, whose
+ * headers carry X-Conversation-Id and X-Turn-Id once they are known.
+ */
+export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Promise<Result<StartedRun, GatewayError>> {
   const headers: Record<string, string> = {};
-  const failed = (error: GatewayError): Started => ({ ok: false, error, headers });
+  const failed = (error: GatewayError) => failWith({ ...error, headers: { ...headers, ...error.headers } });
 
   // `model` is the agent, `app:agent`, optionally with the upstream model after an `@`.
   const at = request.model.indexOf("@");
@@ -97,7 +99,7 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
   if (conversationId !== null) headers[CONVERSATION_HEADER] = conversationId;
 
   const diffed = await newPart(history, cursor, request.where);
-  if (!diffed.ok) return failed(diffed.error);
+  if (!diffed.ok) return failed(diffed.problem);
   const part = diffed.value;
   const body = TurnBody.safeParse(
     part.kind === "retry"
@@ -135,12 +137,12 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
     chain: part.consumed.chain,
     held: request.held,
   };
-  const opened = await openUpstream(config, upstreamBody(ctx, turn.value, 1));
+  const opened = await callStep(ctx, turn.value, 1);
   if (!opened.ok) {
     await stub.gatewayRecord(owner, { run, end: true });
-    return failed(opened.error);
+    return failed(opened.problem);
   }
-  return { ok: true, value: { ctx, first: { turn: turn.value, response: opened.value }, headers } };
+  return ok({ ctx, first: { turn: turn.value, answer: opened.value }, headers });
 }
 
 /** An unknown agent is an unknown `model` to a client. */
@@ -204,11 +206,11 @@ export function sseResponse(
 }
 
 /** The request body as JSON, or the 400 that says it is not. */
-export async function readJson(raw: Request): Promise<{ ok: true; value: unknown } | { ok: false; error: GatewayError }> {
+export async function readJson(raw: Request): Promise<Result<unknown, GatewayError>> {
   try {
-    return { ok: true, value: JSON.parse(await raw.text()) };
+    return ok(JSON.parse(await raw.text()));
   } catch {
-    return { ok: false, error: gatewayError(400, "the body is not valid JSON", "invalid_json") };
+    return failWith(gatewayError(400, "the body is not valid JSON", "invalid_json"));
   }
 }
 

@@ -1,6 +1,7 @@
 import { sha256Hex } from "../core/version";
 import type { GatewayCursor } from "../conversation/gateway-store";
 import type { ChatRequestMessage } from "../protocol/gateway-openai";
+import { failWith, ok, type Result } from "../core/problem";
 import { gatewayError, type GatewayError } from "./errors";
 
 /** A message of the client's side of the conversation: what it sent, and the answers the gateway returned. */
@@ -88,7 +89,7 @@ export function continuationChains(history: ClientHistory): string[] {
   return history.chains.slice(Math.max(lastAnswer, 0));
 }
 
-const nothingNew = (message: string): { ok: false; error: GatewayError } => ({ ok: false, error: gatewayError(400, message, "nothing_new", { param: "messages" }) });
+const nothingNew = (message: string) => failWith(gatewayError(400, message, "nothing_new", { param: "messages" }));
 
 /**
  * The diff rule (docs/gateway.md#the-diff-rule). With `consumed` client messages taken so far, `lastHash` the hash of
@@ -104,7 +105,7 @@ const nothingNew = (message: string): { ok: false; error: GatewayError } => ({ o
  * A cursor written before chains were kept (`chain` null) is compared by its last message alone, and extended from a
  * resent history.
  */
-export async function newPart(history: ClientHistory, cursor: GatewayCursor | null, where: (index: number) => string = (i) => `messages[${i}]`): Promise<{ ok: true; value: NewPart } | { ok: false; error: GatewayError }> {
+export async function newPart(history: ClientHistory, cursor: GatewayCursor | null, where: (index: number) => string = (i) => `messages[${i}]`): Promise<Result<NewPart, GatewayError>> {
   const { messages, hashes, chains } = history;
   const consumed = cursor?.consumed ?? 0;
   let fresh: ClientMessage[];
@@ -112,20 +113,19 @@ export async function newPart(history: ClientHistory, cursor: GatewayCursor | nu
   if (cursor && consumed > 0 && messages.length >= consumed && hashes[consumed - 1] === cursor.lastHash && (cursor.chain === null || chains[consumed - 1] === cursor.chain)) {
     fresh = messages.slice(consumed);
     if (fresh.length === 0) {
-      if (cursor.awaiting) return { ok: true, value: { kind: "retry", consumed: cursor } };
+      if (cursor.awaiting) return ok({ kind: "retry", consumed: cursor });
       return nothingNew("the messages bring nothing new: end them with the user's next message or your tools' results");
     }
     chain = chains.at(-1)!;
   } else if (!messages.some((m) => m.role === "assistant")) {
     fresh = messages;
     if (fresh.length === 0) return nothingNew("the messages hold no user message and no tool result (system messages aside): nothing to answer");
-    if (cursor?.awaiting && hashes.at(-1) === cursor.lastHash) return { ok: true, value: { kind: "retry", consumed: cursor } };
+    if (cursor?.awaiting && hashes.at(-1) === cursor.lastHash) return ok({ kind: "retry", consumed: cursor });
     // Only the new part came: the conversation's chain goes on over it (a new conversation's starts with it).
     chain = cursor === null ? chains.at(-1)! : cursor.chain === null ? null : await extend(cursor.chain, hashes);
   } else {
-    return {
-      ok: false,
-      error: gatewayError(
+    return failWith(
+      gatewayError(
         409,
         consumed === 0
           ? "no conversation has consumed this history (a message in it was edited, or this runtime never answered it): send only the new messages with X-Conversation-Id, or start a new conversation with only the user's message"
@@ -133,19 +133,19 @@ export async function newPart(history: ClientHistory, cursor: GatewayCursor | nu
         "history_mismatch",
         { param: "messages" },
       ),
-    };
+    );
   }
   return shape(fresh, { consumed: consumed + fresh.length, lastHash: hashes.at(-1)!, awaiting: true, chain }, messages.length - fresh.length, where);
 }
 
 /** The new part as a turn takes it: results of the client's tools first, then the user's message. */
-function shape(fresh: ClientMessage[], consumed: GatewayCursor, offset: number, where: (index: number) => string): { ok: true; value: NewPart } | { ok: false; error: GatewayError } {
+function shape(fresh: ClientMessage[], consumed: GatewayCursor, offset: number, where: (index: number) => string): Result<NewPart, GatewayError> {
   const toolResults: { tool_call_id: string; content: string }[] = [];
   const words: string[] = [];
   const images: NonNullable<Extract<NewPart, { kind: "new" }>["images"]> = [];
   for (const [i, m] of fresh.entries()) {
     const param = where(offset + i);
-    const bad = (message: string) => ({ ok: false as const, error: gatewayError(400, message, "invalid_message", { param }) });
+    const bad = (message: string) => failWith(gatewayError(400, message, "invalid_message", { param }));
     if (m.role === "tool") {
       if (words.length) return bad("a tool result after the user's message: send results before the next user message");
       if (!m.tool_call_id) return bad("a tool message needs its tool_call_id");
@@ -169,16 +169,13 @@ function shape(fresh: ClientMessage[], consumed: GatewayCursor, offset: number, 
       );
     }
   }
-  if (images.length && !words.length) return { ok: false, error: gatewayError(400, "images come with the user's words", "invalid_message", { param: "messages" }) };
+  if (images.length && !words.length) return failWith(gatewayError(400, "images come with the user's words", "invalid_message", { param: "messages" }));
   if (!words.length && !toolResults.length) return nothingNew("the user's message is empty (no text) and no tool results come with it: nothing new to answer");
-  return {
-    ok: true,
-    value: {
-      kind: "new",
-      ...(words.length ? { message: words.join("\n\n") } : {}),
-      ...(images.length ? { images } : {}),
-      ...(toolResults.length ? { toolResults } : {}),
-      consumed,
-    },
-  };
+  return ok({
+    kind: "new",
+    ...(words.length ? { message: words.join("\n\n") } : {}),
+    ...(images.length ? { images } : {}),
+    ...(toolResults.length ? { toolResults } : {}),
+    consumed,
+  });
 }

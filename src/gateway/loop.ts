@@ -6,9 +6,11 @@ import type { ChatRequestMessage, ClientTool, CompletionUsage, FinishReason, Out
 import { AppendableMessage } from "../protocol/messages";
 import { TurnBody } from "../protocol/http";
 import type { UpstreamConfig } from "../platform/config";
-import { gatewayError, fromProblem } from "./errors";
+import { failWith, ok, type Result } from "../core/problem";
+import type { StepAnswer } from "../model";
+import { gatewayError, fromProblem, type GatewayError } from "./errors";
 import { chainLink, messageHash } from "./diff";
-import { openUpstream, readCompletion, readStream, stepUsage, type Outcome, type StepAnswer } from "./upstream";
+import { callUpstream, stepUsage, type PendingAnswer } from "./upstream";
 import { settleDelegations } from "./subagents";
 import { LIMITS } from "../protocol/limits";
 
@@ -80,8 +82,12 @@ export function upstreamBody(ctx: LoopContext, turn: TurnResult, step: number): 
     messages: turn.messages,
     ...(tools.length ? { tools, ...choice, ...(parallel_tool_calls === undefined ? {} : { parallel_tool_calls }) } : {}),
     ...params,
-    ...(ctx.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   };
+}
+
+/** The step's upstream call, streamed when the client's request is (the client adds `stream` and `stream_options`). */
+export function callStep(ctx: LoopContext, turn: TurnResult, step: number): Promise<Result<PendingAnswer, GatewayError>> {
+  return callUpstream(ctx.config, upstreamBody(ctx, turn, step), ctx.stream);
 }
 
 const FINISH: Record<string, FinishReason> = { stop: "stop", length: "length", tool_calls: "tool_calls", content_filter: "content_filter", function_call: "tool_calls" };
@@ -94,20 +100,20 @@ const FINISH: Record<string, FinishReason> = { stop: "stop", length: "length", t
  * runtime's calls are run and stored the same way and the model's text goes back with finish_reason "length".
  * A failure on the way stores nothing of the failed step: the conversation then awaits an answer, and a retry continues.
  */
-export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; response: Response }, sink: TextSink | null): Promise<Outcome<LoopAnswer>> {
+export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; answer: PendingAnswer }, sink: TextSink | null): Promise<Result<LoopAnswer, GatewayError>> {
   const usage: ModelUsage[] = [];
   const texts: string[] = [];
   let refusal: string | null = null;
   let turn = first.turn;
-  let response = first.response;
+  let pending = first.answer;
   const clientNames = (t: TurnResult) => {
     const taken = new Set((t.tools ?? []).map((x) => x.function.name));
     return new Set(ctx.clientTools.map((x) => x.function.name).filter((n) => !taken.has(n)));
   };
-  const fail = async (error: Outcome<never> & { ok: false }): Promise<Outcome<LoopAnswer>> => {
+  const fail = async (error: GatewayError): Promise<Result<LoopAnswer, GatewayError>> => {
     // A failed run ends: a retry (or a new message) starts its own.
     await ctx.stub.gatewayRecord(ctx.owner, { usage, run: ctx.run, end: true });
-    return error;
+    return failWith(error);
   };
   for (let step = 1; ; step++) {
     let startedStep = false;
@@ -119,8 +125,8 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
       }
       if (d.refusal !== undefined) await sink?.({ refusal: d.refusal });
     };
-    const read = await readAccepted(ctx, turn, response, step, onText, usage);
-    if (!read.ok) return fail(read);
+    const read = await readAccepted(ctx, turn, pending, step, onText, usage);
+    if (!read.ok) return fail(read.problem);
     const answer: StepAnswer = read.value;
     if (answer.content) texts.push(answer.content);
     if (answer.refusal) refusal = (refusal ?? "") + answer.refusal;
@@ -134,27 +140,27 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
       // The runtime's tools only: the reply is the next turn's, which runs them and assembles the next input.
       // A turnId of its own: a model that repeats a call exactly (a poll) is not taken for a retry.
       const body = TurnBody.safeParse({ turnId: crypto.randomUUID(), agent: ctx.agent, reply });
-      if (!body.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${body.error.issues[0]?.message}`, "upstream_invalid") });
+      if (!body.success) return fail(gatewayError(502, `the upstream model's reply cannot be stored: ${body.error.issues[0]?.message}`, "upstream_invalid"));
       const next = await ctx.stub.turn(ctx.owner, body.data, { run: ctx.run, outputReviewed: turn.envelope.hooks?.points.includes("output") === true });
-      if (!next.ok) return fail({ ok: false, error: fromProblem(next.problem) });
+      if (!next.ok) return fail(fromProblem(next.problem));
       // Subagents the model's `delegate` calls started run here to their final answers (src/gateway/subagents.ts).
       const settled = await settleDelegations(ctx, next.value);
-      if (!settled.ok) return fail(settled);
+      if (!settled.ok) return fail(settled.problem);
       turn = settled.value;
-      const opened = await openUpstream(ctx.config, upstreamBody(ctx, turn, step + 1));
-      if (!opened.ok) return fail(opened);
-      response = opened.value;
+      const opened = await callStep(ctx, turn, step + 1);
+      if (!opened.ok) return fail(opened.problem);
+      pending = opened.value;
       continue;
     }
 
     // The answer, the client's calls, or the step limit: the reply is stored as it came.
     const message = AppendableMessage.safeParse(reply);
-    if (!message.success) return fail({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${message.error.issues[0]?.message}`, "upstream_invalid") });
+    if (!message.success) return fail(gatewayError(502, `the upstream model's reply cannot be stored: ${message.error.issues[0]?.message}`, "upstream_invalid"));
     const appended = await ctx.stub.appendMessages(ctx.owner, [message.data], undefined, ctx.run);
-    if (!appended.ok) return fail({ ok: false, error: fromProblem(appended.problem) });
+    if (!appended.ok) return fail(fromProblem(appended.problem));
     if (runtimeCalls.length) {
       const ran = await ctx.stub.runTools(ctx.owner, { agent: ctx.agent }, ctx.run);
-      if (!ran.ok) return fail({ ok: false, error: fromProblem(ran.problem) });
+      if (!ran.ok) return fail(fromProblem(ran.problem));
     }
     const finishReason: FinishReason = clientCalls.length ? "tool_calls" : runtimeCalls.length ? "length" : (FINISH[answer.finishReason] ?? "stop");
     const content = texts.length ? texts.join("\n\n") : null;
@@ -163,7 +169,7 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
     const chain = ctx.chain === null ? null : await chainLink(ctx.chain, lastHash);
     // At the step limit the model owes the rest of its answer: the same history resent (nothing new) continues the turn.
     await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash, awaiting: stepLimit, chain }, usage, run: ctx.run });
-    return { ok: true, value: { content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), ...totalCacheWrites(usage), steps: step, stepLimit } };
+    return ok({ content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), ...totalCacheWrites(usage), steps: step, stepLimit });
   }
 }
 
@@ -173,31 +179,31 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; respo
  * its answer and the hook's note, at most LIMITS.outputRegenerations times; past that the request fails (422
  * `output_rejected`) and nothing of the step is stored. Every attempt's usage is recorded: each was paid for.
  */
-async function readAccepted(ctx: LoopContext, turn: TurnResult, first: Response, step: number, onText: TextSink, usage: ModelUsage[]): Promise<Outcome<StepAnswer>> {
+async function readAccepted(ctx: LoopContext, turn: TurnResult, first: PendingAnswer, step: number, onText: TextSink, usage: ModelUsage[]): Promise<Result<StepAnswer, GatewayError>> {
   const checked = turn.envelope.hooks?.points.includes("output") === true;
-  let response = first;
+  let pending = first;
   for (let attempt = 0; ; attempt++) {
-    const read = ctx.stream ? await readStream(response, checked ? () => undefined : onText) : await readCompletion(response);
+    const read = await pending(checked ? () => undefined : onText);
     if (!read.ok) return read;
     const answer = read.value;
     usage.push(...stepUsage(answer, turn.turnId, step));
     if (!checked) return read;
     const review = await ctx.stub.reviewOutput(ctx.owner, { agent: ctx.agent, turnId: turn.turnId, reply: { content: answer.content, tool_calls: answer.toolCalls }, attempt });
-    if (!review.ok) return { ok: false, error: fromProblem(review.problem) };
+    if (!review.ok) return failWith(fromProblem(review.problem));
     if (review.value.verdict === "accept") {
       if (ctx.stream && answer.content) await onText({ content: answer.content });
       if (ctx.stream && answer.refusal) await onText({ refusal: answer.refusal });
       return read;
     }
     if (attempt >= LIMITS.outputRegenerations) {
-      return { ok: false, error: gatewayError(422, `the model's answer was rejected by hook '${review.value.hook}' ${attempt + 1} times: ${review.value.note}`, "output_rejected") };
+      return failWith(gatewayError(422, `the model's answer was rejected by hook '${review.value.hook}' ${attempt + 1} times: ${review.value.note}`, "output_rejected"));
     }
     // Asked again on the same input, with what it answered and why that was not accepted (neither is stored).
     const rejected = review.value.rejected;
     const again = { ...turn, messages: [...turn.messages, ...(rejected ? [{ role: "assistant" as const, content: rejected }] : []), { role: "user" as const, content: review.value.reminder! }] };
-    const opened = await openUpstream(ctx.config, upstreamBody(ctx, again, step));
+    const opened = await callStep(ctx, again, step);
     if (!opened.ok) return opened;
-    response = opened.value;
+    pending = opened.value;
   }
 }
 

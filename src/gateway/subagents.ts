@@ -15,8 +15,10 @@ import type { Owner } from "../protocol/owner";
 import type { TurnResult } from "../protocol/frontend";
 import { TurnBody } from "../protocol/http";
 import { upstreamConfig, type UpstreamConfig } from "../platform/config";
-import { fromProblem, gatewayError } from "./errors";
-import { openUpstream, readCompletion, stepUsage, type Outcome } from "./upstream";
+import { failWith, ok, type Result } from "../core/problem";
+import { modelClient } from "../model";
+import { fromProblem, gatewayError, upstreamError, type GatewayError } from "./errors";
+import { stepUsage } from "./upstream";
 
 /** What a gateway request's subagents run with: its owner, upstream, settings and step limit (a LoopContext has them). */
 interface ChildRun {
@@ -34,37 +36,37 @@ type Delegated = NonNullable<NonNullable<TurnResult["envelope"]["tools"]>["deleg
  * is; otherwise every child runs to its final answer, then the parent continues and its next input (with the
  * children's answers as the calls' results) is returned.
  */
-export async function settleDelegations(ctx: ChildRun & { stub: DurableObjectStub<Conversation>; agent: string; run: string }, turn: TurnResult): Promise<Outcome<TurnResult>> {
-  if (!turn.envelope.tools?.delegated?.length) return { ok: true, value: turn };
+export async function settleDelegations(ctx: ChildRun & { stub: DurableObjectStub<Conversation>; agent: string; run: string }, turn: TurnResult): Promise<Result<TurnResult, GatewayError>> {
+  if (!turn.envelope.tools?.delegated?.length) return ok(turn);
   const run: ChildRun = { owner: ctx.owner, config: ctx.config, upstreamModel: ctx.upstreamModel, params: ctx.params, maxSteps: ctx.maxSteps };
   return settle(run, ctx.stub, ctx.agent, turn, ctx.run);
 }
 
 /** `gatewayRun`: the parent's run, when `stub` is the parent's: its next turn is refused once a newer request interrupted it. */
-async function settle(run: ChildRun, stub: DurableObjectStub<Conversation>, agent: string, turn: TurnResult, gatewayRun?: string): Promise<Outcome<TurnResult>> {
+async function settle(run: ChildRun, stub: DurableObjectStub<Conversation>, agent: string, turn: TurnResult, gatewayRun?: string): Promise<Result<TurnResult, GatewayError>> {
   const delegated = turn.envelope.tools?.delegated ?? [];
-  if (delegated.length === 0) return { ok: true, value: turn };
+  if (delegated.length === 0) return ok(turn);
   for (const child of delegated) {
     const done = await runChild(run, child);
     if (!done.ok) return done;
   }
   const next = await stub.turn(run.owner, { turnId: crypto.randomUUID(), agent }, gatewayRun === undefined ? undefined : { run: gatewayRun });
-  return next.ok ? { ok: true, value: next.value } : { ok: false, error: fromProblem(next.problem) };
+  return next.ok ? ok(next.value) : failWith(fromProblem(next.problem));
 }
 
 const STEP_LIMIT_NOTE = "[the subagent reached its step limit before its final answer]";
 
 /** One child, from its first turn (taken when the call started it) to its final answer, which closes the parent's call. */
-async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>> {
+async function runChild(run: ChildRun, child: Delegated): Promise<Result<true, GatewayError>> {
   const stub = conversationStub(workerEnv as unknown as Env, run.owner, child.childConversationId);
   const first = await stub.pastTurn(run.owner, child.turnId);
-  if (!first.ok) return { ok: false, error: fromProblem(first.problem) };
+  if (!first.ok) return failWith(fromProblem(first.problem));
   let turn: TurnResult = first.value;
   const usage: ModelUsage[] = [];
   const texts: string[] = [];
-  const failed = async (error: Outcome<never> & { ok: false }) => {
+  const failed = async (error: GatewayError) => {
     if (usage.length) await stub.gatewayRecord(run.owner, { usage });
-    return error;
+    return failWith(error);
   };
   // The child's own agent may name its upstream and its model; else the parent's request's.
   const childAgent = await hubStub(workerEnv as unknown as Env, run.owner).agent(child.agent);
@@ -81,10 +83,8 @@ async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>>
       ...(tools.length ? { tools, ...(parallel_tool_calls === undefined ? {} : { parallel_tool_calls }) } : {}),
       ...params,
     };
-    const opened = await openUpstream(config, body);
-    if (!opened.ok) return failed(opened);
-    const read = await readCompletion(opened.value);
-    if (!read.ok) return failed(read);
+    const read = await modelClient(config).complete(body);
+    if (!read.ok) return failed(upstreamError(read.problem));
     const step_ = read.value;
     usage.push(...stepUsage(step_, turn.turnId, step));
     if (step_.content) texts.push(step_.content);
@@ -95,16 +95,16 @@ async function runChild(run: ChildRun, child: Delegated): Promise<Outcome<true>>
     // The child's tool calls: its next turn runs them (and starts its own subagents, run here the same way).
     const reply = { role: "assistant", content: step_.content ?? null, tool_calls: step_.toolCalls };
     const parsed = TurnBody.safeParse({ turnId: crypto.randomUUID(), agent: child.agent, reply });
-    if (!parsed.success) return failed({ ok: false, error: gatewayError(502, `the upstream model's reply cannot be stored: ${parsed.error.issues[0]?.message}`, "upstream_invalid") });
+    if (!parsed.success) return failed(gatewayError(502, `the upstream model's reply cannot be stored: ${parsed.error.issues[0]?.message}`, "upstream_invalid"));
     // A child's steps are not checked by output hooks (docs/hooks.md, "Not built"): its turn must not refuse them either.
     const next = await stub.turn(run.owner, parsed.data, { outputReviewed: true });
-    if (!next.ok) return failed({ ok: false, error: fromProblem(next.problem) });
+    if (!next.ok) return failed(fromProblem(next.problem));
     const settled = await settle(run, stub, child.agent, next.value);
-    if (!settled.ok) return failed(settled);
+    if (!settled.ok) return failed(settled.problem);
     turn = settled.value;
     if (step >= run.maxSteps) answer = texts.length ? `${texts.join("\n\n")}\n\n${STEP_LIMIT_NOTE}` : STEP_LIMIT_NOTE;
   }
   if (usage.length) await stub.gatewayRecord(run.owner, { usage });
   const done = await stub.completeDelegation(run.owner, { role: "assistant", content: answer });
-  return done.ok ? { ok: true, value: true } : { ok: false, error: fromProblem(done.problem) };
+  return done.ok ? ok(true) : failWith(fromProblem(done.problem));
 }

@@ -1,15 +1,16 @@
 /**
- * A summariser that asks an OpenAI-compatible chat completions endpoint to
- * write the summary. It is optional: the caller falls back to the digest
- * summariser when it throws, so every failure (HTTP status, timeout, an answer
- * of the wrong shape) throws a plain Error that names the status and never the key.
+ * A summariser that asks an OpenAI-compatible chat completions endpoint (SUMMARY_MODEL_URL) to write the summary,
+ * through the one model client (src/model/). It is optional and may fail: its answer is a Result, and the caller
+ * (summarise.ts) has the digest summarise instead, saying why in the loss notes. A failure names the status and never
+ * the key.
  */
-import * as z from "zod";
+import { failWith, ok, type Result } from "../core/problem";
+import { modelClient, type ModelError } from "../model";
 import { wellFormed } from "../protocol/text";
 import { countTokens } from "../core/tokens";
 import { redact } from "../protect/redact";
 import { markerSpans, prefixWithin } from "../protect/token-cut";
-import type { Summariser, SummaryInputMessage, SummaryRequest } from "./summary";
+import type { SummaryDraft, SummaryInputMessage, SummaryRequest } from "./summary";
 
 export interface ModelSummariserConfig {
   /** The full chat completions URL, e.g. `https://api.openai.com/v1/chat/completions`. */
@@ -27,33 +28,42 @@ export const TRANSCRIPT_MAX_CHARS = 400_000;
 const ARGUMENTS_MAX_CHARS = 200;
 const ERROR_BODY_MAX_CHARS = 200;
 
-const ChatCompletion = z.object({
-  choices: z.array(z.object({ message: z.object({ content: z.string().trim().min(1).transform(wellFormed) }) })).min(1),
-});
+/** A summariser that may fail: its draft, or why there is none (a line for the loss notes). */
+export interface ModelSummariser {
+  readonly name: string;
+  summarise(request: SummaryRequest): Promise<Result<SummaryDraft, string>>;
+}
 
-export function modelSummariser(config: ModelSummariserConfig): Summariser {
-  // Called through a closure: browsers reject `fetch` invoked as a method of another object.
-  const send = config.fetch ?? ((input, init) => globalThis.fetch(input, init));
+export function modelSummariser(config: ModelSummariserConfig): ModelSummariser {
+  const client = modelClient({ url: config.url, model: config.model, key: config.apiKey }, config.fetch ? { fetch: config.fetch } : {});
+  const timeoutMs = config.timeoutMs ?? 30_000;
   return {
     name: `model:${config.model}`,
     async summarise(request) {
       const transcript = fitTranscript(request.messages.map(block));
-      const answer = await complete(config, send, {
-        model: config.model,
-        temperature: 0,
-        max_tokens: request.maxTokens,
-        messages: [
-          { role: "system", content: systemPrompt(request.maxTokens) },
-          { role: "user", content: userPrompt(request, transcript.text) },
-        ],
-      });
+      const answered = await client.complete(
+        {
+          model: config.model,
+          temperature: 0,
+          max_tokens: request.maxTokens,
+          messages: [
+            { role: "system", content: systemPrompt(request.maxTokens) },
+            { role: "user", content: userPrompt(request, transcript.text) },
+          ],
+        },
+        { deadlineMs: timeoutMs },
+      );
+      if (!answered.ok) return failWith(`model summariser: ${failure(answered.problem, timeoutMs, config.apiKey)}`);
+      const content = answered.value.content?.trim();
+      if (!content) return failWith("model summariser: the endpoint answered HTTP 200 without a summary (choices.0.message.content: no text)");
+      const answer = wellFormed(content);
       const loss = [`summarised by model ${config.model}; exact wording outside quotes may be paraphrased`];
       if (transcript.cutToolResults > 0) loss.push(`the model was sent the transcript with the middles of ${transcript.cutToolResults} long tool results left out`);
       if (transcript.cutMiddle) loss.push(`the model was sent only the start and end of the transcript (over ${TRANSCRIPT_MAX_CHARS} characters)`);
       // The endpoint counts max_tokens with its own tokenizer; ours errs high, so the answer can still be over.
       const text = fitAnswer(answer, request.maxTokens);
       if (text.length < answer.length) loss.push(`the model's summary ran over ${request.maxTokens} tokens; its last lines were cut`);
-      return { text, state: null, loss };
+      return ok({ text, state: null, loss });
     },
   };
 }
@@ -136,36 +146,20 @@ function fitAnswer(text: string, maxTokens: number): string {
   return text.slice(0, lineEnd > 0 ? lineEnd : end).trimEnd();
 }
 
-async function complete(config: ModelSummariserConfig, send: typeof fetch, body: unknown): Promise<string> {
-  const timeoutMs = config.timeoutMs ?? 30_000;
-  let status: number;
-  let raw: string;
-  try {
-    const response = await send(config.url, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${config.apiKey}`, "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    status = response.status;
-    raw = await response.text();
-  } catch (error) {
-    const timedOut = error instanceof Error && error.name === "TimeoutError";
-    throw new Error(timedOut ? `model summariser: no answer within ${timeoutMs} ms` : "model summariser: the request to the endpoint failed", { cause: error });
+/** Why the endpoint gave no summary, for the loss notes. */
+function failure(error: ModelError, timeoutMs: number, apiKey: string): string {
+  switch (error.kind) {
+    case "timeout":
+      return `no answer within ${timeoutMs} ms`;
+    case "status":
+      return `the endpoint answered HTTP ${error.status}: ${excerpt(error.body, apiKey)}`;
+    case "not-json":
+      return `the endpoint answered HTTP ${error.status} with a body that is not JSON`;
+    case "invalid":
+      return `the endpoint answered HTTP ${error.status} without a summary (${error.issue ?? error.message})`;
+    default:
+      return "the request to the endpoint failed";
   }
-  if (status < 200 || status > 299) throw new Error(`model summariser: the endpoint answered HTTP ${status}: ${excerpt(raw, config.apiKey)}`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error(`model summariser: the endpoint answered HTTP ${status} with a body that is not JSON`);
-  }
-  const answer = ChatCompletion.safeParse(parsed);
-  if (!answer.success) {
-    const issue = answer.error.issues[0];
-    throw new Error(`model summariser: the endpoint answered HTTP ${status} without a summary (${issue?.path.join(".")}: ${issue?.message})`);
-  }
-  return answer.data.choices[0]!.message.content;
 }
 
 /** The start of an error body, for the operator; some endpoints echo the key they were given. */

@@ -2,7 +2,8 @@
  * What a summariser reads and writes. Compaction hands it the stored messages
  * a new summary must cover (already redacted) and the previous summary, which
  * the new one updates rather than stacks on. Summarisers are replaceable: the
- * default digest needs no model; a model summariser calls an endpoint.
+ * default digest needs no model; a model summariser calls an endpoint (and the
+ * digest stands in when it fails: history/summarise.ts).
  */
 import * as z from "zod";
 
@@ -42,6 +43,8 @@ export interface SummaryDraft {
   state: unknown;
   /** What the summary knowingly left out, one short line each. */
   loss: string[];
+  /** Who wrote it, when not the summariser asked: the digest, standing in for a model that gave no summary. */
+  summariser?: string;
 }
 
 export interface Summariser {

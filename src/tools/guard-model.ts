@@ -1,7 +1,7 @@
 /**
  * The model guard (docs/tools.md, "The model guard"): an agent's optional second check, after its rules, before any
- * tool the runtime serves runs. An OpenAI-compatible model of the deployment (a named upstream, `UPSTREAM_<NAME>_*`)
- * answers allow or deny with a reason.
+ * tool the runtime serves runs. A model of the deployment (a named upstream, `UPSTREAM_<NAME>_*`, OpenAI-compatible or
+ * Anthropic, through the one model client in src/model/) answers allow or deny with a reason.
  *
  * Reasoning-blind: it reads the user's request and the proposed call (tool name, annotations, arguments), never the
  * model's own text; the input has no field for it. Everything it reads is data: redacted (src/protect/boundary.ts),
@@ -11,7 +11,7 @@
  */
 import * as z from "zod";
 import type { UpstreamConfig } from "../platform/config";
-import { UpstreamCompletion } from "../protocol/gateway-openai";
+import { modelClient, type ModelError } from "../model";
 import { LIMITS } from "../protocol/limits";
 import type { GuardModel, ToolAnnotations } from "../protocol/methods";
 import { admitJsonText, admitText } from "../protect/boundary";
@@ -115,7 +115,7 @@ function dataJson(value: unknown): string {
   return JSON.stringify(value, null, 1).replace(/</g, "\\u003c").replace(/>/g, "\\u003e");
 }
 
-/** The chat-completions body the guard posts: the system message, and the data (redacted and capped) in the user message. */
+/** The request the guard sends (chat-completions form; an Anthropic upstream gets it converted): the system message, and the data (redacted and capped) in the user message. */
 export function guardModelRequest(input: GuardModelInput, config: GuardModel, upstream: Pick<UpstreamConfig, "model"> | null, options: Pick<GuardModelOptions, "nonce" | "redaction"> = {}): Record<string, unknown> {
   const annotations: Record<string, boolean> = {};
   for (const hint of HINTS) if (input.call.annotations?.[hint] !== undefined) annotations[hint] = input.call.annotations[hint]!;
@@ -162,15 +162,6 @@ export function parseGuardAnswer(content: string): { verdict: "allow" | "deny"; 
   };
 }
 
-class Failure extends Error {
-  constructor(
-    readonly kind: GuardModelFailure,
-    readonly detail: string,
-  ) {
-    super(detail);
-  }
-}
-
 const WHY: Record<GuardModelFailure, string> = {
   offline: "no guard model is configured",
   timeout: "the guard model did not answer in time",
@@ -178,7 +169,28 @@ const WHY: Record<GuardModelFailure, string> = {
   invalid: "the guard model's answer could not be read",
 };
 
-/** Asks the agent's guard model about one call. Never throws: a failure is a verdict by `failMode`. */
+/** Why the model gave no verdict, from the model client's error. */
+function failureOf(error: ModelError): { kind: GuardModelFailure; detail: string } {
+  switch (error.kind) {
+    case "timeout":
+      return { kind: "timeout", detail: `no verdict within ${error.ms} ms` };
+    case "cancelled":
+      return { kind: "error", detail: "the call was cancelled" };
+    case "unreachable":
+      return { kind: "error", detail: `could not be reached: ${error.message}`.slice(0, 300) };
+    case "status":
+      return { kind: "error", detail: `HTTP ${error.status}${error.body ? `: ${error.body.slice(0, 200)}` : ""}` };
+    case "not-json":
+      return { kind: "invalid", detail: "the answer is not JSON" };
+    case "invalid":
+      return { kind: "invalid", detail: `the answer is ${error.message}` };
+    case "broken":
+    case "failed":
+      return { kind: "error", detail: error.message };
+  }
+}
+
+/** Asks the agent's guard model about one call, at an OpenAI-compatible or an Anthropic upstream. Never throws: a failure is a verdict by `failMode`. */
 export async function askGuardModel(input: GuardModelInput, options: GuardModelOptions): Promise<GuardModelVerdict> {
   const started = Date.now();
   const { config } = options;
@@ -187,64 +199,17 @@ export async function askGuardModel(input: GuardModelInput, options: GuardModelO
     const reason = `${WHY[kind]} (${detail}), so the call is ${open ? "allowed" : "denied"}: the guard fails ${open ? "open" : "closed"}`;
     return { verdict: open ? "allow" : "deny", reason: reason.slice(0, LIMITS.summaryChars), ms: Date.now() - started, failed: kind, detail };
   };
-  const name = config.upstream.toUpperCase();
-  if (!options.upstream) return fail("offline", `UPSTREAM_${name}_URL is not set`);
-  if (options.upstream.api === "anthropic") return fail("error", `upstream ${name} speaks Anthropic Messages; the guard model needs an OpenAI-compatible one`);
-  if (options.signal?.aborted) return fail("error", "the call was cancelled");
-
+  if (!options.upstream) return fail("offline", `UPSTREAM_${config.upstream.toUpperCase()}_URL is not set`);
+  const client = modelClient(options.upstream, options.fetch ? { fetch: options.fetch } : {});
   const body = guardModelRequest(input, config, options.upstream, options);
-  const upstream = options.upstream;
-  const doFetch = options.fetch ?? fetch;
-  const controller = new AbortController();
-  let stop!: (failure: Failure) => void;
-  // The deadline (or the caller's cancel) wins even over a fetch that ignores its signal.
-  const stopped = new Promise<never>((_, reject) => {
-    stop = (failure) => {
-      controller.abort();
-      reject(failure);
-    };
-  });
-  const onAbort = () => stop(new Failure("error", "the call was cancelled"));
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  const timer = setTimeout(() => stop(new Failure("timeout", `no verdict within ${config.deadlineMs} ms`)), config.deadlineMs);
-  const ask = async (): Promise<{ verdict: "allow" | "deny"; reason: string }> => {
-    let res: Response;
-    try {
-      res = await doFetch(upstream.url, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json", ...(upstream.key ? { Authorization: `Bearer ${upstream.key}` } : {}) },
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
-    } catch (error) {
-      throw new Failure("error", `could not be reached: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300));
-    }
-    if (!res.ok) {
-      const text = await res.text().catch(() => "");
-      throw new Failure("error", `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ""}`);
-    }
-    let json: unknown;
-    try {
-      json = await res.json();
-    } catch {
-      throw new Failure("invalid", "the answer is not JSON");
-    }
-    const completion = UpstreamCompletion.safeParse(json);
-    if (!completion.success) throw new Failure("invalid", "the answer is not a chat completion");
-    const message = completion.data.choices[0]!.message;
-    if (!message.content) throw new Failure("invalid", message.refusal ? `the model refused: ${message.refusal.slice(0, 200)}` : "the answer has no content");
-    const answer = parseGuardAnswer(message.content);
-    if (!answer) throw new Failure("invalid", `not {"verdict","reason"}: ${message.content.slice(0, 200)}`);
-    return answer;
-  };
-  try {
-    const answer = await Promise.race([ask(), stopped]);
-    return { ...answer, ms: Date.now() - started };
-  } catch (error) {
-    if (error instanceof Failure) return fail(error.kind, error.detail);
-    return fail("error", error instanceof Error ? error.message : String(error));
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener("abort", onAbort);
+  const answered = await client.complete(body, { deadlineMs: config.deadlineMs, ...(options.signal ? { signal: options.signal } : {}) });
+  if (!answered.ok) {
+    const failure = failureOf(answered.problem);
+    return fail(failure.kind, failure.detail);
   }
+  const { content, refusal } = answered.value;
+  if (!content) return fail("invalid", refusal ? `the model refused: ${refusal.slice(0, 200)}` : "the answer has no content");
+  const answer = parseGuardAnswer(content);
+  if (!answer) return fail("invalid", `not {"verdict","reason"}: ${content.slice(0, 200)}`);
+  return { ...answer, ms: Date.now() - started };
 }

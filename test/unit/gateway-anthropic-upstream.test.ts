@@ -1,9 +1,11 @@
 /**
- * The pure half of an Anthropic upstream (src/gateway/upstream-anthropic.ts): a step's chat-form body converted to a
+ * The pure half of an Anthropic upstream (src/model/anthropic.ts): a step's chat-form body converted to a
  * Messages request with its cache breakpoints, and a Messages answer, whole or streamed, read back into a StepAnswer.
  */
 import { describe, expect, it } from "vitest";
-import { anthropicRequest, convertMessages, DEFAULT_MAX_TOKENS, EARLIER_NOT_SHOWN, readAnthropicMessage, readAnthropicStream, toolChoiceOf, usageFrom } from "../../src/gateway/upstream-anthropic";
+import { anthropicRequest, convertMessages, DEFAULT_MAX_TOKENS, EARLIER_NOT_SHOWN, readAnthropicMessage, readAnthropicStream, toolChoiceOf, usageFrom } from "../../src/model/anthropic";
+import { upstreamError } from "../../src/gateway/errors";
+import type { ModelResult } from "../../src/model";
 import { upstreamConfig } from "../../src/platform/config";
 import type { Env } from "../../src/platform/env";
 
@@ -20,6 +22,9 @@ const history = [
   { role: "tool", tool_call_id: "call_1", content: "result a" },
   { role: "tool", tool_call_id: "call.2", content: "" },
 ];
+
+/** A result as the gateway answers it: a failure in OpenAI's shape, with its status. */
+const asGateway = <T>(r: ModelResult<T>) => (r.ok ? r : { ok: false, error: upstreamError(r.problem) });
 
 describe("anthropicRequest", () => {
   it("converts system, user text and images, tool calls as tool_use (input parsed) and consecutive results as one user turn", () => {
@@ -150,7 +155,7 @@ describe("reading the answer", () => {
     const finish = (stop_reason: string) => (readAnthropicMessage({ type: "message", content: [], stop_reason }) as { ok: true; value: { finishReason: string; content: unknown } }).value;
     expect(["end_turn", "max_tokens", "stop_sequence", "refusal", "pause_turn"].map((s) => finish(s).finishReason)).toEqual(["stop", "length", "stop", "content_filter", "stop"]);
     expect(finish("end_turn").content).toBeNull();
-    expect(readAnthropicMessage({ choices: [] })).toMatchObject({ ok: false, error: { status: 502 } });
+    expect(asGateway(readAnthropicMessage({ choices: [] }))).toMatchObject({ ok: false, error: { status: 502 } });
   });
 
   async function* from(events: unknown[]): AsyncGenerator<string> {
@@ -196,9 +201,9 @@ describe("reading the answer", () => {
   });
 
   it("takes a stream that ends before message_stop, or carries an error event, as an error", async () => {
-    expect(await readAnthropicStream(from(streamed.slice(0, -1)), () => undefined)).toMatchObject({ ok: false, error: { status: 502, body: { error: { code: "upstream_stream_broken" } } } });
+    expect(asGateway(await readAnthropicStream(from(streamed.slice(0, -1)), () => undefined))).toMatchObject({ ok: false, error: { status: 502, body: { error: { code: "upstream_stream_broken" } } } });
     const failed = await readAnthropicStream(from([...streamed.slice(0, 4), { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }]), () => undefined);
-    expect(failed).toMatchObject({ ok: false, error: { status: 502, body: { error: { code: "upstream_error", message: expect.stringContaining("Overloaded") } } } });
+    expect(asGateway(failed)).toMatchObject({ ok: false, error: { status: 502, body: { error: { code: "upstream_error", message: expect.stringContaining("Overloaded") } } } });
   });
 });
 

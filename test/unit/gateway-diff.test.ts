@@ -16,7 +16,7 @@ async function consumed(messages: ChatRequestMessage[], awaiting = false): Promi
   return { consumed: messages.length, lastHash: hashes.at(-1)!, awaiting, chain: chains.at(-1)! };
 }
 
-const codeOf = (r: Awaited<ReturnType<typeof newPart>>) => (r.ok ? r.value.kind : r.error.body.error.code);
+const codeOf = (r: Awaited<ReturnType<typeof newPart>>) => (r.ok ? r.value.kind : r.problem.body.error.code);
 
 describe("the diff rule over the hash chain", () => {
   it("takes what follows a resent history as new, and moves the chain over it", async () => {

@@ -199,7 +199,7 @@ describe("askGuardModel", () => {
     expect(fake.sent).toHaveLength(0);
   });
 
-  it("with no upstream configured, or an Anthropic one, nothing is sent and the fail mode decides", async () => {
+  it("with no upstream configured, nothing is sent and the fail mode decides", async () => {
     const none = ask(input(), '{"verdict":"allow","reason":"ok"}', { upstream: null });
     expect(await none.verdict).toEqual({
       verdict: "deny",
@@ -210,9 +210,28 @@ describe("askGuardModel", () => {
     });
     expect(none.fake.sent).toHaveLength(0);
     expect(await ask(input(), "", { upstream: null, config: config({ failMode: "open" }) }).verdict).toMatchObject({ verdict: "allow", failed: "offline" });
-    const anthropic = ask(input(), '{"verdict":"allow","reason":"ok"}', { upstream: { url: "https://a.test/v1/messages", model: "claude", key: "k", api: "anthropic" } });
-    expect(await anthropic.verdict).toMatchObject({ verdict: "deny", failed: "error", detail: "upstream GUARD speaks Anthropic Messages; the guard model needs an OpenAI-compatible one" });
-    expect(anthropic.fake.sent).toHaveLength(0);
+  });
+
+  it("asks an Anthropic upstream in its own API: the same system rules and data, a Messages request, its answer read", async () => {
+    const upstream: UpstreamConfig = { url: "https://a.test/v1/messages", model: "claude-guard", key: "k", api: "anthropic" };
+    const message = (text: string) => () => Response.json({ id: "msg_1", type: "message", role: "assistant", model: "claude-guard", content: [{ type: "text", text }], stop_reason: "end_turn", usage: { input_tokens: 90, output_tokens: 12 } });
+    const { fake, verdict } = ask(input(), message('{"verdict":"deny","reason":"the user did not ask for this"}'), { upstream });
+    expect(await verdict).toEqual({ verdict: "deny", reason: "the user did not ask for this", ms: expect.any(Number) });
+    const [{ url, init, body }] = fake.sent as [Sent];
+    expect(url).toBe(upstream.url);
+    expect(init.headers).toEqual({ "Content-Type": "application/json", Accept: "application/json", "anthropic-version": "2023-06-01", "x-api-key": "k" });
+    const sent = body as unknown as { model: string; max_tokens: number; temperature: number; system: { type: string; text: string }[]; messages: { role: string; content: { type: string; text: string }[] }[] };
+    expect(Object.keys(sent).sort()).toEqual(["max_tokens", "messages", "model", "system", "temperature"]);
+    expect(sent).toMatchObject({ model: "claude-guard", max_tokens: GUARD_MODEL_MAX_TOKENS, temperature: 0 });
+    expect(sent.system[0]!.text).toBe(GUARD_MODEL_SYSTEM);
+    expect(sent.messages).toHaveLength(1);
+    expect(dataOf({ messages: [{ role: "system", content: "" }, { role: "user", content: sent.messages[0]!.content[0]!.text }] })).toMatchObject({ agent: "notes:planner", call: { tool: "notes:delete_note" } });
+    // Its error shape and its deadline read as an OpenAI-compatible upstream's.
+    const overloaded = () => Response.json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, { status: 529 });
+    expect(await ask(input(), overloaded, { upstream }).verdict).toMatchObject({ verdict: "deny", failed: "error", detail: expect.stringMatching(/^HTTP 529: .*Overloaded/) });
+    expect(await ask(input(), () => Response.json({ choices: [] }), { upstream }).verdict).toMatchObject({ failed: "invalid", detail: "the answer is not an Anthropic message: no `content`" });
+    const never = (() => new Promise<Response>(() => {})) as unknown as typeof fetch;
+    expect(await askGuardModel(input(), { config: config({ deadlineMs: 30, failMode: "open" }), upstream, fetch: never })).toMatchObject({ verdict: "allow", failed: "timeout" });
   });
 
   it("secrets in the arguments and the request never leave the runtime", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { countTokens } from "../../src/core/tokens";
 import { modelSummariser, TRANSCRIPT_MAX_CHARS } from "../../src/history/model-summariser";
+import { chooseSummariser, summariseSafely } from "../../src/history/summarise";
 import type { SummaryInputMessage, SummaryRequest } from "../../src/history/summary";
 import { startRecordingServer, type RecordingServer } from "./support/recording-server";
 
@@ -36,6 +37,20 @@ function summariser(timeoutMs?: number) {
   return modelSummariser({ url, apiKey: API_KEY, model: "gpt-test-mini", ...(timeoutMs ? { timeoutMs } : {}) });
 }
 
+/** The draft of a call that succeeds. */
+async function summarise(r: SummaryRequest, s = summariser()) {
+  const result = await s.summarise(r);
+  if (!result.ok) throw new Error(`expected a draft, got: ${result.problem}`);
+  return result.value;
+}
+
+/** Why a call gave no draft. */
+async function failure(s = summariser()): Promise<string> {
+  const result = await s.summarise(request());
+  expect(result.ok).toBe(false);
+  return result.ok ? "" : result.problem;
+}
+
 function message(seq: number, role: SummaryInputMessage["role"], content: string, extra: Partial<SummaryInputMessage> = {}): SummaryInputMessage {
   return { seq, role, content, createdAt: "2026-11-23T09:00:00Z", ...extra };
 }
@@ -57,7 +72,7 @@ function sentBody(): { model: string; temperature: number; max_tokens: number; m
 
 describe("modelSummariser requests", () => {
   it("posts the transcript with seqs, roles and tool calls, and the previous summary, with the bearer key", async () => {
-    const draft = await summariser().summarise(request({ previous: { text: "Earlier: the user owns the reports folder.", summariser: "digest", state: null } }));
+    const draft = await summarise(request({ previous: { text: "Earlier: the user owns the reports folder.", summariser: "digest", state: null } }));
 
     expect(draft).toEqual({ text: "Summary of the conversation.", state: null, loss: ["summarised by model gpt-test-mini; exact wording outside quotes may be paraphrased"] });
     expect(summariser().name).toBe("model:gpt-test-mini");
@@ -86,7 +101,7 @@ describe("modelSummariser requests", () => {
 
   it("labels a denied call as the user's decision, not as tool output", async () => {
     const at = "2026-11-01T00:00:00Z";
-    await summariser().summarise(
+    await summarise(
       request({
         messages: [
           { seq: 1, role: "assistant", content: "", toolCalls: [{ name: "delete_file", arguments: '{"path":"drafts/"}' }, { name: "search", arguments: "{}" }], createdAt: at },
@@ -101,12 +116,12 @@ describe("modelSummariser requests", () => {
   });
 
   it("sends no previous-summary section when there is none", async () => {
-    await summariser().summarise(request());
+    await summarise(request());
     expect(sentBody().messages[1]?.content).toMatch(/^Transcript:\n#7 user: /);
   });
 
   it("redacts a secret in content, tool arguments and the previous summary before it leaves", async () => {
-    await summariser().summarise(
+    await summarise(
       request({
         previous: { text: `The deploy token was ${GITHUB_TOKEN}.`, summariser: "digest", state: null },
         messages: [
@@ -122,7 +137,7 @@ describe("modelSummariser requests", () => {
 
   it("cuts the middles of over-long tool results first, keeping every message, and says so", async () => {
     const log = `FIRST LINE\n${"x".repeat(TRANSCRIPT_MAX_CHARS)}\nLAST LINE`;
-    const draft = await summariser().summarise(request({ messages: [message(1, "user", "why did the build fail?"), message(2, "tool", log, { toolName: "ci_log" }), message(3, "user", "and fix it")] }));
+    const draft = await summarise(request({ messages: [message(1, "user", "why did the build fail?"), message(2, "tool", log, { toolName: "ci_log" }), message(3, "user", "and fix it")] }));
 
     const user = sentBody().messages[1]?.content ?? "";
     expect(user.length).toBeLessThanOrEqual(TRANSCRIPT_MAX_CHARS + 100);
@@ -138,7 +153,7 @@ describe("modelSummariser answers", () => {
     const line = (i: number) => `- decision ${i}: keep the reports folder layout exactly as the user agreed on Monday, with the archive moved under reports/archive and the drafts left where they are`;
     const answer = Array.from({ length: 5 }, (_, i) => line(i + 1)).join("\n");
     answerWith(answer);
-    const draft = await summariser().summarise(request({ maxTokens: 50 }));
+    const draft = await summarise(request({ maxTokens: 50 }));
 
     expect(countTokens(draft.text)).toBeLessThanOrEqual(50);
     expect(draft.text.length).toBeGreaterThan(0);
@@ -149,10 +164,7 @@ describe("modelSummariser answers", () => {
 
   it("rejects a non-2xx answer with its status and a short excerpt, never the key it echoes", async () => {
     answer({ status: 500, body: JSON.stringify({ error: { message: `upstream overloaded for key ${API_KEY}`, padding: "y".repeat(5000) } }) });
-    const error = await summariser().summarise(request()).catch((e: unknown) => e);
-
-    expect(error).toBeInstanceOf(Error);
-    const text = (error as Error).message;
+    const text = await failure();
     expect(text).toMatch(/HTTP 500: .*upstream overloaded/);
     expect(text).not.toContain(API_KEY);
     expect(text.length).toBeLessThan(300);
@@ -165,19 +177,33 @@ describe("modelSummariser answers", () => {
     ["an empty content", JSON.stringify({ choices: [{ message: { content: "  \n" } }] }), /HTTP 200 without a summary \(choices\.0\.message\.content/],
   ])("rejects an answer with %s", async (_, body, expected) => {
     answer({ status: 200, body });
-    const error = await summariser().summarise(request()).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toMatch(expected);
-    expect((error as Error).message).not.toContain(API_KEY);
+    const error = await failure();
+    expect(error).toMatch(expected);
+    expect(error).not.toContain(API_KEY);
   });
 
   it("rejects when the endpoint answers after timeoutMs", async () => {
     answer({ status: 200, body: JSON.stringify({ choices: [{ message: { content: "late" } }] }), delayMs: 2000 });
     const started = Date.now();
-    const error = await summariser(100).summarise(request()).catch((e: unknown) => e);
+    const error = await failure(summariser(100));
 
     expect(Date.now() - started).toBeLessThan(1500);
-    expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toBe("model summariser: no answer within 100 ms");
+    expect(error).toBe("model summariser: no answer within 100 ms");
+  });
+});
+
+describe("chooseSummariser", () => {
+  it("has the digest summarise when the model gives no summary, the loss saying why, and never fails the compaction", async () => {
+    answer({ status: 503, body: JSON.stringify({ error: { message: "down for maintenance" } }) });
+    const chosen = chooseSummariser("model", { url, apiKey: API_KEY, model: "gpt-test-mini" });
+    expect(chosen.name).toBe("model:gpt-test-mini");
+    const draft = await summariseSafely(chosen, request());
+    expect(draft.summariser).toBe("digest");
+    expect(draft.loss[0]).toMatch(/^model:gpt-test-mini failed \(model summariser: the endpoint answered HTTP 503: .*down for maintenance.*\); the digest summarised instead$/);
+    expect(draft.text).toContain("Q3");
+    // A working endpoint writes it, under the model's name.
+    answerWith("Summary of the conversation.");
+    expect(await summariseSafely(chosen, request())).toMatchObject({ text: "Summary of the conversation.", summariser: "model:gpt-test-mini" });
+    expect(chooseSummariser("model", null).name).toBe("digest");
   });
 });

@@ -1,11 +1,12 @@
 /**
- * An Anthropic upstream (`UPSTREAM_API=anthropic`, docs/gateway.md "An Anthropic upstream"): the step's chat-form body
- * (what `upstreamBody` builds for an OpenAI-compatible upstream) converted to a Messages API request, with prompt-cache
- * breakpoints at the end of the stable prefix; and the Messages answer, whole or streamed, read into the same
- * StepAnswer an OpenAI-compatible upstream gives. Pure functions: upstream.ts does the HTTP.
+ * An Anthropic upstream (`UPSTREAM_API=anthropic`, docs/gateway.md "An Anthropic upstream"): the neutral chat-form
+ * request converted to a Messages API request, with prompt-cache breakpoints at the end of the stable prefix; and the
+ * Messages answer, whole or streamed, read into the same StepAnswer an OpenAI-compatible upstream gives.
  */
-import { gatewayError } from "./errors";
-import type { Outcome, StepAnswer } from "./upstream";
+import { failWith, ok } from "../core/problem";
+import type { UpstreamConfig } from "../platform/config";
+import type { ModelClient, ModelError, ModelResult, StepAnswer, TextDeltaSink } from "./client";
+import { clientFor } from "./http";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -24,6 +25,19 @@ const EPHEMERAL = { type: "ephemeral" } as const;
 export const EARLIER_NOT_SHOWN = "[earlier messages of this conversation are not shown]";
 
 type Json = Record<string, unknown>;
+
+export function anthropicClient(config: UpstreamConfig, send: typeof fetch): ModelClient {
+  return clientFor(
+    config.url,
+    {
+      headers: (accept) => ({ "Content-Type": "application/json", Accept: accept, "anthropic-version": ANTHROPIC_VERSION, ...(config.key ? { "x-api-key": config.key } : {}) }),
+      body: (request, stream) => anthropicRequest(stream ? { ...request, stream: true } : request),
+      answer: readAnthropicMessage,
+      streamed: readAnthropicStream,
+    },
+    send,
+  );
+}
 
 export interface AnthropicBlock {
   type: string;
@@ -169,7 +183,7 @@ export function toolChoiceOf(choice: unknown, parallel: unknown): Json | undefin
 }
 
 /**
- * The Messages request for one step, from the chat-form body `upstreamBody` builds. Cache breakpoints mark the end
+ * The Messages request for one step, from the neutral chat-form request (the gateway step's `upstreamBody`). Cache breakpoints mark the end
  * of the stable prefix (docs/history.md "A stable, cacheable prefix"), in Anthropic's cache order (tools, system,
  * messages): the last tool definition, the system block, the last block before the turn's new user message (the
  * history the previous turn already sent), and the request's last block (so the next step of the same turn, after
@@ -277,10 +291,9 @@ export function usageFrom(u: AnthropicUsage | null | undefined): StepAnswer["usa
   return { promptTokens: input + read + write, completionTokens: u.output_tokens ?? 0, cachedTokens: read, reasoningTokens: null, cacheWriteTokens: write };
 }
 
-const invalid = (why: string): Outcome<StepAnswer> => ({ ok: false, error: gatewayError(502, `the upstream model's answer is not an Anthropic message: ${why}`, "upstream_invalid") });
-
 /** A whole (non-streamed) Messages answer. */
-export function readAnthropicMessage(json: unknown): Outcome<StepAnswer> {
+export function readAnthropicMessage(json: unknown, status = 200): ModelResult<StepAnswer> {
+  const invalid = (why: string) => failWith<ModelError>({ kind: "invalid", status, message: `not an Anthropic message: ${why}` });
   if (!json || typeof json !== "object") return invalid("not an object");
   const m = json as { type?: unknown; content?: unknown; stop_reason?: unknown; usage?: AnthropicUsage; model?: unknown };
   if (m.type !== "message" || !Array.isArray(m.content)) return invalid("no `content`");
@@ -293,7 +306,7 @@ export function readAnthropicMessage(json: unknown): Outcome<StepAnswer> {
     }
     // thinking, redacted_thinking and server-tool blocks: nothing the gateway sends on
   }
-  return { ok: true, value: { content: text, refusal: null, toolCalls, finishReason: finishReasonOf(m.stop_reason, toolCalls.length > 0), usage: usageFrom(m.usage), model: typeof m.model === "string" ? m.model : null } };
+  return ok({ content: text, refusal: null, toolCalls, finishReason: finishReasonOf(m.stop_reason, toolCalls.length > 0), usage: usageFrom(m.usage), model: typeof m.model === "string" ? m.model : null });
 }
 
 /**
@@ -302,8 +315,8 @@ export function readAnthropicMessage(json: unknown): Outcome<StepAnswer> {
  * `message_delta`'s (output tokens, and the input counts when it repeats them). A stream that ends before
  * `message_stop`, or carries an `error` event, is an error: nothing of it is a whole reply.
  */
-export async function readAnthropicStream(events: AsyncIterable<string>, onText: (delta: { content?: string }) => Promise<void> | void): Promise<Outcome<StepAnswer>> {
-  const broken = (why: string): Outcome<StepAnswer> => ({ ok: false, error: gatewayError(502, `the upstream model's stream broke off: ${why}`, "upstream_stream_broken") });
+export async function readAnthropicStream(events: AsyncIterable<string>, onText: TextDeltaSink): Promise<ModelResult<StepAnswer>> {
+  const broken = (message: string) => failWith<ModelError>({ kind: "broken", message });
   let content: string | null = null;
   const blocks = new Map<number, { kind: "tool"; id: string; name: string; json: string } | { kind: "other" }>();
   const calls: { id: string; name: string; json: string }[] = [];
@@ -370,7 +383,7 @@ export async function readAnthropicStream(events: AsyncIterable<string>, onText:
         case "error": {
           const e = (event.error ?? {}) as { message?: unknown; type?: unknown };
           const message = typeof e.message === "string" ? e.message : JSON.stringify(e);
-          return { ok: false, error: gatewayError(502, `the upstream model failed mid-stream: ${message}`, "upstream_error") };
+          return failWith({ kind: "failed", message });
         }
         default:
           // ping, content_block_stop, and event types added later: nothing to read
@@ -383,5 +396,5 @@ export async function readAnthropicStream(events: AsyncIterable<string>, onText:
   }
   if (!stopped) return broken("it ended before message_stop");
   const toolCalls = calls.map((c, i) => ({ id: c.id || `toolu_${i}`, type: "function" as const, function: { name: c.name, arguments: c.json || "{}" } }));
-  return { ok: true, value: { content, refusal: null, toolCalls, finishReason: finishReasonOf(stopReason, toolCalls.length > 0), usage: usageFrom(usage), model } };
+  return ok({ content, refusal: null, toolCalls, finishReason: finishReasonOf(stopReason, toolCalls.length > 0), usage: usageFrom(usage), model });
 }
