@@ -11,7 +11,7 @@
  * conversations of PER_CONVERSATION turns. TURNS=300 per figure by default.
  */
 import OpenAI from "openai";
-import { mintToken } from "../src/api/credentials";
+import { mintToken } from "../src/http/auth";
 import { ContextApp } from "../src/sdk";
 import { startLocalRuntime } from "../scripts/local-runtime";
 import { startFakeOpenAI, type ChatRequest } from "../test/e2e/fake-openai";

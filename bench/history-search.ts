@@ -12,7 +12,7 @@
  * search alone, and an append with and without the index. Workerd advances its clock only across I/O, so the time
  * inside one call cannot be read from within; Node's figures isolate it. SEARCHES=200 per figure, APPENDS=200.
  */
-import { mintToken } from "../src/api/credentials";
+import { mintToken } from "../src/http/auth";
 import { ContextApp, ContextClient } from "../src/sdk";
 import type { ChatMessage } from "../src/protocol/messages";
 

@@ -17,7 +17,7 @@
 import { execSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { mintToken } from "../src/api/credentials";
+import { mintToken } from "../src/http/auth";
 import { ContextApp, ContextClient, type AppHook, type TurnResult } from "../src/sdk";
 import { startLocalRuntime } from "../scripts/local-runtime";
 import { percentile, summary } from "./stats";

@@ -2,7 +2,7 @@
  * `npm run bench`: starts a local runtime (real wrangler dev, embedded state)
  * and prints the spine's figures. TURNS=500 by default.
  */
-import { mintToken } from "../src/api/credentials";
+import { mintToken } from "../src/http/auth";
 import { ContextClient } from "../src/sdk";
 import { startLocalRuntime } from "../scripts/local-runtime";
 import { summary } from "./stats";

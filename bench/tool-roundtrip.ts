@@ -13,7 +13,7 @@
  * and the same history sizes. A fetch wrapper counts every runtime request of each round trip.
  * ROUND_TRIPS=200 per figure by default; DELAYS_MS=0,20.
  */
-import { mintToken } from "../src/api/credentials";
+import { mintToken } from "../src/http/auth";
 import { ContextApp, ContextClient, type TurnResult } from "../src/sdk";
 import { startLocalRuntime } from "../scripts/local-runtime";
 import { percentile, summary } from "./stats";

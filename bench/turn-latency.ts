@@ -5,7 +5,7 @@
  *   git worktree add /tmp/base <commit> && ln -s "$PWD/node_modules" /tmp/base/node_modules
  *   cp bench/turn-latency.ts /tmp/base/bench/ && (cd /tmp/base && npx tsx bench/turn-latency.ts)
  */
-import { mintToken } from "../src/api/credentials";
+import { mintToken } from "../src/http/auth";
 import { ContextClient } from "../src/sdk";
 import { startLocalRuntime } from "../scripts/local-runtime";
 import { timedFetch } from "./timed-fetch";

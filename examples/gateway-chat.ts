@@ -17,7 +17,7 @@
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { startLocalRuntime } from "../scripts/local-runtime";
-import { mintToken } from "../src/api/credentials";
+import { mintToken } from "../src/http/auth";
 import { startFakeOpenAI, type ChatRequest, type ScriptedReply } from "../test/e2e/fake-openai";
 import { createNotesApp } from "./notes-app";
 

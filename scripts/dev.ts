@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { mintToken } from "../src/api/credentials";
+import { mintToken } from "../src/http/auth";
 import { localSecret } from "./local-secret";
 
 const port = Number(process.env.PORT ?? 8787);

@@ -5,7 +5,7 @@
  * The secret comes from $AUTH_SECRET (the value you gave `wrangler secret put AUTH_SECRET`), else .dev.vars.
  */
 import { parseArgs } from "node:util";
-import { Credential, mintToken } from "../src/api/credentials";
+import { Credential, mintToken } from "../src/http/auth";
 import { localSecret } from "./local-secret";
 
 const { positionals, values } = parseArgs({

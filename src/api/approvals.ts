@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import type { ApiEnv } from "./auth";
-import { conversationInPath } from "./conversation-param";
-import { noSuchConversation, problemResponse, reply } from "./problem-response";
-import { readJson, readParams } from "./read-input";
+import type { ApiEnv } from "../http/env";
+import { conversationInPath } from "../http/conversation";
+import { problemResponse, reply } from "../http/problem";
+import { json, params } from "../http/validate";
 import { ApprovalDecisionBody, ApprovalRequestBody, ToolCallId } from "../protocol/http";
 
 const DecisionParams = z.object({ id: z.string(), toolCallId: ToolCallId });
@@ -12,27 +12,15 @@ const DecisionParams = z.object({ id: z.string(), toolCallId: ToolCallId });
 export const approvals = new Hono<ApiEnv>();
 
 /** The approvals of the calls still open: what a frontend that reconnects asks the user again. */
-approvals.get("/:id/approvals", async (c) => {
-  const conversation = conversationInPath(c);
-  return conversation ? reply(c, await conversation.stub.listApprovals(c.var.owner)) : noSuchConversation(c);
-});
+approvals.get("/:id/approvals", conversationInPath, async (c) => reply(c, await c.var.conversation.stub.listApprovals(c.var.owner)));
 
 /** An open call now waits for the user's approval: its result is refused until they decide. */
-approvals.post("/:id/approvals", async (c) => {
-  const conversation = conversationInPath(c);
-  if (!conversation) return noSuchConversation(c);
-  const body = await readJson(c, ApprovalRequestBody);
-  if (!body.ok) return problemResponse(c, body.problem);
-  const result = await conversation.stub.requestApproval(c.var.owner, body.value.toolCallId);
+approvals.post("/:id/approvals", conversationInPath, json(ApprovalRequestBody), async (c) => {
+  const result = await c.var.conversation.stub.requestApproval(c.var.owner, c.req.valid("json").toolCallId);
   return result.ok ? c.json({ approval: result.value.approval }, result.value.created ? 201 : 200) : problemResponse(c, result.problem);
 });
 
 /** The user's decision: approved, the call waits for its result; denied, the call is answered with the denial. */
-approvals.post("/:id/approvals/:toolCallId", async (c) => {
-  const conversation = conversationInPath(c);
-  if (!conversation) return noSuchConversation(c);
-  const params = readParams(c, DecisionParams);
-  if (!params.ok) return problemResponse(c, params.problem);
-  const body = await readJson(c, ApprovalDecisionBody);
-  return body.ok ? reply(c, await conversation.stub.decideApproval(c.var.owner, params.value.toolCallId, body.value)) : problemResponse(c, body.problem);
-});
+approvals.post("/:id/approvals/:toolCallId", conversationInPath, params(DecisionParams), json(ApprovalDecisionBody), async (c) =>
+  reply(c, await c.var.conversation.stub.decideApproval(c.var.owner, c.req.valid("param").toolCallId, c.req.valid("json"))),
+);

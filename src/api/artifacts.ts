@@ -1,14 +1,13 @@
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import * as z from "zod";
 import { resolveWith, ResolveBody } from "../artifacts/declare-fields";
 import { artifactRef, readArtifact } from "../artifacts/read";
 import { storeArtifact, StoreArtifactBody } from "../artifacts/store";
 import { ArtifactId, TaskId } from "../protocol/artifacts";
-import { conversationStub } from "../conversation/stub";
-import { ConversationId } from "../protocol/methods";
-import type { ApiEnv } from "./auth";
-import { noSuchConversation, problemResponse, reply } from "./problem-response";
-import { readJson, readQuery } from "./read-input";
+import type { ApiEnv } from "../http/env";
+import { conversationInPath } from "../http/conversation";
+import { problemResponse, reply } from "../http/problem";
+import { json, params, query } from "../http/validate";
 
 /**
  * Task artifacts in R2 (DESIGN §5), under `/v1/conversations/{id}/artifacts`:
@@ -22,13 +21,6 @@ import { readJson, readQuery } from "./read-input";
  */
 export const artifacts = new Hono<ApiEnv>();
 
-type ApiContext = Context<ApiEnv>;
-
-function conversationId(c: ApiContext): string | null {
-  const id = ConversationId.safeParse(c.req.param("id"));
-  return id.success ? id.data : null;
-}
-
 export const RefQuery = z
   .object({
     task: TaskId,
@@ -36,34 +28,25 @@ export const RefQuery = z
   })
   .strict();
 
-artifacts.post("/conversations/:id/artifacts", async (c) => {
-  const id = conversationId(c);
-  if (!id) return noSuchConversation(c);
-  const body = await readJson(c, StoreArtifactBody);
-  if (!body.ok) return problemResponse(c, body.problem);
+artifacts.post("/conversations/:id/artifacts", conversationInPath, json(StoreArtifactBody), async (c) => {
+  const { id, stub } = c.var.conversation;
   // Artifacts belong to a live conversation of the caller's own.
-  const info = await conversationStub(c.env, c.var.owner, id).info(c.var.owner);
+  const info = await stub.info(c.var.owner);
   if (!info.ok) return problemResponse(c, info.problem);
   if (info.value.endedAt) return problemResponse(c, { type: "conflict", detail: "this conversation has ended" });
-  return reply(c, await storeArtifact(c.env.ARTIFACTS, c.var.owner, id, body.value), 201);
+  return reply(c, await storeArtifact(c.env.ARTIFACTS, c.var.owner, id, c.req.valid("json")), 201);
 });
 
-artifacts.post("/conversations/:id/artifacts/resolve", async (c) => {
-  const id = conversationId(c);
-  if (!id) return noSuchConversation(c);
-  const body = await readJson(c, ResolveBody);
-  if (!body.ok) return problemResponse(c, body.problem);
+artifacts.post("/conversations/:id/artifacts/resolve", conversationInPath, json(ResolveBody), async (c) => {
+  const { refs, fields } = c.req.valid("json");
   const bucket = c.env.ARTIFACTS;
   const owner = c.var.owner;
-  return reply(c, await resolveWith((parts) => readArtifact(bucket, owner, parts, { stale: "conflict" }), id, body.value.refs, body.value.fields));
+  return reply(c, await resolveWith((parts) => readArtifact(bucket, owner, parts, { stale: "conflict" }), c.var.conversation.id, refs, fields));
 });
 
-artifacts.get("/conversations/:id/artifacts/:artifactId", async (c) => {
-  const id = conversationId(c);
-  if (!id) return noSuchConversation(c);
-  const artifactId = ArtifactId.safeParse(c.req.param("artifactId"));
-  if (!artifactId.success) return problemResponse(c, { type: "not-found", detail: "no such artifact" });
-  const query = readQuery(c, RefQuery);
-  if (!query.ok) return problemResponse(c, query.problem);
-  return reply(c, await artifactRef(c.env.ARTIFACTS, c.var.owner, { conversation: id, task: query.value.task, id: artifactId.data, version: query.value.version }));
+const ArtifactParams = z.object({ artifactId: ArtifactId });
+
+artifacts.get("/conversations/:id/artifacts/:artifactId", conversationInPath, params(ArtifactParams, { type: "not-found", detail: "no such artifact" }), query(RefQuery), async (c) => {
+  const { task, version } = c.req.valid("query");
+  return reply(c, await artifactRef(c.env.ARTIFACTS, c.var.owner, { conversation: c.var.conversation.id, task, id: c.req.valid("param").artifactId, version }));
 });

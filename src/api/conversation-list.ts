@@ -2,10 +2,10 @@ import { Hono } from "hono";
 import * as z from "zod";
 import { hubStub } from "../hub/stub";
 import { ConversationsQuery, TurnId } from "../protocol/http";
-import type { ApiEnv } from "./auth";
-import { conversationInPath } from "./conversation-param";
-import { noSuchConversation, problemResponse, reply } from "./problem-response";
-import { readQuery } from "./read-input";
+import type { ApiEnv } from "../http/env";
+import { conversationInPath } from "../http/conversation";
+import { reply } from "../http/problem";
+import { params, query } from "../http/validate";
 
 /**
  * `/v1/conversations` (the caller's conversations, newest first, a page at a time: the user's hub keeps the index) and
@@ -13,17 +13,10 @@ import { readQuery } from "./read-input";
  */
 export const conversationList = new Hono<ApiEnv>();
 
-conversationList.get("/", async (c) => {
-  const query = readQuery(c, ConversationsQuery);
-  return query.ok ? reply(c, await hubStub(c.env, c.var.owner).listConversations(query.value)) : problemResponse(c, query.problem);
-});
+conversationList.get("/", query(ConversationsQuery), async (c) => reply(c, await hubStub(c.env, c.var.owner).listConversations(c.req.valid("query"))));
 
 const PastTurnParams = z.object({ turnId: TurnId });
 
-conversationList.get("/:id/turns/:turnId", async (c) => {
-  const conversation = conversationInPath(c);
-  if (!conversation) return noSuchConversation(c);
-  const params = PastTurnParams.safeParse({ turnId: c.req.param("turnId") });
-  if (!params.success) return problemResponse(c, { type: "not-found", detail: "no such turn" });
-  return reply(c, await conversation.stub.pastTurn(c.var.owner, params.data.turnId));
-});
+conversationList.get("/:id/turns/:turnId", conversationInPath, params(PastTurnParams, { type: "not-found", detail: "no such turn" }), async (c) =>
+  reply(c, await c.var.conversation.stub.pastTurn(c.var.owner, c.req.valid("param").turnId)),
+);

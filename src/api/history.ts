@@ -2,64 +2,44 @@ import { Hono } from "hono";
 import * as z from "zod";
 import { CompactionPolicy } from "../protocol/policies";
 import { resultKey } from "../artifacts/read";
-import type { ApiEnv } from "./auth";
-import { conversationInPath } from "./conversation-param";
-import { noSuchConversation, problemResponse, reply } from "./problem-response";
-import { readJson, readQuery } from "./read-input";
+import { ConversationId } from "../protocol/methods";
+import type { ApiEnv } from "../http/env";
+import { conversationInPath } from "../http/conversation";
+import { problemResponse, reply } from "../http/problem";
+import { json, params, query } from "../http/validate";
 import { CompactBody, RequestMessagesQuery, SetMessagesBody } from "../protocol/http";
 
 /** `/v1/conversations/:id/…` for history: the context-manager contract over HTTP (docs/history.md). */
 export const history = new Hono<ApiEnv>();
 
 /** Resume: the whole history of a conversation kept elsewhere, into one that has no messages yet. */
-history.put("/:id/messages", async (c) => {
-  const conversation = conversationInPath(c);
-  if (!conversation) return noSuchConversation(c);
-  const body = await readJson(c, SetMessagesBody);
-  return body.ok ? reply(c, await conversation.stub.setMessages(c.var.owner, body.value.messages), 201) : problemResponse(c, body.problem);
-});
+history.put("/:id/messages", conversationInPath, json(SetMessagesBody), async (c) =>
+  reply(c, await c.var.conversation.stub.setMessages(c.var.owner, c.req.valid("json").messages), 201),
+);
 
 /** What the model would read before a new message, within `maxTokens`. */
-history.get("/:id/context", async (c) => {
-  const conversation = conversationInPath(c);
-  if (!conversation) return noSuchConversation(c);
-  const query = readQuery(c, RequestMessagesQuery);
-  return query.ok ? reply(c, await conversation.stub.requestMessages(c.var.owner, query.value.maxTokens)) : problemResponse(c, query.problem);
-});
+history.get("/:id/context", conversationInPath, query(RequestMessagesQuery), async (c) =>
+  reply(c, await c.var.conversation.stub.requestMessages(c.var.owner, c.req.valid("query").maxTokens)),
+);
 
-history.get("/:id/compaction", async (c) => {
-  const conversation = conversationInPath(c);
-  return conversation ? reply(c, await conversation.stub.compactionStatus(c.var.owner)) : noSuchConversation(c);
-});
+history.get("/:id/compaction", conversationInPath, async (c) => reply(c, await c.var.conversation.stub.compactionStatus(c.var.owner)));
 
-history.put("/:id/compaction", async (c) => {
-  const conversation = conversationInPath(c);
-  if (!conversation) return noSuchConversation(c);
-  const body = await readJson(c, CompactionPolicy);
-  return body.ok ? reply(c, await conversation.stub.setCompactionPolicy(c.var.owner, body.value)) : problemResponse(c, body.problem);
-});
+history.put("/:id/compaction", conversationInPath, json(CompactionPolicy), async (c) => reply(c, await c.var.conversation.stub.setCompactionPolicy(c.var.owner, c.req.valid("json"))));
 
-history.post("/:id/compact", async (c) => {
-  const conversation = conversationInPath(c);
-  if (!conversation) return noSuchConversation(c);
-  const body = await readJson(c, CompactBody, { optional: true });
-  return body.ok ? reply(c, await conversation.stub.compact(c.var.owner, body.value)) : problemResponse(c, body.problem);
-});
+history.post("/:id/compact", conversationInPath, json(CompactBody, { optional: true }), async (c) => reply(c, await c.var.conversation.stub.compact(c.var.owner, c.req.valid("json"))));
 
 /** Clears the model's view of the history; the stored messages stay. */
-history.post("/:id/clear", async (c) => {
-  const conversation = conversationInPath(c);
-  return conversation ? reply(c, await conversation.stub.clearHistory(c.var.owner)) : noSuchConversation(c);
-});
+history.post("/:id/clear", conversationInPath, async (c) => reply(c, await c.var.conversation.stub.clearHistory(c.var.owner)));
 
-const Seq = z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const NO_SUCH_RESULT = { type: "not-found", detail: "no such cleared result" } as const;
+const ResultParams = z.object({ id: ConversationId, seq: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) });
 
-/** The full text of a tool result compaction cleared, where its stub points (`r2://results/{conversation}/{seq}`). */
-history.get("/:id/results/:seq", async (c) => {
-  const conversation = conversationInPath(c);
-  const seq = Seq.safeParse(c.req.param("seq"));
-  if (!conversation || !seq.success) return problemResponse(c, { type: "not-found", detail: "no such cleared result" });
-  const object = await c.env.ARTIFACTS.get(resultKey(c.var.owner, conversation.id, seq.data));
-  if (!object) return problemResponse(c, { type: "not-found", detail: "no such cleared result" });
-  return c.body(object.body, 200, { "Content-Type": "text/plain; charset=utf-8" });
+/**
+ * The full text of a tool result compaction cleared, where its stub points (`r2://results/{conversation}/{seq}`). A
+ * malformed conversation id is one more cleared result there is not: no stub is needed, the key is the owner's.
+ */
+history.get("/:id/results/:seq", params(ResultParams, NO_SUCH_RESULT), async (c) => {
+  const { id, seq } = c.req.valid("param");
+  const object = await c.env.ARTIFACTS.get(resultKey(c.var.owner, id, seq));
+  return object ? c.body(object.body, 200, { "Content-Type": "text/plain; charset=utf-8" }) : problemResponse(c, NO_SUCH_RESULT);
 });

@@ -4,9 +4,9 @@ import { PROBLEMS } from "../core/problem";
 import { MemoryId, namespaceFor, ScopeId, type Level, type Namespace } from "../memory/keys";
 import { MEMORY_LIMITS } from "../memory/limits";
 import { InvalidCursor, MemoryStore, type WriteItem, type WriteOutcome } from "../memory/store";
-import type { ApiEnv } from "./auth";
-import { problemResponse } from "./problem-response";
-import { readJson, readQuery } from "./read-input";
+import type { ApiEnv } from "../http/env";
+import { problemResponse } from "../http/problem";
+import { json, params, query } from "../http/validate";
 
 /**
  * `/v1/memories/…`: memory in KV, always under the caller's own tenant and
@@ -100,10 +100,8 @@ function writeItem(c: ApiContext, body: WriteBody): { ok: true; item: WriteItem 
   return { ok: true, item: { ns: ns.ns, text: body.text, source: body.source ?? DEFAULT_SOURCE, trust: body.trust ?? "captured" } };
 }
 
-memories.post("/", async (c) => {
-  const body = await readJson(c, WriteBody);
-  if (!body.ok) return problemResponse(c, body.problem);
-  const item = writeItem(c, body.value);
+memories.post("/", json(WriteBody), async (c) => {
+  const item = writeItem(c, c.req.valid("json"));
   if (!item.ok) return invalid(c, item.detail);
   const [outcome] = await new MemoryStore(c.env.MEMORY).write([item.item]);
   switch (outcome!.status) {
@@ -117,11 +115,9 @@ memories.post("/", async (c) => {
 });
 
 /** Up to 100 memories at once (imports, end-of-session capture): each goes through the same gate, in order. */
-memories.post("/batch", async (c) => {
-  const body = await readJson(c, BatchBody);
-  if (!body.ok) return problemResponse(c, body.problem);
+memories.post("/batch", json(BatchBody), async (c) => {
   const items: WriteItem[] = [];
-  for (const [index, m] of body.value.memories.entries()) {
+  for (const [index, m] of c.req.valid("json").memories.entries()) {
     const item = writeItem(c, m);
     if (!item.ok) return problemResponse(c, { type: "invalid-request", detail: item.detail, issues: [{ path: `memories.${index}`, message: item.detail }] });
     items.push(item.item);
@@ -131,10 +127,8 @@ memories.post("/batch", async (c) => {
   return c.json({ results, created: count("created"), reinforced: count("reinforced"), refused: count("refused") }, 200);
 });
 
-memories.get("/search", async (c) => {
-  const query = readQuery(c, SearchQuery);
-  if (!query.ok) return problemResponse(c, query.problem);
-  const { q, session, task, limit, threshold, halfLifeHours } = query.value;
+memories.get("/search", query(SearchQuery), async (c) => {
+  const { q, session, task, limit, threshold, halfLifeHours } = c.req.valid("query");
   const scope = { ...c.var.owner, ...(session !== undefined ? { session } : {}), ...(task !== undefined ? { task } : {}) };
   const found = await new MemoryStore(c.env.MEMORY).search(scope, q, {
     ...(limit !== undefined ? { limit } : {}),
@@ -144,12 +138,11 @@ memories.get("/search", async (c) => {
   return c.json(found);
 });
 
-memories.get("/", async (c) => {
-  const query = readQuery(c, ListQuery);
-  if (!query.ok) return problemResponse(c, query.problem);
-  const ns = namespaceOf(c, query.value);
+memories.get("/", query(ListQuery), async (c) => {
+  const listed = c.req.valid("query");
+  const ns = namespaceOf(c, listed);
   if (!ns.ok) return invalid(c, ns.detail);
-  const { cursor, limit } = query.value;
+  const { cursor, limit } = listed;
   try {
     return c.json(await new MemoryStore(c.env.MEMORY).page(ns.ns, { ...(cursor ? { cursor } : {}), ...(limit ? { limit } : {}) }));
   } catch (error) {
@@ -158,13 +151,11 @@ memories.get("/", async (c) => {
   }
 });
 
-memories.delete("/:id", async (c) => {
-  const id = MemoryId.safeParse(c.req.param("id"));
-  if (!id.success) return problemResponse(c, { type: "not-found", detail: "no such memory" });
-  const query = readQuery(c, DeleteQuery);
-  if (!query.ok) return problemResponse(c, query.problem);
-  const ns: { ok: true; ns: Namespace } | { ok: false; detail: string } = namespaceOf(c, query.value);
+const MemoryParams = z.object({ id: MemoryId });
+
+memories.delete("/:id", params(MemoryParams, { type: "not-found", detail: "no such memory" }), query(DeleteQuery), async (c) => {
+  const ns: { ok: true; ns: Namespace } | { ok: false; detail: string } = namespaceOf(c, c.req.valid("query"));
   if (!ns.ok) return invalid(c, ns.detail);
-  const removed = await new MemoryStore(c.env.MEMORY).remove(ns.ns, id.data);
+  const removed = await new MemoryStore(c.env.MEMORY).remove(ns.ns, c.req.valid("param").id);
   return removed ? c.json({ deleted: removed }) : problemResponse(c, { type: "not-found", detail: "no such memory in that level" });
 });

@@ -1,21 +1,22 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import { timing } from "hono/timing";
-import type { ApiEnv } from "../api/auth";
-import { verifyToken } from "../api/credentials";
+import { bearer, frontendOwner } from "../http/auth";
+import type { ApiEnv } from "../http/env";
+import { serverTiming } from "../http/frontend";
 import { MessagesRequest, type AnthropicMessage, type AnthropicStreamEvent } from "../protocol/gateway-anthropic";
 import { LIMITS } from "../protocol/limits";
 import { anthropicError, anthropicUsage, contentBlocks, gatewayRequest, stopReason } from "./anthropic-format";
-import { readJson, sseResponse, startRun } from "./core";
+import { sseResponse, startRun } from "./core";
 import { gatewayError, type GatewayError } from "./errors";
 import { runLoop } from "./loop";
+import { gatewayBody } from "./request-body";
 
 /**
  * The model gateway, Anthropic Messages side (docs/gateway.md): `POST /v1/messages` with `model` naming the agent and
  * `X-Conversation-Id` the conversation, on the same core as `/v1/chat/completions`. The key comes as `x-api-key` (what
  * `@anthropic-ai/sdk` sends) or `Authorization: Bearer`; every failure, authentication included, answers in Anthropic's
- * error shape. Mounted ahead of the frontend API's bearer-only authentication (src/api/app.ts).
+ * error shape. Mounted ahead of the frontend API's bearer-only authentication (src/worker.ts).
  */
 export const gatewayAnthropic = new Hono<ApiEnv>();
 
@@ -27,44 +28,40 @@ const requestId = () => `req_${crypto.randomUUID().replaceAll("-", "")}`;
 
 /** A frontend API key, as `x-api-key` or a bearer token. */
 const anthropicKey = createMiddleware<ApiEnv>(async (c, next) => {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("Authorization") ?? "")?.[1];
-  const key = c.req.header("x-api-key")?.trim() || bearer;
-  const credential = key && c.env.AUTH_SECRET ? await verifyToken(c.env.AUTH_SECRET, key) : null;
-  if (credential?.kind !== "frontend") return failure(gatewayError(401, "send a frontend API key as 'x-api-key: <key>' or 'Authorization: Bearer <key>'", "unauthorized"));
-  c.set("owner", { tenant: credential.tenant, user: credential.sub });
+  const owner = await frontendOwner(c.env, c.req.header("x-api-key")?.trim() || bearer(c.req.header("Authorization")));
+  if (!owner) return failure(gatewayError(401, "send a frontend API key as 'x-api-key: <key>' or 'Authorization: Bearer <key>'", "unauthorized"));
+  c.set("owner", owner);
   await next();
 });
 
-gatewayAnthropic.use("/messages", timing({ totalDescription: "runtime" }));
+gatewayAnthropic.use("/messages", serverTiming);
 gatewayAnthropic.use("/messages", anthropicKey);
 gatewayAnthropic.use(
   "/messages",
   bodyLimit({ maxSize: LIMITS.httpBodyBytes, onError: () => failure(gatewayError(413, `bodies are limited to ${LIMITS.httpBodyBytes} bytes`, "payload_too_large")) }),
 );
 
-gatewayAnthropic.post("/messages", async (c) => {
+const messagesBody = gatewayBody(
+  MessagesRequest,
+  (path) => path.map(String).join("."),
+  (error) => failure(error, { "request-id": requestId() }),
+);
+
+gatewayAnthropic.post("/messages", messagesBody, async (c) => {
   const rid = requestId();
-  const json = await readJson(c.req.raw);
-  if (!json.ok) return failure(json.error, { "request-id": rid });
-  const parsed = MessagesRequest.safeParse(json.value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const param = issue.path.map(String).join(".");
-    return failure(gatewayError(400, `${param || "body"}: ${issue.message}`, "invalid_request", { param: param || null }), { "request-id": rid });
-  }
-  const request = parsed.data;
+  const request = c.req.valid("json");
   const translated = gatewayRequest(request);
-  if (!translated.ok) return failure(translated.error, { "request-id": rid });
+  if (!translated.ok) return failure(translated.problem, { "request-id": rid });
 
   const started = await startRun(c, translated.value);
-  if (!started.ok) return failure(started.error, { ...started.headers, "request-id": rid });
+  if (!started.ok) return failure(started.problem, { "request-id": rid });
   const { ctx, first } = started.value;
   const headers: Record<string, string> = { ...started.value.headers, "request-id": rid };
   const id = `msg_${crypto.randomUUID().replaceAll("-", "")}`;
 
   if (!translated.value.stream) {
     const answer = await runLoop(ctx, first, null);
-    if (!answer.ok) return failure(answer.error, headers);
+    if (!answer.ok) return failure(answer.problem, headers);
     headers["X-Gateway-Steps"] = String(answer.value.steps);
     const message: AnthropicMessage = {
       id,
@@ -102,7 +99,7 @@ gatewayAnthropic.post("/messages", async (c) => {
       });
       if (!answer.ok) {
         // The SDK raises an APIError for an `error` event; no message_stop follows.
-        await send(event({ type: "error", error: anthropicError(answer.error).error }));
+        await send(event({ type: "error", error: anthropicError(answer.problem).error }));
         return;
       }
       if (textOpen) await send(event({ type: "content_block_stop", index: 0 }));

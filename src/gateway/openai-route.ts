@@ -1,20 +1,23 @@
 import { Hono } from "hono";
-import type { ApiEnv } from "../api/auth";
+import type { ApiEnv } from "../http/env";
+import { frontendRequest } from "../http/frontend";
 import { ChatCompletionRequest, PASSED_THROUGH, type ChatCompletion, type ChatCompletionChunk } from "../protocol/gateway-openai";
-import { paramOf, readJson, sseResponse, startRun } from "./core";
-import { errorResponse, gatewayError, type GatewayError } from "./errors";
+import { paramOf, sseResponse, startRun } from "./core";
+import { errorResponse, gatewayError } from "./errors";
 import { openAIHeld, runLoop, type LoopAnswer } from "./loop";
+import { gatewayBody } from "./request-body";
 
 /**
  * The model gateway, OpenAI Chat Completions side (docs/gateway.md): `POST /v1/chat/completions` with `model` naming the
- * agent and `X-Conversation-Id` the conversation. Every failure answers in OpenAI's error shape.
+ * agent and `X-Conversation-Id` the conversation. It takes the frontend API's key, and refuses a missing one or an
+ * oversized body as the API does (problem+json); every other failure answers in OpenAI's error shape.
  */
 export const gatewayOpenAI = new Hono<ApiEnv>();
 
-gatewayOpenAI.post("/chat/completions", async (c) => {
-  const parsed = await readRequest(c.req.raw);
-  if (!parsed.ok) return errorResponse(parsed.error);
-  const request = parsed.value;
+gatewayOpenAI.use("/chat/completions", ...frontendRequest);
+
+gatewayOpenAI.post("/chat/completions", gatewayBody(ChatCompletionRequest, paramOf, (error) => errorResponse(error)), async (c) => {
+  const request = c.req.valid("json");
 
   const stream = request.stream === true;
   const params: Record<string, unknown> = {};
@@ -28,14 +31,14 @@ gatewayOpenAI.post("/chat/completions", async (c) => {
     clientTools: request.tools ?? [],
     held: openAIHeld,
   });
-  if (!started.ok) return errorResponse(started.error, started.headers);
+  if (!started.ok) return errorResponse(started.problem);
   const { ctx, first, headers } = started.value;
   const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
   const created = Math.floor(Date.now() / 1000);
 
   if (!stream) {
     const answer = await runLoop(ctx, first, null);
-    if (!answer.ok) return errorResponse(answer.error, headers);
+    if (!answer.ok) return errorResponse(answer.problem, headers);
     headers["X-Gateway-Steps"] = String(answer.value.steps);
     return new Response(JSON.stringify(completion(id, created, request.model, answer.value)), { status: 200, headers: { "Content-Type": "application/json", ...headers } });
   }
@@ -61,7 +64,7 @@ gatewayOpenAI.post("/chat/completions", async (c) => {
       const answer = await runLoop(ctx, first, async (d) => send(data(chunk(d))));
       if (!answer.ok) {
         // The SDKs raise an APIError for an event carrying `error`; no [DONE] follows.
-        await send(data(answer.error.body));
+        await send(data(answer.problem.body));
         return;
       }
       for (const [index, call] of answer.value.toolCalls.entries()) await send(data(chunk({ tool_calls: [{ index, ...call }] })));
@@ -78,14 +81,4 @@ gatewayOpenAI.post("/chat/completions", async (c) => {
 function completion(id: string, created: number, model: string, answer: LoopAnswer): ChatCompletion {
   const message = { role: "assistant" as const, content: answer.content, refusal: answer.refusal, ...(answer.toolCalls.length ? { tool_calls: answer.toolCalls } : {}) };
   return { id, object: "chat.completion", created, model, choices: [{ index: 0, message, logprobs: null, finish_reason: answer.finishReason }], usage: answer.usage };
-}
-
-async function readRequest(raw: Request): Promise<{ ok: true; value: ChatCompletionRequest } | { ok: false; error: GatewayError }> {
-  const json = await readJson(raw);
-  if (!json.ok) return json;
-  const parsed = ChatCompletionRequest.safeParse(json.value);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  const issue = parsed.error.issues[0]!;
-  const param = paramOf(issue.path);
-  return { ok: false, error: gatewayError(400, `${param || "body"}: ${issue.message}`, "invalid_request", { param: param || null }) };
 }

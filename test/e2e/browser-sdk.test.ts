@@ -16,7 +16,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startLocalRuntime } from "../../scripts/local-runtime";
-import { mintToken } from "../../src/api/credentials";
+import { mintToken } from "../../src/http/auth";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const IN_CI = Boolean(process.env.CI);

@@ -10,7 +10,7 @@ import Anthropic, { APIError, BadRequestError, RateLimitError } from "@anthropic
 import type { MessageParam, Tool } from "@anthropic-ai/sdk/resources/messages";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startLocalRuntime } from "../../scripts/local-runtime";
-import { mintToken } from "../../src/api/credentials";
+import { mintToken } from "../../src/http/auth";
 import { ContextApp, ContextClient } from "../../src/sdk";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedReply } from "./fake-openai";
 

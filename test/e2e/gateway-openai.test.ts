@@ -9,7 +9,7 @@ import OpenAI, { RateLimitError, APIError } from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startLocalRuntime } from "../../scripts/local-runtime";
-import { mintToken } from "../../src/api/credentials";
+import { mintToken } from "../../src/http/auth";
 import { ContextApp, ContextClient } from "../../src/sdk";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedReply } from "./fake-openai";
 

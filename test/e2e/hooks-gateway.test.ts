@@ -9,7 +9,7 @@
 import OpenAI, { APIError, UnprocessableEntityError } from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startLocalRuntime } from "../../scripts/local-runtime";
-import { mintToken } from "../../src/api/credentials";
+import { mintToken } from "../../src/http/auth";
 import { ContextApp, ContextClient, type AppHook, type AppTool } from "../../src/sdk";
 import { startFakeOpenAI, type ChatRequest, type FakeOpenAI, type ScriptedReply } from "./fake-openai";
 

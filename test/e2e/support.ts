@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, inject } from "vitest";
 import { freePort } from "../../scripts/local-runtime";
-import { mintToken } from "../../src/api/credentials";
+import { mintToken } from "../../src/http/auth";
 import { ContextApp, ContextClient, type ContextAppEvents, type ContextAppOptions, type SocketLike, type TurnResult, type WebSocketCtor } from "../../src/sdk";
 
 export const runtimeUrl = (): string => inject("runtimeUrl");

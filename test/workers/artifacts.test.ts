@@ -5,7 +5,7 @@ import { resolveFields } from "../../src/artifacts/declare-fields";
 import { ARTIFACT_LIMITS } from "../../src/protocol/artifact-limits";
 import type { ArtifactRef } from "../../src/protocol/artifacts";
 import { renderTaskState } from "../../src/artifacts/task-state";
-import { api } from "../../src/api/app";
+import { worker as api } from "../../src/worker";
 import { LIMITS } from "../../src/protocol/limits";
 import { countTokens } from "../../src/core/tokens";
 import { BASE, freshIdentity, Frontend, apiKey, type Identity, expectProblem } from "./support/runtime";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mintToken } from "../../src/api/credentials";
+import { mintToken } from "../../src/http/auth";
 import { LIMITS } from "../../src/protocol/limits";
 import type { StoredMessage } from "../../src/protocol/frontend";
 import { ErrorCode } from "../../src/protocol/jsonrpc";

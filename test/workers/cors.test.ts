@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api } from "../../src/api/app";
-import { allowedOrigins, allowOrigin } from "../../src/api/cors";
+import { worker as api } from "../../src/worker";
+import { allowedOrigins, allowOrigin } from "../../src/http/cors";
 import { apiKey, BASE, freshIdentity } from "./support/runtime";
 
 const APP = "https://app.example.com";

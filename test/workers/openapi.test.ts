@@ -1,6 +1,6 @@
 import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
-import { api } from "../../src/api/app";
+import { worker as api } from "../../src/worker";
 import { ROUTES } from "../../src/api/openapi";
 import { BASE, freshIdentity, Frontend, worker } from "./support/runtime";
 import { TestApp } from "./support/test-app";

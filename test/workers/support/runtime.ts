@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { mintToken } from "../../../src/api/credentials";
+import { mintToken } from "../../../src/http/auth";
 import type { TurnResult } from "../../../src/protocol/frontend";
 
 export const BASE = "https://runtime.test";
