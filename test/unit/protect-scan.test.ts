@@ -1,10 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-// The scan's own parts, below the face (src/protect/index.ts): the keyword automaton, the code units, the rules.
+// The scan's own parts, below the face (src/protect/index.ts): the keyword automaton, the code units, the rules, entropy.
 import { charCodes } from "../../src/protect/char-codes";
 import { KeywordFinder } from "../../src/protect/keyword-finder";
 import { SECRET_RULES } from "../../src/protect/rules";
 import { DEFAULT_REDACTION_POLICY, secretGroups, secretSpan } from "../../src/protect/rules/rule";
+import { shannonEntropy } from "../../src/protect/rules/values";
 import { findSecretSpans, type SecretSpan } from "../../src/protect/scan";
 import { NEGATIVE_SAMPLES, SECRET_SAMPLES } from "../fixtures/secret-corpus";
 
@@ -93,5 +94,16 @@ describe("charCodes", () => {
       }),
       { seed: SEED, numRuns: 200 },
     );
+  });
+});
+
+describe("shannonEntropy", () => {
+  it("counts characters, not code units, and leaves its ASCII table clean when a value turns out not to be ASCII", () => {
+    expect(shannonEntropy("aabb")).toBe(1);
+    // Three characters, one of them a surrogate pair: log2(3) bits, not the two code units' four-way split.
+    expect(shannonEntropy("ab😀")).toBeCloseTo(Math.log2(3), 12);
+    expect(shannonEntropy("aaab€")).toBeCloseTo(-(0.6 * Math.log2(0.6) + 2 * 0.2 * Math.log2(0.2)), 12);
+    expect(shannonEntropy("ab")).toBe(1);
+    expect(shannonEntropy("a".repeat(40))).toBe(0);
   });
 });

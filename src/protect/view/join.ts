@@ -35,13 +35,19 @@ function isTokenChar(code: number): boolean {
  * not a word of ordinary language).
  */
 function isHardWrap(text: string, at: number, end: number): boolean {
+  // The run before the break first: on most lines it is short, and the line after need not be read.
+  if (!wrappedRunBefore(text, at)) return false;
   let tail = end;
   while (tail < text.length && isTokenChar(text.charCodeAt(tail)) && text.charCodeAt(tail) !== 0x3d) tail++;
   // A word of ordinary language ("thanks", "The") begins a line of prose, not the rest of a token.
   const word = text.slice(end, tail);
   if (tail === end || (/^[A-Za-z]+$/.test(word) && isEverydayWord(word.toLowerCase()))) return false;
   while (tail < text.length && tail - end < 256 && text.charCodeAt(tail) === 0x3d) tail++;
-  if (tail < text.length && isTokenChar(text.charCodeAt(tail))) return false;
+  return tail >= text.length || !isTokenChar(text.charCodeAt(tail));
+}
+
+/** Whether the run before the line break at `at` reads as a token's: long and mixing letters and digits, or random letters. */
+function wrappedRunBefore(text: string, at: number): boolean {
   let letters = 0;
   let digits = 0;
   let start = at;
@@ -52,7 +58,8 @@ function isHardWrap(text: string, at: number, end: number): boolean {
     if (code >= 48 && code <= 57) digits++;
     else if ((code | 32) >= 97 && (code | 32) <= 122) letters++;
   }
-  return (at - start >= WRAPPED_RUN && letters > 0 && digits > 0) || mixedCaseLetters(text.slice(Math.max(start, at - WRAPPED_LETTERS), at));
+  const run = at - start;
+  return (run >= WRAPPED_RUN && letters > 0 && digits > 0) || (run >= WRAPPED_LETTERS && mixedCaseLetters(text.slice(at - WRAPPED_LETTERS, at)));
 }
 
 function mixedCaseLetters(tail: string): boolean {

@@ -43,20 +43,29 @@ export function shiftView<T extends DerivedView>(view: T, offset: number): T {
 /** Builds a view from ranges of the original copied in order, leaving out what lies between them. */
 export class ViewWriter {
   private readonly chars: string[] = [];
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
+  /** The copied ranges, [from, to) after each other; the maps are filled once, at their final size. */
+  private readonly ranges: number[] = [];
+  private length = 0;
 
   /** Copies original[from, to), each character standing for itself. */
   copy(original: string, from: number, to: number): void {
+    if (to <= from) return;
     this.chars.push(original.slice(from, to));
-    for (let i = from; i < to; i++) {
-      this.starts.push(i);
-      this.ends.push(i + 1);
-    }
+    this.ranges.push(from, to);
+    this.length += to - from;
   }
 
   view(): DerivedView {
-    return { text: this.chars.join(""), starts: Uint32Array.from(this.starts), ends: Uint32Array.from(this.ends) };
+    const starts = new Uint32Array(this.length);
+    const ends = new Uint32Array(this.length);
+    let at = 0;
+    for (let r = 0; r < this.ranges.length; r += 2) {
+      for (let i = this.ranges[r]!, to = this.ranges[r + 1]!; i < to; i++, at++) {
+        starts[at] = i;
+        ends[at] = i + 1;
+      }
+    }
+    return { text: this.chars.join(""), starts, ends };
   }
 }
 
