@@ -4,7 +4,7 @@ import { ConversationId } from "../protocol/methods";
 import type { ApiEnv } from "./env";
 import { ProblemException } from "./problem";
 
-export type ConversationEnv = ApiEnv & { Variables: { conversation: { id: string; stub: ReturnType<typeof conversationStub> } } };
+type ConversationEnv = ApiEnv & { Variables: { conversation: { id: string; stub: ReturnType<typeof conversationStub> } } };
 
 /**
  * The conversation named by `:id`, always within the caller's own tenant and user, as `c.var.conversation`. A malformed
