@@ -205,15 +205,6 @@ export function sseResponse(
   return new Response(readable, { status: 200, headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", ...headers } });
 }
 
-/** The request body as JSON, or the 400 that says it is not. */
-export async function readJson(raw: Request): Promise<Result<unknown, GatewayError>> {
-  try {
-    return ok(JSON.parse(await raw.text()));
-  } catch {
-    return failWith(gatewayError(400, "the body is not valid JSON", "invalid_json"));
-  }
-}
-
 /** A zod issue's path as a `param`: `messages[2].content`. */
 export function paramOf(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
