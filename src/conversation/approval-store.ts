@@ -1,7 +1,8 @@
-import type { ApprovalInfo } from "../protocol/frontend";
+import * as z from "zod";
+import { ApprovalInfo } from "../protocol/frontend";
+import type { Database } from "../storage/database";
+import { decodeRow, numeric, text } from "../storage/decode";
 import type { OpenCalls } from "./message-store";
-
-type Row = Record<string, SqlStorageValue>;
 
 /** How a denial is known among stored messages: the message that made the call, and the call's id. */
 export function callKey(callSeq: number, toolCallId: string): string {
@@ -10,15 +11,11 @@ export function callKey(callSeq: number, toolCallId: string): string {
 
 /** Approvals in the Conversation's SQLite, one row per tool call that asked for one or was decided. */
 export class ApprovalStore {
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  private get sql() {
-    return this.storage.sql;
-  }
+  constructor(private readonly sql: Database) {}
 
   get(callSeq: number, toolCallId: string): ApprovalInfo | null {
-    const row = this.sql.exec<Row>("SELECT * FROM tool_approvals WHERE call_seq = ? AND tool_call_id = ?", callSeq, toolCallId).toArray()[0];
-    return row ? approvalInfo(row) : null;
+    const row = this.sql.exec("SELECT * FROM tool_approvals WHERE call_seq = ? AND tool_call_id = ?", callSeq, toolCallId).toArray()[0];
+    return row ? decodeRow(ApprovalRow, row, "tool_approvals") : null;
   }
 
   /** The approvals of the calls still open, in the calls' order. */
@@ -35,9 +32,9 @@ export class ApprovalStore {
   denied(): Set<string> {
     return new Set(
       this.sql
-        .exec<Row>("SELECT call_seq, tool_call_id FROM tool_approvals WHERE state = 'denied'")
+        .exec("SELECT call_seq, tool_call_id FROM tool_approvals WHERE state = 'denied'")
         .toArray()
-        .map((r) => callKey(r.call_seq as number, r.tool_call_id as string)),
+        .map((r) => callKey(numeric(r, "call_seq"), text(r, "tool_call_id"))),
     );
   }
 
@@ -60,13 +57,16 @@ export class ApprovalStore {
   }
 }
 
-function approvalInfo(row: Row): ApprovalInfo {
-  return {
-    toolCallId: row.tool_call_id as string,
-    callSeq: row.call_seq as number,
-    tool: row.tool as string,
-    state: row.state as ApprovalInfo["state"],
-    requestedAt: row.requested_at as string,
-    decidedAt: row.decided_at as string | null,
-  };
-}
+/** A `tool_approvals` row (0007): its state is one the table's CHECK allows. */
+const ApprovalRow = z
+  .object({
+    tool_call_id: z.string(),
+    call_seq: z.number(),
+    tool: z.string(),
+    state: ApprovalInfo.shape.state,
+    requested_at: z.string(),
+    decided_at: z.string().nullable(),
+  })
+  .transform(
+    (r): ApprovalInfo => ({ toolCallId: r.tool_call_id, callSeq: r.call_seq, tool: r.tool, state: r.state, requestedAt: r.requested_at, decidedAt: r.decided_at }),
+  );

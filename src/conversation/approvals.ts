@@ -11,7 +11,7 @@ import { fail, ok, type Result } from "../core/problem";
 import type { ApprovalInfo } from "../protocol/frontend";
 import type { ApprovalStore } from "./approval-store";
 import type { OpenCalls } from "./message-store";
-import type { ConversationMeta, ConversationStore } from "./store";
+import type { ConversationMeta, ConversationDb } from "./store";
 import { admitMessages, storeAdmitted } from "./tool-results";
 
 /** What the model reads for a call the user refused; their reason follows when they gave one. */
@@ -26,7 +26,7 @@ export function denialReason(content: string): string | null {
 }
 
 export interface ApprovalDeps {
-  store: ConversationStore;
+  store: ConversationDb;
   approvals: ApprovalStore;
   meta: ConversationMeta;
   auditKey: () => Promise<CryptoKey>;
@@ -36,7 +36,7 @@ export interface ApprovalDeps {
 /** Marks an open call as waiting for the user's approval; asking again while it waits changes nothing. */
 export function requestApproval(deps: ApprovalDeps, toolCallId: string): Result<{ approval: ApprovalInfo; created: boolean }> {
   const { store, approvals } = deps;
-  const open = store.openCalls();
+  const open = store.messages.openCalls();
   const tool = open.calls.get(toolCallId);
   if (tool === undefined) return fail("conflict", `no open tool call '${toolCallId}': only a call still waiting for its result can wait for approval`);
   const existing = approvals.get(open.seq, toolCallId);
@@ -45,7 +45,7 @@ export function requestApproval(deps: ApprovalDeps, toolCallId: string): Result<
   const at = deps.now().toISOString();
   store.transaction(() => {
     approvals.record(open.seq, toolCallId, tool, "requested", at);
-    store.addEvent(null, "tool.approval.requested", toolCallId, { tool }, at);
+    store.events.add(null, "tool.approval.requested", toolCallId, { tool }, at);
   });
   return ok({ approval: approvals.get(open.seq, toolCallId)!, created: true });
 }
@@ -95,10 +95,10 @@ export function turnApprovals(
 }
 
 /** Records checked decisions on the open calls, inside the caller's transaction. */
-export function recordDecisions(store: ConversationStore, approvals: ApprovalStore, open: OpenCalls, decided: CheckedDecisions["decided"], turnId: string | null, at: string): void {
+export function recordDecisions(store: ConversationDb, approvals: ApprovalStore, open: OpenCalls, decided: CheckedDecisions["decided"], turnId: string | null, at: string): void {
   for (const d of decided) {
     approvals.record(open.seq, d.toolCallId, d.tool, d.approved ? "approved" : "denied", at);
-    store.addEvent(turnId, "tool.approval.decided", d.toolCallId, { tool: d.tool, approved: d.approved }, at);
+    store.events.add(turnId, "tool.approval.decided", d.toolCallId, { tool: d.tool, approved: d.approved }, at);
   }
 }
 
@@ -111,10 +111,10 @@ export function recordDecisions(store: ConversationStore, approvals: ApprovalSto
  */
 export async function decideApproval(deps: ApprovalDeps, toolCallId: string, decision: ApprovalDecisionBody): Promise<Result<{ approval: ApprovalInfo; seq: number | null }>> {
   const { store, approvals, meta } = deps;
-  const open = store.openCalls();
+  const open = store.messages.openCalls();
   const state = decision.approved ? "approved" : "denied";
   // A retry is about the newest call with this id; an older call's record says nothing of a newer one.
-  const callSeq = open.calls.has(toolCallId) ? open.seq : store.lastCallSeq(toolCallId);
+  const callSeq = open.calls.has(toolCallId) ? open.seq : store.messages.lastCallSeq(toolCallId);
   const recorded = callSeq === null ? null : approvals.get(callSeq, toolCallId);
   if (recorded?.state === state) return ok({ approval: recorded, seq: null });
   const checked = checkDecisions(open, approvals, [{ toolCallId, ...decision }], meta.nonce);

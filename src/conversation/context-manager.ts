@@ -12,7 +12,7 @@ import type { Summariser } from "../history/summary";
 import type { CompactionStore } from "./compaction-store";
 import type { CompactionReport, History, PreparedCompaction } from "./history";
 import type { SerialQueue } from "./serial-queue";
-import type { ConversationMeta, ConversationStore } from "./store";
+import type { ConversationMeta, ConversationDb } from "./store";
 import type { ApprovalStore } from "./approval-store";
 import { admitMessages, storeAdmitted, type AdmittedMessages } from "./tool-results";
 import { checkRoom, checkWholeView } from "./capacity";
@@ -22,7 +22,7 @@ import type { MessagePage } from "../protocol/frontend";
 type UserMessage = Extract<ChatMessage, { role: "user" }>;
 
 export interface ContextManagerDeps {
-  store: ConversationStore;
+  store: ConversationDb;
   compactions: CompactionStore;
   approvals: ApprovalStore;
   history: History;
@@ -46,7 +46,7 @@ export class ConversationContextManager implements ContextManager {
       if (!meta.ok) return meta;
       const may = await allowed();
       if (!may.ok) return may;
-      const open = store.openCalls();
+      const open = store.messages.openCalls();
       const admitted = await admitMessages(open.calls, messages, {
         policies: meta.value.resultPolicies,
         auditKey: await this.deps.auditKey(),
@@ -54,7 +54,7 @@ export class ConversationContextManager implements ContextManager {
         awaitingApproval: this.deps.approvals.awaiting(open),
       });
       if (!admitted.ok) return admitted;
-      const room = checkRoom(store, admitted.value.messages);
+      const room = checkRoom(store.messages, admitted.value.messages);
       if (!room.ok) return room;
       const at = this.deps.now().toISOString();
       const lastSeq = store.transaction(() => storeAdmitted(store, null, admitted.value, at));
@@ -64,13 +64,13 @@ export class ConversationContextManager implements ContextManager {
 
   /** The conversation as it is once the queue reaches a change: another change may have ended it or changed its agent. */
   private current(): Result<ConversationMeta> {
-    const meta = this.deps.store.meta()!;
+    const meta = this.deps.store.conversation.get()!;
     return meta.endedAt ? fail("conflict", "this conversation has ended") : ok(meta);
   }
 
   /** One page of the stored messages after `after`: a page never nears the RPC limit (LIMITS.historyReadBytes). */
   getMessages(page: { after: number; limit: number }): Result<MessagePage> {
-    const { messages, hasMore } = this.deps.store.page(page.after, page.limit, LIMITS.historyReadBytes);
+    const { messages, hasMore } = this.deps.store.messages.page(page.after, page.limit, LIMITS.historyReadBytes);
     return ok({ messages, nextAfter: messages.at(-1)?.seq ?? page.after, hasMore });
   }
 
@@ -78,9 +78,9 @@ export class ConversationContextManager implements ContextManager {
   getMessagesForRequest(options: { maxTokens?: number | undefined }): Result<RequestMessages> {
     const { history, meta } = this.deps;
     const maxTokens = options.maxTokens ?? compactionLimits(meta.compactionPolicy)?.usable;
-    const readable = maxTokens === undefined ? checkWholeView(this.deps.store, history.coveredThrough()) : ok(true);
+    const readable = maxTokens === undefined ? checkWholeView(this.deps.store.messages, history.coveredThrough()) : ok(true);
     if (!readable.ok) return readable;
-    const system = this.deps.store.latestSystemPrompt();
+    const system = this.deps.store.turns.latestSystemPrompt();
     const view = history.view({ maxTokens });
     const rendered = history.render(view, this.deps.now());
     const assembled = assembleTurn({
@@ -103,7 +103,7 @@ export class ConversationContextManager implements ContextManager {
       messages,
       tokens: usageOf(messages),
       truncated: {
-        messages: this.deps.store.lastSeq() - view.coveredThrough - shown,
+        messages: this.deps.store.messages.lastSeq() - view.coveredThrough - shown,
         tokens: view.unread.tokens + dropped.reduce((sum, t) => sum + t.tokens, 0),
       },
     });
@@ -118,7 +118,7 @@ export class ConversationContextManager implements ContextManager {
     return queue.run(async (): Promise<Result<{ appended: number; lastSeq: number }>> => {
       const meta = this.current();
       if (!meta.ok) return meta;
-      if (store.messageCount() > 0) return fail("conflict", "this conversation already has messages; stored history is never replaced. Resume into a new conversation");
+      if (store.messages.count() > 0) return fail("conflict", "this conversation already has messages; stored history is never replaced. Resume into a new conversation");
       const problems = pairingProblems(messages, { pendingAllowed: true });
       if (problems.length) return fail("invalid-request", `the messages do not pair every tool result with its call: ${problems[0]}`, problems.map((p) => ({ path: "messages", message: p })));
       const auditKey = await this.deps.auditKey();
@@ -143,9 +143,9 @@ export class ConversationContextManager implements ContextManager {
       store.transaction(() => {
         let next = 0;
         for (const run of runs) {
-          lastSeq = Array.isArray(run) ? storeAdmitted(store, null, admitted[next++]!, at) : store.appendMessage(null, run, at);
+          lastSeq = Array.isArray(run) ? storeAdmitted(store, null, admitted[next++]!, at) : store.messages.append(null, run, at);
         }
-        store.addEvent(null, "messages.resumed", null, { count: messages.length, lastSeq }, at);
+        store.events.add(null, "messages.resumed", null, { count: messages.length, lastSeq }, at);
       });
       return ok({ appended: messages.length, lastSeq });
     });
@@ -160,7 +160,7 @@ export class ConversationContextManager implements ContextManager {
     const { store, compactions, history, meta } = this.deps;
     const policy = meta.compactionPolicy;
     const limits = compactionLimits(policy);
-    const system = store.latestSystemPrompt();
+    const system = store.turns.latestSystemPrompt();
     const tokens = (system === null ? 0 : messageTokens({ role: "system", content: system })) + history.storedViewTokens();
     const latest = compactions.list().at(-1);
     // A compaction that only cleared tool results leaves the earlier summary (or clear) in effect: report that.
@@ -170,7 +170,7 @@ export class ConversationContextManager implements ContextManager {
       policy,
       limits,
       tokens,
-      messageCount: store.messageCount(),
+      messageCount: store.messages.count(),
       shouldCompact: limits !== null && tokens > limits.trigger,
       latest: latest ? { id: latest.id, reason: latest.reason, coveredThroughSeq: inEffect?.summary.throughSeq ?? null, summarised: (latest.summary?.text ?? "") !== "", at: latest.createdAt } : null,
       summary: summary
@@ -198,10 +198,10 @@ export class ConversationContextManager implements ContextManager {
       const rendered = history.render(view, this.deps.now());
       // While the model is still answering the latest request (its last word is not a reply), the request and its tool
       // work so far stay, as on a continuation: the continuation that follows must show what it answers.
-      const last = store.messages(store.lastSeq(), store.lastSeq())[0]?.message;
+      const last = store.messages.list(store.messages.lastSeq(), store.messages.lastSeq())[0]?.message;
       const answering = last !== undefined && !(last.role === "assistant" && !last.tool_calls?.length);
-      const protectFromSeq = answering ? store.lastUserSeq() || undefined : undefined;
-      return ok({ prepared: history.prepare(view, rendered, messageTokens({ role: "system", content: store.latestSystemPrompt() ?? "" }), policy, { force: options.force ?? false, protectFromSeq }), policy });
+      const protectFromSeq = answering ? store.messages.lastUserSeq() || undefined : undefined;
+      return ok({ prepared: history.prepare(view, rendered, messageTokens({ role: "system", content: store.turns.latestSystemPrompt() ?? "" }), policy, { force: options.force ?? false, protectFromSeq }), policy });
     });
     if (!planned.ok) return planned;
     const { prepared, policy } = planned.value;

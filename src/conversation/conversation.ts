@@ -12,18 +12,13 @@ import type { Owner } from "../protocol/owner";
 import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
 import type { CompactionPolicy } from "../protocol/policies";
 import { chooseSummariser } from "../history/summarise";
-import { ApprovalStore } from "./approval-store";
 import { decideApproval, requestApproval, type ApprovalDeps } from "./approvals";
-import { CompactionStore } from "./compaction-store";
 import { History, type CompactionReport } from "./history";
 import type { AppHub } from "../hub/app-hub";
-import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, MessagePage, PastTurn, ResourceInfo, TurnResult, UsageReport } from "../protocol/frontend";
+import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, MessagePage, PastTurn, ResourceInfo, TurnResult } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
-import { migrate } from "../storage/migrate";
-import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { SerialQueue } from "./serial-queue";
-import { ToolStateStore } from "./tool-state-store";
-import { GatewayStore, type GatewayCursor, type GatewayRun, type ModelUsage } from "./gateway-store";
+import type { GatewayCursor, GatewayRun, ModelUsage } from "./gateway-store";
 import { recordGatewayStep, runLive, takeGatewayTurn, type GatewayHost } from "./gateway-runs";
 import { reviewAppended, reviewGatewayOutput, type ReviewHost } from "./output-review";
 import { askGuardModel } from "../tools/guard-model";
@@ -32,7 +27,10 @@ import { upstreamConfig } from "../platform/config";
 import { runOpenCalls } from "./tool-runs";
 import type { ToolHost } from "../tools/run";
 import type { ToolRunResult, ToolSpec } from "../protocol/tools";
-import { ConversationStore, type ConversationMeta } from "./store";
+import { ConversationDb, type ConversationMeta } from "./store";
+import { durableDatabase } from "../storage/database";
+import { migrate } from "../storage/migrate";
+import { CONVERSATION_MIGRATIONS } from "./migrations";
 import type { ToolResultReport } from "./tool-results";
 import { takeTurn } from "./turn/index";
 import { replay } from "./turn/replay";
@@ -42,7 +40,6 @@ import type { CompactionStatus, RequestMessages } from "../protocol/history";
 import { turnSections, type TurnSections } from "./turn-sections";
 import { tenantAuditKey } from "../protect/audit";
 import { newNonce } from "../core/runtime-tag";
-import { DelegationStore } from "./delegation-store";
 import { closeDelegateCall, completeChild, startChild, type ChildAnswer, type ChildHost } from "./delegation";
 import type { DelegationCompleted, DelegationInfo, DelegationStart } from "../protocol/delegation";
 import type { ToolResultEvidence } from "../protocol/evidence";
@@ -54,12 +51,7 @@ import { attachContext, storePushedResource, type PushedResource } from "./resou
  * change goes through one queue, so turns and appends never interleave.
  */
 export class Conversation extends DurableObject<Env> {
-  private readonly store: ConversationStore;
-  private readonly compactions: CompactionStore;
-  private readonly approvals: ApprovalStore;
-  private readonly toolState: ToolStateStore;
-  private readonly gateway: GatewayStore;
-  private readonly delegations: DelegationStore;
+  private readonly db: ConversationDb;
   private readonly queue = new SerialQueue();
   /** Apps' contexts past the trust boundary at the version last pulled: an unchanged context is not redacted every turn. */
   private readonly admittedContexts = new Map<string, { version: string; title: string; content: string }>();
@@ -68,14 +60,10 @@ export class Conversation extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.store = new ConversationStore(ctx.storage);
-    this.compactions = new CompactionStore(ctx.storage);
-    this.approvals = new ApprovalStore(ctx.storage);
-    this.toolState = new ToolStateStore(ctx.storage);
-    this.gateway = new GatewayStore(ctx.storage);
-    this.delegations = new DelegationStore(ctx.storage);
+    const database = durableDatabase(ctx.storage);
+    this.db = new ConversationDb(database);
     ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage, CONVERSATION_MIGRATIONS);
+      migrate(database, CONVERSATION_MIGRATIONS);
     });
   }
 
@@ -90,7 +78,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** The conversation made here, inside the queue, and not yet listed in the user's hub. */
   private async begin(owner: Owner, conversationId: string, agent?: string, compactionPolicy: CompactionPolicy = DEFAULT_COMPACTION_POLICY): Promise<Result<ConversationMeta>> {
-    if (this.store.meta()) return fail("conflict", "conversation already exists");
+    if (this.db.conversation.get()) return fail("conflict", "conversation already exists");
     let agentContexts: string[] = [];
     let resultPolicies = {};
     if (agent !== undefined) {
@@ -99,8 +87,8 @@ export class Conversation extends DurableObject<Env> {
       ({ attachedContexts: agentContexts, resultPolicies } = found);
     }
     const createdAt = new Date().toISOString();
-    this.store.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, compactionPolicy, createdAt, nonce: newNonce() });
-    return ok(this.store.meta()!);
+    this.db.conversation.create({ conversationId, tenant: owner.tenant, user: owner.user, agent: agent ?? null, agentContexts, resultPolicies, compactionPolicy, createdAt, nonce: newNonce() });
+    return ok(this.db.conversation.get()!);
   }
 
   info(owner: Owner): Result<ConversationInfo> {
@@ -113,7 +101,7 @@ export class Conversation extends DurableObject<Env> {
    */
   turn(owner: Owner, body: TurnBody, gateway?: { outputReviewed?: boolean; run?: string }): Promise<Result<TurnResult>> {
     return this.serve(owner, "queued", (owned) => {
-      const live = runLive(this.gateway, gateway?.run);
+      const live = runLive(this.db.gateway, gateway?.run);
       return live.ok ? this.takeTurnNow(owner, owned, body, { outputReviewed: gateway?.outputReviewed === true }) : live;
     });
   }
@@ -129,23 +117,23 @@ export class Conversation extends DurableObject<Env> {
     options: { more?: (nonce: string | null, own: TurnSections) => Promise<TurnSections>; outputReviewed?: boolean; interruptedRun?: GatewayRun } = {},
   ): Promise<Result<TurnResult>> {
     const { more, outputReviewed = false, interruptedRun } = options;
-    const nonce = owned.nonce ?? this.store.giveNonce(newNonce());
+    const nonce = owned.nonce ?? this.db.conversation.giveNonce(newNonce());
     const meta = { ...owned, nonce };
     const sections = turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce);
     const deps: TurnDeps = {
-      store: this.store,
+      store: this.db,
       hub: this.hub(owner),
       meta,
       history: this.history(owner, meta),
-      approvals: this.approvals,
-      toolState: this.toolState,
+      approvals: this.db.approvals,
+      toolState: this.db.toolState,
       tools: this.toolHost(owner),
       summariser: this.summariser,
       admittedContexts: this.admittedContexts,
       admittedTools: this.admittedTools,
       auditKey: await this.auditKey(owner),
       now: () => new Date(),
-      delegations: this.delegations,
+      delegations: this.db.delegations,
       // A subagent runs in a conversation of its own, in its own Durable Object (same tenant and user).
       delegate: (start) => conversationStub(this.env, owner, start.childConversationId).startDelegation(owner, start),
       sections: more ? async (agent, message) => more(nonce, await sections(agent, message)) : sections,
@@ -169,24 +157,24 @@ export class Conversation extends DurableObject<Env> {
 
   /** The parent's side: a child's final answer closes its `delegate` call, while that call is still open. */
   closeDelegation(owner: Owner, done: ChildAnswer): Promise<Result<{ toolResult: ToolResultEvidence }>> {
-    const host = { store: this.store, approvals: this.approvals, delegations: this.delegations, auditKey: () => this.auditKey(owner) };
+    const host = { store: this.db, approvals: this.db.approvals, delegations: this.db.delegations, auditKey: () => this.auditKey(owner) };
     return this.serve(owner, "live", (meta) => closeDelegateCall(host, meta, done));
   }
 
   /** The conversation's `delegate` calls and their children, oldest first. */
   listDelegations(owner: Owner): Result<{ delegations: DelegationInfo[] }> {
-    return this.read(owner, () => ok({ delegations: this.delegations.list() }));
+    return this.read(owner, () => ok({ delegations: this.db.delegations.list() }));
   }
 
   private childHost(owner: Owner): ChildHost {
     return {
       owner,
-      store: this.store,
+      store: this.db,
       hub: this.hub(owner),
       memory: { kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) },
       auditKey: () => this.auditKey(owner),
       takeTurn: (meta, body, more) => this.takeTurnNow(owner, meta, body, { more }),
-      turnIds: () => this.ctx.storage.sql.exec<{ turn_id: string }>("SELECT turn_id FROM turns ORDER BY created_at, user_seq").toArray().map((r) => r.turn_id),
+      turnIds: () => this.db.turns.ids(),
       closeInParent: (parentConversationId, done) => conversationStub(this.env, owner, parentConversationId).closeDelegation(owner, done),
       end: (meta) => this.endNow(owner, meta),
     };
@@ -195,22 +183,22 @@ export class Conversation extends DurableObject<Env> {
   /** The open calls the runtime serves, run outside a turn; their results are stored like appended ones. */
   runTools(owner: Owner, body: RunToolsBody, run?: string): Promise<Result<ToolRunResult>> {
     return this.serve(owner, "live", async (meta) => {
-      const live = runLive(this.gateway, run);
+      const live = runLive(this.db.gateway, run);
       if (!live.ok) return live;
       const agent = body.agent ?? meta.agent;
       if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
       const toolbox = await this.hub(owner).toolbox(agent);
       if (!toolbox) return fail("not-found", `no agent '${agent}' is registered`);
       const deps = {
-        store: this.store,
-        approvals: this.approvals,
-        toolState: this.toolState,
-        delegations: this.delegations,
+        store: this.db,
+        approvals: this.db.approvals,
+        toolState: this.db.toolState,
+        delegations: this.db.delegations,
         host: this.toolHost(owner),
         auditKey: await this.auditKey(owner),
         meta,
         now: new Date(),
-        everCovered: this.compactions.everCovered(),
+        everCovered: this.db.compactions.everCovered(),
       };
       return runOpenCalls(deps, toolbox, body.toolCallIds);
     });
@@ -220,7 +208,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** Where the gateway is in the client's copy of the conversation: null before its first request here. */
   gatewayCursor(owner: Owner): Result<{ cursor: GatewayCursor | null; messageCount: number }> {
-    return this.read(owner, () => ok({ cursor: this.gateway.cursor(), messageCount: this.store.messageCount() }));
+    return this.read(owner, () => ok({ cursor: this.db.gateway.cursor(), messageCount: this.db.messages.count() }));
   }
 
   /** The gateway's turn: taken, and the cursor moved past it, only if the cursor is still where the gateway read it. */
@@ -260,7 +248,7 @@ export class Conversation extends DurableObject<Env> {
   }
 
   private gatewayHost(owner: Owner): GatewayHost {
-    return { store: this.store, gateway: this.gateway, hub: this.hub(owner) };
+    return { store: this.db, gateway: this.db.gateway, hub: this.hub(owner) };
   }
 
   /** The gateway's check of one model answer by the agent's output hooks. */
@@ -279,35 +267,29 @@ export class Conversation extends DurableObject<Env> {
   async appendMessages(owner: Owner, messages: AppendableMessage[], usage?: ReportedUsage, run?: string): Promise<Result<{ appended: number; lastSeq: number; toolResults: ToolResultReport[] }>> {
     const manager = this.manager(owner, { live: true });
     if (!manager.ok) return manager;
-    if (usage?.turnId !== undefined && !this.store.turn(usage.turnId)) return fail("not-found", `no turn '${usage.turnId}' in this conversation`);
+    if (usage?.turnId !== undefined && !this.db.turns.get(usage.turnId)) return fail("not-found", `no turn '${usage.turnId}' in this conversation`);
     // In the queue: a gateway run's answer only while it is the run in progress (its steps were checked already); a
     // frontend's answers after the output hooks accept them.
-    const appended = await manager.value.addMessages(messages, () => (run === undefined ? reviewAppended(this.reviewHost(owner, this.store.meta()!), messages) : runLive(this.gateway, run)));
+    const appended = await manager.value.addMessages(messages, () => (run === undefined ? reviewAppended(this.reviewHost(owner, this.db.conversation.get()!), messages) : runLive(this.db.gateway, run)));
     if (appended.ok && usage) this.recordUsage(usage, appended.value.lastSeq);
     return appended;
   }
 
   /** The model's real usage a frontend's own loop reported: a `model.usage` event on its turn (default: the latest). */
   private recordUsage(usage: ReportedUsage, lastSeq: number): void {
-    const turnId = usage.turnId ?? this.store.latestTurnId();
+    const turnId = usage.turnId ?? this.db.turns.latestId();
     const data = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedTokens: usage.cachedTokens ?? null, model: usage.model ?? null, lastSeq, source: "frontend" };
-    this.store.addEvent(turnId, "model.usage", usage.model ?? null, data, new Date().toISOString());
+    this.db.events.add(turnId, "model.usage", usage.model ?? null, data, new Date().toISOString());
   }
 
   /** A turn answered before: its stored result with the model input it read then (as a replay builds it), and the usage reported for it. */
   pastTurn(owner: Owner, turnId: string): Result<PastTurn> {
     return this.read(owner, (meta) => {
-      const prior = this.store.turn(turnId);
+      const prior = this.db.turns.withTime(turnId);
       if (!prior) return fail("not-found", `no turn '${turnId}' in this conversation`);
       // A replay reads only the store, the history and the conversation's nonce.
-      const deps: Pick<TurnDeps, "store" | "history" | "meta"> = { store: this.store, history: this.history(owner, meta), meta };
-      const sql = this.ctx.storage.sql;
-      const createdAt = sql.exec<{ created_at: string }>("SELECT created_at FROM turns WHERE turn_id = ?", turnId).one().created_at;
-      const reportedUsage = sql
-        .exec<{ data: string; at: string }>("SELECT data, at FROM events WHERE turn_id = ? AND type = 'model.usage' ORDER BY seq", turnId)
-        .toArray()
-        .map((e) => ({ ...(JSON.parse(e.data) as Omit<UsageReport, "at">), at: e.at }));
-      return ok({ ...replay(deps as TurnDeps, prior), createdAt, reportedUsage });
+      const deps: Pick<TurnDeps, "store" | "history" | "meta"> = { store: this.db, history: this.history(owner, meta), meta };
+      return ok({ ...replay(deps as TurnDeps, prior.turn), createdAt: prior.createdAt, reportedUsage: this.db.events.usageOf(turnId) });
     });
   }
 
@@ -344,7 +326,7 @@ export class Conversation extends DurableObject<Env> {
 
   setCompactionPolicy(owner: Owner, policy: CompactionPolicy): Promise<Result<CompactionStatus>> {
     return this.serve(owner, "live", () => {
-      this.store.setCompactionPolicy(policy);
+      this.db.conversation.setCompactionPolicy(policy);
       return this.compactionStatus(owner);
     });
   }
@@ -354,9 +336,9 @@ export class Conversation extends DurableObject<Env> {
     if (!meta.ok) return meta;
     return ok(
       new ConversationContextManager({
-        store: this.store,
-        compactions: this.compactions,
-        approvals: this.approvals,
+        store: this.db,
+        compactions: this.db.compactions,
+        approvals: this.db.approvals,
         history: this.history(owner, meta.value),
         meta: meta.value,
         queue: this.queue,
@@ -371,7 +353,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** The approvals of the calls still open: what a frontend that reconnects must ask the user again. */
   listApprovals(owner: Owner): Result<{ approvals: ApprovalInfo[] }> {
-    return this.read(owner, () => ok({ approvals: this.approvals.ofOpenCalls(this.store.openCalls()) }));
+    return this.read(owner, () => ok({ approvals: this.db.approvals.ofOpenCalls(this.db.messages.openCalls()) }));
   }
 
   requestApproval(owner: Owner, toolCallId: string): Promise<Result<{ approval: ApprovalInfo; created: boolean }>> {
@@ -383,40 +365,40 @@ export class Conversation extends DurableObject<Env> {
   }
 
   private approvalDeps(owner: Owner, meta: ConversationMeta): ApprovalDeps {
-    return { store: this.store, approvals: this.approvals, meta, auditKey: () => this.auditKey(owner), now: () => new Date() };
+    return { store: this.db, approvals: this.db.approvals, meta, auditKey: () => this.auditKey(owner), now: () => new Date() };
   }
 
   attachments(owner: Owner): Result<{ attachments: AttachmentInfo[] }> {
-    return this.read(owner, () => ok({ attachments: this.store.attachments() }));
+    return this.read(owner, () => ok({ attachments: this.db.attachments.list() }));
   }
 
   /** A picked item is fetched once here so the user learns at once if it does not exist. */
   attach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
-    return this.serve(owner, "live", () => attachContext(this.store, this.hub(owner), attachment));
+    return this.serve(owner, "live", () => attachContext(this.db, this.hub(owner), attachment));
   }
 
   detach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
     return this.serve(owner, "live", () => {
       const key = contextKey(attachment.context, attachment.itemId);
-      if (!this.store.detach(key)) return fail("not-found", `'${key}' is not attached`);
-      this.store.addEvent(null, "attachment.removed", key, {}, new Date().toISOString());
-      return ok({ attachments: this.store.attachments() });
+      if (!this.db.attachments.detach(key)) return fail("not-found", `'${key}' is not attached`);
+      this.db.events.add(null, "attachment.removed", key, {}, new Date().toISOString());
+      return ok({ attachments: this.db.attachments.list() });
     });
   }
 
   resources(owner: Owner): Result<{ resources: ResourceInfo[] }> {
-    return this.read(owner, () => ok({ resources: this.store.resources().map(({ content: _content, ...info }) => info) }));
+    return this.read(owner, () => ok({ resources: this.db.resources.list().map(({ content: _content, ...info }) => info) }));
   }
 
   /** Pushed by an app through the hub; only apps this conversation acknowledges may push. */
   pushResource(owner: Owner, app: string, resource: PushedResource): Promise<Result<ResourceInfo>> {
-    return this.serve(owner, "live", (meta) => storePushedResource({ store: this.store, auditKey: () => this.auditKey(owner) }, meta, app, resource));
+    return this.serve(owner, "live", (meta) => storePushedResource({ store: this.db, auditKey: () => this.auditKey(owner) }, meta, app, resource));
   }
 
   removeResource(owner: Owner, fullId: string, options: { notifyApp: boolean }): Promise<Result<{ removed: string }>> {
     return this.serve(owner, "queued", (meta) => {
-      if (!this.store.deleteResource(fullId)) return fail("not-found", `no resource '${fullId}' in this conversation`);
-      this.store.addEvent(null, "resource.removed", fullId, { by: options.notifyApp ? "user" : "app" }, new Date().toISOString());
+      if (!this.db.resources.delete(fullId)) return fail("not-found", `no resource '${fullId}' in this conversation`);
+      this.db.events.add(null, "resource.removed", fullId, { by: options.notifyApp ? "user" : "app" }, new Date().toISOString());
       if (options.notifyApp) this.hub(owner).notifyResourceRemoved(meta.conversationId, fullId);
       return ok({ removed: fullId });
     });
@@ -430,7 +412,7 @@ export class Conversation extends DurableObject<Env> {
   events(owner: Owner, query: EventsQuery): Result<{ events: ContextEvent[]; nextAfter: number }> {
     return this.read(owner, () => {
       const after = query.after ?? 0;
-      const events = this.store.events(after, query.limit ?? 100);
+      const events = this.db.events.page(after, query.limit ?? 100);
       return ok({ events, nextAfter: events.at(-1)?.seq ?? after });
     });
   }
@@ -442,25 +424,25 @@ export class Conversation extends DurableObject<Env> {
 
   private async endNow(owner: Owner, meta: ConversationMeta): Promise<ConversationInfo & { resourcesRemoved: number }> {
     if (meta.endedAt) return { ...this.describe(meta), resourcesRemoved: 0 };
-    const resources = this.store.resources();
+    const resources = this.db.resources.list();
     const at = new Date().toISOString();
-    this.store.transaction(() => {
-      for (const r of resources) this.store.deleteResource(r.fullId);
+    this.db.transaction(() => {
+      for (const r of resources) this.db.resources.delete(r.fullId);
       // No decision can come any more: a frontend that lists approvals must not ask the user for one.
-      this.approvals.expireAwaiting(this.store.openCalls(), at);
-      this.store.end(at);
-      this.store.addEvent(null, "conversation.ended", null, { resourcesRemoved: resources.length }, at);
+      this.db.approvals.expireAwaiting(this.db.messages.openCalls(), at);
+      this.db.conversation.end(at);
+      this.db.events.add(null, "conversation.ended", null, { resourcesRemoved: resources.length }, at);
     });
     const hub = this.hub(owner);
     await Promise.all([
       hub.conversationEnded(meta.conversationId, at),
       ...resources.map((r) => hub.notifyResourceRemoved(meta.conversationId, r.fullId)),
     ]);
-    return { ...this.describe(this.store.meta()!), resourcesRemoved: resources.length };
+    return { ...this.describe(this.db.conversation.get()!), resourcesRemoved: resources.length };
   }
 
   private history(owner: Owner, meta: ConversationMeta): History {
-    return new History({ store: this.store, compactions: this.compactions, approvals: this.approvals, bucket: this.env.ARTIFACTS, owner, conversationId: meta.conversationId, nonce: meta.nonce });
+    return new History({ store: this.db, compactions: this.db.compactions, approvals: this.db.approvals, bucket: this.env.ARTIFACTS, owner, conversationId: meta.conversationId, nonce: meta.nonce });
   }
 
   private readonly summariser = (policy: CompactionPolicy) => chooseSummariser(policy.summariser, summaryModel(this.env));
@@ -475,7 +457,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** What checking answers with the output hooks reaches: the agent's hooks through the hub, and where they run. */
   private reviewHost(owner: Owner, meta: ConversationMeta): ReviewHost {
-    return { store: this.store, meta, toolbox: (agent) => this.hub(owner).toolbox(agent), tools: this.toolHost(owner) };
+    return { store: this.db, meta, toolbox: (agent) => this.hub(owner).toolbox(agent), tools: this.toolHost(owner) };
   }
 
   /** The tools the runtime serves run on the apps, through the user's hub. */
@@ -489,7 +471,7 @@ export class Conversation extends DurableObject<Env> {
       readContext: (ref, id, conversationId) => hub.readContext(ref, id, conversationId),
       ...(this.env.AI ? { rankByMeaning: (query: string, tools: readonly string[]) => hub.rankByMeaning(query, tools) } : {}),
       callHook: (hook, params) => hub.callHook(hook, params),
-      askGuardModel: (config, input) => askGuardModel(input, { config, upstream: upstreamConfig(this.env, config.upstream), nonce: this.store.meta()?.nonce ?? null }),
+      askGuardModel: (config, input) => askGuardModel(input, { config, upstream: upstreamConfig(this.env, config.upstream), nonce: this.db.conversation.get()?.nonce ?? null }),
     };
   }
 
@@ -519,7 +501,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** Another user's conversation (or none) looks the same from outside: not found. */
   private owned(owner: Owner): Result<ConversationMeta> {
-    const meta = this.store.meta();
+    const meta = this.db.conversation.get();
     if (!meta || meta.tenant !== owner.tenant || meta.user !== owner.user) return fail("not-found", "no such conversation");
     return ok(meta);
   }
@@ -536,7 +518,7 @@ export class Conversation extends DurableObject<Env> {
       createdAt: meta.createdAt,
       endedAt: meta.endedAt,
       agent: meta.agent,
-      messageCount: this.store.messageCount(),
+      messageCount: this.db.messages.count(),
       ...(meta.parent ? { parent: { ...meta.parent, depth: meta.depth } } : {}),
     };
   }

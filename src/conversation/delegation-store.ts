@@ -1,25 +1,41 @@
-import type { DelegationInfo } from "../protocol/delegation";
+import * as z from "zod";
+import { DelegationInfo } from "../protocol/delegation";
+import type { Database } from "../storage/database";
+import { decodeRow, jsonText } from "../storage/decode";
+import { ChildTurnIds } from "./columns";
 
-interface DelegationRow extends Record<string, SqlStorageValue> {
-  child_conversation_id: string;
-  tool_call_id: string;
-  call_seq: number;
-  agent: string;
-  depth: number;
-  turn_id: string;
-  status: string;
-  child_turn_ids: string;
-  created_at: string;
-  completed_at: string | null;
-}
+/** A `delegations` row (0014). */
+const DelegationRow = z
+  .object({
+    child_conversation_id: z.string(),
+    tool_call_id: z.string(),
+    call_seq: z.number(),
+    agent: z.string(),
+    depth: z.number(),
+    turn_id: z.string(),
+    status: DelegationInfo.shape.status,
+    child_turn_ids: jsonText(ChildTurnIds),
+    created_at: z.string(),
+    completed_at: z.string().nullable(),
+  })
+  .transform((r) => ({
+    callSeq: r.call_seq,
+    info: {
+      toolCallId: r.tool_call_id,
+      childConversationId: r.child_conversation_id,
+      agent: r.agent,
+      depth: r.depth,
+      turnId: r.turn_id,
+      status: r.status,
+      childTurnIds: r.child_turn_ids,
+      createdAt: r.created_at,
+      completedAt: r.completed_at,
+    } satisfies DelegationInfo,
+  }));
 
 /** A parent conversation's `delegate` calls and the children they started (migration 0014). */
 export class DelegationStore {
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  private get sql() {
-    return this.storage.sql;
-  }
+  constructor(private readonly sql: Database) {}
 
   /** A call started a child: it stays open until the child's final answer closes it. Inside the turn's transaction. */
   started(d: { toolCallId: string; callSeq: number; childConversationId: string; agent: string; depth: number; turnId: string; childTurnId: string }, at: string): void {
@@ -38,15 +54,15 @@ export class DelegationStore {
 
   /** The running delegation of an open call (made by the message at `callSeq`), if any. */
   runningFor(toolCallId: string, callSeq: number): DelegationInfo | null {
-    const row = this.sql
-      .exec<DelegationRow>("SELECT * FROM delegations WHERE tool_call_id = ? AND call_seq = ? AND status = 'running'", toolCallId, callSeq)
-      .toArray()[0];
-    return row ? info(row) : null;
+    const row = this.sql.exec("SELECT * FROM delegations WHERE tool_call_id = ? AND call_seq = ? AND status = 'running'", toolCallId, callSeq).toArray()[0];
+    return row ? decodeRow(DelegationRow, row, "delegations").info : null;
   }
 
   byChild(childConversationId: string): (DelegationInfo & { callSeq: number }) | null {
-    const row = this.sql.exec<DelegationRow>("SELECT * FROM delegations WHERE child_conversation_id = ?", childConversationId).toArray()[0];
-    return row ? { ...info(row), callSeq: row.call_seq } : null;
+    const row = this.sql.exec("SELECT * FROM delegations WHERE child_conversation_id = ?", childConversationId).toArray()[0];
+    if (!row) return null;
+    const { info, callSeq } = decodeRow(DelegationRow, row, "delegations");
+    return { ...info, callSeq };
   }
 
   completed(childConversationId: string, childTurnIds: readonly string[], at: string): void {
@@ -71,20 +87,9 @@ export class DelegationStore {
   }
 
   list(): DelegationInfo[] {
-    return this.sql.exec<DelegationRow>("SELECT * FROM delegations ORDER BY created_at, call_seq").toArray().map(info);
+    return this.sql
+      .exec("SELECT * FROM delegations ORDER BY created_at, call_seq")
+      .toArray()
+      .map((r) => decodeRow(DelegationRow, r, "delegations").info);
   }
-}
-
-function info(row: DelegationRow): DelegationInfo {
-  return {
-    toolCallId: row.tool_call_id,
-    childConversationId: row.child_conversation_id,
-    agent: row.agent,
-    depth: row.depth,
-    turnId: row.turn_id,
-    status: row.status as DelegationInfo["status"],
-    childTurnIds: JSON.parse(row.child_turn_ids) as string[],
-    createdAt: row.created_at,
-    completedAt: row.completed_at,
-  };
 }

@@ -27,7 +27,7 @@ import { validateArguments } from "../tools/validate";
 import type { ApprovalStore } from "./approval-store";
 import { checkRoom } from "./capacity";
 import type { DelegationStore } from "./delegation-store";
-import type { ConversationMeta, ConversationStore } from "./store";
+import type { ConversationMeta, ConversationDb } from "./store";
 import { admitMessages, storeAdmitted } from "./tool-results";
 import type { TurnSections } from "./turn-sections";
 
@@ -185,7 +185,7 @@ export interface ChildAnswer {
 /** What the child's side reaches: its own storage and turns, the user's hub, the parent's memory for its hints, its parent. */
 export interface ChildHost {
   owner: Owner;
-  store: ConversationStore;
+  store: ConversationDb;
   hub: DurableObjectStub<AppHub>;
   memory: { kv: KVNamespace; halfLifeHours: number | undefined };
   auditKey: () => Promise<CryptoKey>;
@@ -206,11 +206,11 @@ export interface ChildHost {
  */
 export async function startChild(host: ChildHost, start: DelegationStart): Promise<Result<{ turnId: string }>> {
   const { owner, store } = host;
-  if (store.meta()) return fail("conflict", "conversation already exists");
+  if (store.conversation.get()) return fail("conflict", "conversation already exists");
   const found = await host.hub.agent(start.agent);
   if (!found) return fail("not-found", `no agent '${start.agent}' is registered`);
   const createdAt = new Date().toISOString();
-  store.create({
+  store.conversation.create({
     conversationId: start.childConversationId,
     tenant: owner.tenant,
     user: owner.user,
@@ -232,13 +232,13 @@ export async function startChild(host: ChildHost, start: DelegationStart): Promi
     const memoryError = own.memoryError ?? slice.memoryError;
     return { ...own, sections: slice.section ? [slice.section, ...own.sections] : own.sections, ...(memoryError ? { memoryError } : {}) };
   };
-  const turn = await host.takeTurn(store.meta()!, { agent: start.agent, message: start.task }, hints);
+  const turn = await host.takeTurn(store.conversation.get()!, { agent: start.agent, message: start.task }, hints);
   const redactions = await auditRecords(received.hits, await host.auditKey());
   const data = { toolCallId: start.parent.toolCallId, depth: start.parent.depth, context: start.context !== undefined, memories: received.memories, ...(redactions.length ? { redactions } : {}) };
-  store.addEvent(turn.ok ? turn.value.turnId : null, "delegation.received", start.parent.conversationId, data, createdAt);
+  store.events.add(turn.ok ? turn.value.turnId : null, "delegation.received", start.parent.conversationId, data, createdAt);
   if (turn.ok) return ok({ turnId: turn.value.turnId });
   // A child that could not take its first turn never runs: it ends, and the parent's call reads why.
-  await host.end(store.meta()!);
+  await host.end(store.conversation.get()!);
   return turn;
 }
 
@@ -251,14 +251,14 @@ export async function completeChild(host: ChildHost, meta: ConversationMeta, rep
   const { store } = host;
   if (!meta.parent) return fail("conflict", "this conversation is not a subagent's: no delegate call waits for its answer");
   if (reply.role !== "assistant" || reply.tool_calls?.length) return fail("invalid-request", "the final answer is an assistant message without tool calls");
-  const open = store.openCalls();
+  const open = store.messages.openCalls();
   if (open.calls.size) {
     return fail("conflict", `tool calls ${[...open.calls.keys()].map((id) => `'${id}'`).join(", ")} are still open: send the reply that made them as the child's next turn before its final answer`);
   }
   const auditKey = await host.auditKey();
   const admitted = await admitMessages(open.calls, [reply], { policies: meta.resultPolicies, auditKey, nonce: meta.nonce });
   if (!admitted.ok) return admitted;
-  const room = checkRoom(store, admitted.value.messages);
+  const room = checkRoom(store.messages, admitted.value.messages);
   if (!room.ok) return room;
   const answer = textOf(admitted.value.messages[0]!);
   const childTurnIds = host.turnIds();
@@ -267,15 +267,15 @@ export async function completeChild(host: ChildHost, meta: ConversationMeta, rep
   const at = new Date().toISOString();
   store.transaction(() => {
     storeAdmitted(store, null, admitted.value, at);
-    store.addEvent(null, "delegation.completed", meta.parent!.conversationId, { toolCallId: meta.parent!.toolCallId, childTurnIds }, at);
+    store.events.add(null, "delegation.completed", meta.parent!.conversationId, { toolCallId: meta.parent!.toolCallId, childTurnIds }, at);
   });
-  const ended = await host.end(store.meta()!);
+  const ended = await host.end(store.conversation.get()!);
   return ok({ parentConversationId: meta.parent.conversationId, toolCallId: meta.parent.toolCallId, toolResult: closed.value.toolResult, childTurnIds, endedAt: ended.endedAt ?? at });
 }
 
 /** What the parent's side reaches: its storage, the approvals that hold calls back, and its `delegate` calls. */
 export interface ParentHost {
-  store: ConversationStore;
+  store: ConversationDb;
   approvals: ApprovalStore;
   delegations: DelegationStore;
   auditKey: () => Promise<CryptoKey>;
@@ -290,7 +290,7 @@ export async function closeDelegateCall(host: ParentHost, meta: ConversationMeta
   const { store, delegations } = host;
   const delegation = delegations.byChild(done.childConversationId);
   if (!delegation || delegation.toolCallId !== done.toolCallId) return fail("not-found", `no delegate call started conversation '${done.childConversationId}' here`);
-  const open = store.openCalls();
+  const open = store.messages.openCalls();
   if (delegation.status !== "running" || open.seq !== delegation.callSeq || !open.calls.has(done.toolCallId)) {
     return fail("conflict", `the delegate call '${done.toolCallId}' was closed before its subagent answered (the conversation moved on): the answer can no longer reach it`);
   }
@@ -303,13 +303,13 @@ export async function closeDelegateCall(host: ParentHost, meta: ConversationMeta
     runtimeWritten: new Set(done.answer === null ? [done.toolCallId] : []),
   });
   if (!admitted.ok) return admitted;
-  const room = checkRoom(store, admitted.value.messages);
+  const room = checkRoom(store.messages, admitted.value.messages);
   if (!room.ok) return room;
   const at = new Date().toISOString();
   store.transaction(() => {
     storeAdmitted(store, `delegation:${done.childConversationId}`, admitted.value, at);
     delegations.completed(done.childConversationId, done.childTurnIds, at);
-    store.addEvent(delegation.turnId, "delegation.completed", done.childConversationId, { toolCallId: done.toolCallId, agent: delegation.agent, childTurnIds: done.childTurnIds }, at);
+    store.events.add(delegation.turnId, "delegation.completed", done.childConversationId, { toolCallId: done.toolCallId, agent: delegation.agent, childTurnIds: done.childTurnIds }, at);
   });
   return ok({ toolResult: admitted.value.reports[0]! });
 }

@@ -8,10 +8,10 @@ import type { TurnResult } from "../protocol/frontend";
 import type { TurnBody } from "../protocol/http";
 import type { GatewayHead } from "../hub/gateway-heads";
 import type { GatewayCursor, GatewayRun, GatewayStore, ModelUsage } from "./gateway-store";
-import type { ConversationStore } from "./store";
+import type { ConversationDb } from "./store";
 
 export interface GatewayHost {
-  store: ConversationStore;
+  store: ConversationDb;
   gateway: GatewayStore;
   /** The user's hub, which indexes where the cursor is so a resent history finds the conversation (src/hub/gateway-heads.ts). */
   hub: { gatewayHeadMoved(head: GatewayHead): Promise<void> | void };
@@ -19,7 +19,7 @@ export interface GatewayHost {
 
 /** The cursor moved: the hub's index follows (a cursor without a chain, from before chains were kept, cannot be found by one). */
 async function headMoved(host: GatewayHost, cursor: GatewayCursor, at: string): Promise<void> {
-  const meta = host.store.meta();
+  const meta = host.store.conversation.get();
   if (cursor.chain === null || !meta?.agent) return;
   // Best effort, after the turn is stored: a hub that fails here costs a header-less client its lookup (it is told
   // 409 history_mismatch and can send X-Conversation-Id), never the turn the conversation already took.
@@ -58,7 +58,7 @@ export async function takeGatewayTurn(
   if (!turn.ok) return turn;
   const at = new Date().toISOString();
   host.gateway.setCursor(cursor.next, at, { runId: run, turnId: turn.value.turnId });
-  if (prior) host.store.addEvent(turn.value.turnId, "gateway.run.interrupted", prior.turnId, { runId: prior.runId }, at);
+  if (prior) host.store.events.add(turn.value.turnId, "gateway.run.interrupted", prior.turnId, { runId: prior.runId }, at);
   await headMoved(host, cursor.next, at);
   return turn;
 }
@@ -70,14 +70,14 @@ export async function takeGatewayTurn(
 export async function recordGatewayStep(host: GatewayHost, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
   const { store, gateway } = host;
   const at = new Date().toISOString();
-  const lastSeq = store.lastSeq();
+  const lastSeq = store.messages.lastSeq();
   // An interrupted run's usage is still recorded (it was paid for); its cursor is not the conversation's any more.
   const live = runLive(gateway, record.run).ok;
   store.transaction(() => {
     if (record.cursor && live) gateway.setCursor(record.cursor, at);
     if (record.run && live && (record.cursor || record.end)) gateway.endRun(record.run);
     for (const { turnId, step, ...u } of record.usage ?? []) {
-      store.addEvent(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
+      store.events.add(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
     }
   });
   if (record.cursor && live) await headMoved(host, record.cursor, at);

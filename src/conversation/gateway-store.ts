@@ -1,4 +1,6 @@
-type Row = Record<string, SqlStorageValue>;
+import * as z from "zod";
+import type { Database } from "../storage/database";
+import { decodeRow, text } from "../storage/decode";
 
 /**
  * Where the model gateway is in the client's copy of the conversation (migration 0013): `consumed` client messages
@@ -32,18 +34,23 @@ export interface GatewayRun {
   turnId: string;
 }
 
+/** The cursor's row (0013; `chain` since 0018, NULL before). */
+const CursorRow = z
+  .object({ consumed: z.number(), last_hash: z.string(), awaiting: z.number(), chain: z.string().nullable() })
+  .transform((r): GatewayCursor => ({ consumed: r.consumed, lastHash: r.last_hash, awaiting: r.awaiting === 1, chain: r.chain }));
+
 export class GatewayStore {
-  constructor(private readonly storage: DurableObjectStorage) {}
+  constructor(private readonly sql: Database) {}
 
   cursor(): GatewayCursor | null {
-    const row = this.storage.sql.exec<Row>("SELECT consumed, last_hash, awaiting, chain FROM gateway_cursor WHERE id = 1").toArray()[0];
-    return row ? { consumed: row.consumed as number, lastHash: row.last_hash as string, awaiting: row.awaiting === 1, chain: row.chain as string | null } : null;
+    const row = this.sql.exec("SELECT consumed, last_hash, awaiting, chain FROM gateway_cursor WHERE id = 1").toArray()[0];
+    return row ? decodeRow(CursorRow, row, "gateway_cursor") : null;
   }
 
   /** Moves the cursor; `run` is the run in progress from now on (null: none), left as it is when absent. */
   setCursor(cursor: GatewayCursor, at: string, run?: GatewayRun | null): void {
     const kept = run === undefined ? this.openRun() : run;
-    this.storage.sql.exec(
+    this.sql.exec(
       "INSERT OR REPLACE INTO gateway_cursor (id, consumed, last_hash, awaiting, chain, updated_at, run_id, run_turn) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
       cursor.consumed,
       cursor.lastHash,
@@ -57,12 +64,12 @@ export class GatewayStore {
 
   /** The run in progress, if any: a gateway request between its first turn and its end. */
   openRun(): GatewayRun | null {
-    const row = this.storage.sql.exec<Row>("SELECT run_id, run_turn FROM gateway_cursor WHERE id = 1 AND run_id IS NOT NULL").toArray()[0];
-    return row ? { runId: row.run_id as string, turnId: row.run_turn as string } : null;
+    const row = this.sql.exec("SELECT run_id, run_turn FROM gateway_cursor WHERE id = 1 AND run_id IS NOT NULL").toArray()[0];
+    return row ? { runId: text(row, "run_id"), turnId: text(row, "run_turn") } : null;
   }
 
   /** The run ended (answered, or failed): none is in progress. */
   endRun(runId: string): void {
-    this.storage.sql.exec("UPDATE gateway_cursor SET run_id = NULL, run_turn = NULL WHERE id = 1 AND run_id = ?", runId);
+    this.sql.exec("UPDATE gateway_cursor SET run_id = NULL, run_turn = NULL WHERE id = 1 AND run_id = ?", runId);
   }
 }

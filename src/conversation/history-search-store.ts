@@ -1,13 +1,7 @@
 import { indexBody, indexedText, matchExpression, queryTerms, rankHits, SEARCH_HISTORY, type HistorySearchAnswer, type QueryTerm, type SearchableMessage } from "../history/search";
-import type { ToolCall } from "../protocol/messages";
-
-/**
- * The SQL the index needs and no more: a Durable Object's `ctx.storage.sql` fits, and so does a thin adapter over
- * node:sqlite's DatabaseSync, so the same store runs in plain Node for tests and measurements.
- */
-export interface SqlExec {
-  exec(query: string, ...bindings: (string | number | null)[]): Iterable<Record<string, unknown>>;
-}
+import type { Database, Row } from "../storage/database";
+import { numeric, numericOrNull, json, text, textOrNull } from "../storage/decode";
+import { ToolCalls } from "./columns";
 
 /**
  * Whether the conversation offers search_history: from the first turn to an agent that asks (`searchHistory: true`),
@@ -32,7 +26,8 @@ const BATCH = 500;
  * transaction that stores each message; a search reads the index and a few candidate rows, never the whole history.
  */
 export class HistorySearchStore {
-  constructor(private readonly sql: SqlExec) {}
+  /** It never needs a transaction of its own: it writes in the one that stores the message. */
+  constructor(private readonly sql: Pick<Database, "exec">) {}
 
   /** Indexes one stored message: nothing when it has no words, or is a search_history call's result. */
   add(seq: number, message: SearchableMessage & { toolCallId?: string | null }): void {
@@ -49,14 +44,14 @@ export class HistorySearchStore {
       ...this.sql.exec("SELECT rowid AS seq, bm25(history_search) AS score FROM history_search WHERE history_search MATCH ? ORDER BY score LIMIT ?", matchExpression(terms), CANDIDATES),
     ];
     if (ranked.length === 0) return { terms, hits: [] };
-    const scores = new Map(ranked.map((r) => [r.seq as number, r.score as number]));
+    const scores = new Map(ranked.map((r) => [numeric(r, "seq"), numeric(r, "score")]));
     const rows = this.sql.exec(`SELECT seq, role, content, tool_calls, created_at FROM messages WHERE seq IN (${ranked.map(() => "?").join(", ")})`, ...scores.keys());
     const candidates = [...rows].map((row) => ({
-      seq: row.seq as number,
-      role: row.role as string,
-      createdAt: row.created_at as string,
+      seq: numeric(row, "seq"),
+      role: text(row, "role"),
+      createdAt: text(row, "created_at"),
       text: indexedText(searchable(row)),
-      score: scores.get(row.seq as number)!,
+      score: scores.get(numeric(row, "seq"))!,
     }));
     return { terms, hits: rankHits(query, terms, candidates, limit, this.rarity(terms)) };
   }
@@ -66,12 +61,11 @@ export class HistorySearchStore {
    * term, at most 16), so a name said once outweighs words said in every other message.
    */
   private rarity(terms: readonly QueryTerm[]): Map<string, number> {
-    const [last] = [...this.sql.exec("SELECT MAX(seq) AS n FROM messages")];
-    const messages = Number(last?.n ?? 0);
+    const messages = numericOrNull(this.sql.exec("SELECT MAX(seq) AS n FROM messages").one(), "n") ?? 0;
     const rarity = new Map<string, number>();
     for (const term of terms) {
-      const [row] = [...this.sql.exec("SELECT count(*) AS n FROM history_search WHERE history_search MATCH ?", matchExpression([term]))];
-      rarity.set(term.stem, Math.log(1 + messages / (Number(row?.n ?? 0) + 0.5)));
+      const holding = numeric(this.sql.exec("SELECT count(*) AS n FROM history_search WHERE history_search MATCH ?", matchExpression([term])).one(), "n");
+      rarity.set(term.stem, Math.log(1 + messages / (holding + 0.5)));
     }
     return rarity;
   }
@@ -79,21 +73,21 @@ export class HistorySearchStore {
   /** Migration 0017's step: every message stored before the index existed, in order, a batch at a time. */
   backfill(): void {
     for (let after = 0; ; ) {
-      const rows = [...this.sql.exec("SELECT seq, role, content, tool_calls, tool_call_id FROM messages WHERE seq > ? ORDER BY seq LIMIT ?", after, BATCH)];
+      const rows = this.sql.exec("SELECT seq, role, content, tool_calls, tool_call_id FROM messages WHERE seq > ? ORDER BY seq LIMIT ?", after, BATCH).toArray();
       if (rows.length === 0) return;
-      for (const row of rows) this.add(row.seq as number, { ...searchable(row), toolCallId: row.tool_call_id as string | null });
-      after = rows.at(-1)!.seq as number;
+      for (const row of rows) this.add(numeric(row, "seq"), { ...searchable(row), toolCallId: textOrNull(row, "tool_call_id") });
+      after = numeric(rows.at(-1)!, "seq");
     }
   }
 
   /** Whether the tool result stored at `seq` answers a search_history call: its call is among the latest stored before it. */
   private answersSearch(seq: number, toolCallId: string): boolean {
-    const [made] = [...this.sql.exec("SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL AND seq < ? ORDER BY seq DESC LIMIT 1", seq)];
-    const calls = made ? (JSON.parse(made.tool_calls as string) as ToolCall[]) : [];
+    const [made] = this.sql.exec("SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL AND seq < ? ORDER BY seq DESC LIMIT 1", seq).toArray();
+    const calls = made ? json(ToolCalls, made, "tool_calls") : [];
     return calls.some((c) => c.id === toolCallId && c.function.name === SEARCH_HISTORY);
   }
 }
 
-function searchable(row: Record<string, unknown>): SearchableMessage {
-  return { role: row.role as string, content: row.content as string | null, toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls as string) as ToolCall[]) : null };
+function searchable(row: Row): SearchableMessage {
+  return { role: text(row, "role"), content: textOrNull(row, "content"), toolCalls: row.tool_calls ? json(ToolCalls, row, "tool_calls") : null };
 }

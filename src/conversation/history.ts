@@ -26,7 +26,7 @@ import { callKey, type ApprovalStore } from "./approval-store";
 import { denialReason } from "./approvals";
 import { resultKey } from "../artifacts/read";
 import type { CompactionReason, CompactionStore } from "./compaction-store";
-import type { ConversationStore } from "./store";
+import type { ConversationDb } from "./store";
 import { LIMITS } from "../protocol/limits";
 
 /** What a request reads of the history: the summary in effect, then the stored messages after it, some as stubs. */
@@ -57,7 +57,7 @@ export interface PreparedCompaction {
 }
 
 export interface HistoryDeps {
-  store: ConversationStore;
+  store: ConversationDb;
   compactions: CompactionStore;
   approvals: ApprovalStore;
   bucket: R2Bucket;
@@ -88,13 +88,13 @@ export class History {
     const after = overlay?.throughSeq ?? 0;
     const imagesHiddenThrough = compactions.imagesHiddenThrough(compactionId);
     // Stubs and image placeholders make the view smaller than the stored messages: what they save can be loaded in addition.
-    const within = options.maxTokens === undefined ? after + 1 : store.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, imagesHiddenThrough));
-    const fits = store.firstSeqWithinBytes(after, LIMITS.historyReadBytes);
-    const readable = fits > after + 1 ? store.groupStartFrom(fits) : fits;
+    const within = options.maxTokens === undefined ? after + 1 : store.messages.firstSeqWithin(after, options.maxTokens + this.savedAfter(after, imagesHiddenThrough));
+    const fits = store.messages.firstSeqWithinBytes(after, LIMITS.historyReadBytes);
+    const readable = fits > after + 1 ? store.messages.groupStartFrom(fits) : fits;
     const from = Math.max(after + 1, readable, Math.min(within, options.loadFrom ?? within));
-    const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.tokensAfter(after) - store.tokensAfter(from - 1) : 0 };
+    const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.messages.tokensAfter(after) - store.messages.tokensAfter(from - 1) : 0 };
     const summary = overlay?.text ? overlay : null;
-    return { summary, stored: store.messages(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), imagesHiddenThrough, compactionId, coveredThrough: after, unread };
+    return { summary, stored: store.messages.list(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), imagesHiddenThrough, compactionId, coveredThrough: after, unread };
   }
 
   /** The summary, stubs and image boundary in effect as of compaction `asOf`, no messages loaded: what a replay renders its stored ranges with. */
@@ -127,7 +127,7 @@ export class History {
     const { store, compactions } = this.deps;
     const summary = compactions.summary();
     const after = summary?.throughSeq ?? 0;
-    return store.tokensAfter(after) - this.savedAfter(after) + (summary?.text ? messageTokens(renderSummary(summary, this.deps.nonce)) : 0);
+    return store.messages.tokensAfter(after) - this.savedAfter(after) + (summary?.text ? messageTokens(renderSummary(summary, this.deps.nonce)) : 0);
   }
 
   /**
@@ -136,7 +136,7 @@ export class History {
    * default), read from the rows that carry images.
    */
   private savedAfter(after: number, imagesHiddenThrough = this.deps.compactions.imagesHiddenThrough()): number {
-    const images = imagesHiddenThrough > after ? hiddenImageSavings(this.deps.store.imagesAfter(after, imagesHiddenThrough).flat()) : 0;
+    const images = imagesHiddenThrough > after ? hiddenImageSavings(this.deps.store.messages.imagesAfter(after, imagesHiddenThrough).flat()) : 0;
     return this.deps.compactions.savedAfter(after) + images;
   }
 
@@ -193,8 +193,8 @@ export class History {
     if (!plan.summarise) return { basedOn: view.compactionId, fromSeq, plan, limits, request: null, stubs, coveredMessages: 0, coveredGroups: 0, trust: "user", unreadLoss: [] };
     // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
     // Its summariser reads one request's worth of it, the newest; what is older is given up, and the loss notes say so.
-    const readFrom = this.deps.store.firstSeqWithinBytes(view.coveredThrough, LIMITS.historyReadBytes, plan.summarise.throughSeq);
-    const covered = this.deps.store.messages(plan.summarise.throughSeq, readFrom);
+    const readFrom = this.deps.store.messages.firstSeqWithinBytes(view.coveredThrough, LIMITS.historyReadBytes, plan.summarise.throughSeq);
+    const covered = this.deps.store.messages.list(plan.summarise.throughSeq, readFrom);
     const previous = view.summary ? { text: view.summary.text, summariser: view.summary.summariser, state: this.deps.compactions.summary(view.compactionId)?.state ?? null } : null;
     return {
       basedOn: view.compactionId,
@@ -234,8 +234,8 @@ export class History {
     const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary, this.deps.nonce)) : plan.after;
     const id = compactions.add(reason, summary, { before: plan.before, after }, at, plan.hideImages?.throughSeq);
     for (const s of prepared.stubs) compactions.clearResult(s.seq, id, s.stub, s.saved);
-    const reinjected = summary ? store.forgetInjectedThrough(summary.throughSeq) : [];
-    if (summary) store.forgetPersonaThrough(summary.throughSeq);
+    const reinjected = summary ? store.ledger.forgetThrough(summary.throughSeq) : [];
+    if (summary) store.conversation.forgetPersonaThrough(summary.throughSeq);
     const report: CompactionReport = {
       id,
       reason,
@@ -248,8 +248,8 @@ export class History {
       reinjected,
       reachesTarget: after <= prepared.limits.target,
     };
-    store.addEvent(turnId, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: plan.before }, at);
-    store.addEvent(turnId, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, imagesHidden: report.images?.images ?? 0, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
+    store.events.add(turnId, "context:pre_compact", String(id), { messageCount: store.messages.count(), tokens: plan.before }, at);
+    store.events.add(turnId, "context:post_compact", String(id), { messageCount: store.messages.count(), tokens: after, imagesHidden: report.images?.images ?? 0, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
     return report;
   }
 
@@ -262,17 +262,17 @@ export class History {
    */
   clear(at: string): CompactionReport {
     const { store, compactions } = this.deps;
-    const open = store.openCalls();
+    const open = store.messages.openCalls();
     // Only the latest calls can be open, so the last user message is the request they answer (none: a resumed history).
-    const request = open.seq ? store.lastUserSeq() : 0;
-    const throughSeq = open.seq ? (request > 0 && request < open.seq ? request : open.seq) - 1 : store.lastSeq();
+    const request = open.seq ? store.messages.lastUserSeq() : 0;
+    const throughSeq = open.seq ? (request > 0 && request < open.seq ? request : open.seq) - 1 : store.messages.lastSeq();
     const before = this.storedViewTokens();
-    const after = throughSeq < store.lastSeq() ? store.tokensAfter(throughSeq) - this.savedAfter(throughSeq) : 0;
+    const after = throughSeq < store.messages.lastSeq() ? store.messages.tokensAfter(throughSeq) - this.savedAfter(throughSeq) : 0;
     const id = compactions.add("clear", { fromSeq: 1, throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after }, at);
-    const reinjected = store.forgetInjectedThrough(Number.MAX_SAFE_INTEGER);
-    store.forgetPersonaThrough(throughSeq);
-    store.addEvent(null, "context:pre_compact", String(id), { messageCount: store.messageCount(), tokens: before }, at);
-    store.addEvent(null, "context:post_compact", String(id), { messageCount: store.messageCount(), tokens: after, cleared: 0, hiddenThroughSeq: throughSeq, reinjected }, at);
+    const reinjected = store.ledger.forgetThrough(Number.MAX_SAFE_INTEGER);
+    store.conversation.forgetPersonaThrough(throughSeq);
+    store.events.add(null, "context:pre_compact", String(id), { messageCount: store.messages.count(), tokens: before }, at);
+    store.events.add(null, "context:post_compact", String(id), { messageCount: store.messages.count(), tokens: after, cleared: 0, hiddenThroughSeq: throughSeq, reinjected }, at);
     return { id, reason: "clear", tokens: { before, after, trigger: null, target: null }, cleared: [], summary: null, reinjected, reachesTarget: true };
   }
 }

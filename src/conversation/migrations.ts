@@ -17,20 +17,18 @@ import gatewayRun from "../../migrations/conversation/0016_gateway_run.sql";
 import historySearch from "../../migrations/conversation/0017_history_search.sql";
 import gatewayChain from "../../migrations/conversation/0018_gateway_chain.sql";
 import type { Migration } from "../storage/migrate";
-import { admitStoredResources } from "./admit-stored";
-import { HistorySearchStore } from "./history-search-store";
-import { backfillTokenCounts } from "./message-store";
+import { MIGRATION_STEPS } from "./migration-steps";
 
 export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 1, name: "0001_init", sql: init },
   { version: 2, name: "0002_policies_and_views", sql: policiesAndViews },
   { version: 3, name: "0003_identity", sql: identity },
-  { version: 4, name: "0004_compaction", sql: compaction, then: backfillTokenCounts },
+  { version: 4, name: "0004_compaction", sql: compaction, then: MIGRATION_STEPS[4] },
   { version: 5, name: "0005_images", sql: images },
   { version: 6, name: "0006_coverage", sql: coverage },
   { version: 7, name: "0007_approvals", sql: approvals },
   { version: 8, name: "0008_image_index", sql: imageIndex },
-  { version: 9, name: "0009_nonce", sql: nonce, then: admitStoredResources },
+  { version: 9, name: "0009_nonce", sql: nonce, then: MIGRATION_STEPS[9] },
   { version: 10, name: "0010_running_bytes", sql: runningBytes },
   { version: 11, name: "0011_image_boundary", sql: imageBoundary },
   { version: 12, name: "0012_tools", sql: tools },
@@ -38,6 +36,6 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 14, name: "0014_subagents", sql: subagents },
   { version: 15, name: "0015_event_index", sql: eventIndex },
   { version: 16, name: "0016_gateway_run", sql: gatewayRun },
-  { version: 17, name: "0017_history_search", sql: historySearch, then: (storage) => new HistorySearchStore(storage.sql).backfill() },
+  { version: 17, name: "0017_history_search", sql: historySearch, then: MIGRATION_STEPS[17] },
   { version: 18, name: "0018_gateway_chain", sql: gatewayChain },
 ];

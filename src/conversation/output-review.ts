@@ -10,11 +10,11 @@ import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from
 import type { AppendableMessage } from "../protocol/messages";
 import type { Toolbox } from "../protocol/tools";
 import type { ToolHost } from "../tools/run";
-import type { ConversationMeta, ConversationStore } from "./store";
+import type { ConversationMeta, ConversationDb } from "./store";
 
 /** What checking an answer reaches: the agent's hooks (its toolbox, from the hub) and where they run. */
 export interface ReviewHost {
-  store: ConversationStore;
+  store: ConversationDb;
   meta: ConversationMeta;
   toolbox: (agent: string) => Promise<Toolbox | null>;
   tools: ToolHost;
@@ -33,7 +33,7 @@ export async function reviewGatewayOutput(
   const toolbox = await host.toolbox(check.agent);
   if (!toolbox) return fail("not-found", `no agent '${check.agent}' is registered`);
   const scope = scopeOf(host, toolbox, check.agent, check.turnId);
-  const review = await reviewOutput(scope, { request: store.lastUserText(), reply: check.reply, attempt: check.attempt }, meta.nonce);
+  const review = await reviewOutput(scope, { request: store.messages.lastUserText(), reply: check.reply, attempt: check.attempt }, meta.nonce);
   recordCalls(store, scope, check.turnId, check.attempt);
   if (review.verdict === "accept") return ok(review);
   // What the model is shown of its rejected answer passes the trust boundary, as it would have been stored.
@@ -52,9 +52,9 @@ export async function reviewAppended(host: ReviewHost, messages: readonly Append
   if (answers.length === 0 || meta.agent === null) return ok(true);
   const toolbox = await host.toolbox(meta.agent);
   if (!toolbox || hooksAt(toolbox.hooks ?? [], "output").length === 0) return ok(true);
-  const turnId = store.latestTurnId() ?? `append:${crypto.randomUUID()}`;
+  const turnId = store.turns.latestId() ?? `append:${crypto.randomUUID()}`;
   const scope = scopeOf(host, toolbox, meta.agent, turnId);
-  const request = store.lastUserText();
+  const request = store.messages.lastUserText();
   try {
     for (const { m, i } of answers) {
       const review = await reviewOutput(scope, { request, reply: m, attempt: 0 }, meta.nonce);
@@ -70,9 +70,9 @@ function scopeOf(host: ReviewHost, toolbox: Toolbox, agent: string, turnId: stri
   return { host: host.tools, conversationId: host.meta.conversationId, turnId, agent, hooks: toolbox.hooks ?? [], log: [] };
 }
 
-function recordCalls(store: ConversationStore, scope: HookScope, turnId: string, attempt: number): void {
+function recordCalls(store: ConversationDb, scope: HookScope, turnId: string, attempt: number): void {
   const at = new Date().toISOString();
   store.transaction(() => {
-    for (const call of scope.log) store.addEvent(turnId, call.failed ? "hook.failed" : "hook.called", call.hook, { ...call, attempt }, at);
+    for (const call of scope.log) store.events.add(turnId, call.failed ? "hook.failed" : "hook.called", call.hook, { ...call, attempt }, at);
   });
 }

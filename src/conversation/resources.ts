@@ -13,7 +13,7 @@ import type { SecretHit } from "../protect/redact";
 import type { AttachmentInfo, ResourceInfo } from "../protocol/frontend";
 import type { Attachment } from "../protocol/http";
 import { LIMITS } from "../protocol/limits";
-import type { ConversationMeta, ConversationStore } from "./store";
+import type { ConversationMeta, ConversationDb } from "./store";
 import { checkAttachable } from "./turn/index";
 
 export interface PushedResource {
@@ -25,8 +25,8 @@ export interface PushedResource {
 }
 
 /** A picked item is fetched once here so the user learns at once if it does not exist. */
-export async function attachContext(store: ConversationStore, hub: DurableObjectStub<AppHub>, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
-  if (store.attachments().length >= LIMITS.attachmentsPerConversation) {
+export async function attachContext(store: ConversationDb, hub: DurableObjectStub<AppHub>, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
+  if (store.attachments.list().length >= LIMITS.attachmentsPerConversation) {
     return fail("limit-exceeded", `a conversation may have at most ${LIMITS.attachmentsPerConversation} attachments`);
   }
   const checked = await checkAttachable(hub, attachment);
@@ -38,27 +38,27 @@ export async function attachContext(store: ConversationStore, hub: DurableObject
   }
   const key = contextKey(attachment.context, attachment.itemId);
   const at = new Date().toISOString();
-  if (store.attach(key, attachment.context, attachment.itemId, at)) store.addEvent(null, "attachment.added", key, {}, at);
-  return ok({ attachments: store.attachments() });
+  if (store.attachments.attach(key, attachment.context, attachment.itemId, at)) store.events.add(null, "attachment.added", key, {}, at);
+  return ok({ attachments: store.attachments.list() });
 }
 
 /** Pushed by an app through the hub; only apps this conversation acknowledges may push. */
 export async function storePushedResource(
-  host: { store: ConversationStore; auditKey: () => Promise<CryptoKey> },
+  host: { store: ConversationDb; auditKey: () => Promise<CryptoKey> },
   meta: ConversationMeta,
   app: string,
   resource: PushedResource,
 ): Promise<Result<ResourceInfo>> {
   const { store } = host;
-  const allowed = acknowledgedApps(mergeAttachments(meta.agentContexts, store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId }))));
+  const allowed = acknowledgedApps(mergeAttachments(meta.agentContexts, store.attachments.list().map((a) => ({ ref: a.context, itemId: a.itemId }))));
   if (!allowed.has(app)) {
     return fail(
       "forbidden",
       `app '${app}' may not push into this conversation: its agent (${meta.agent ?? "none yet"}) does not name '${app}' in attachedContexts and the user has not attached any of its contexts`,
     );
   }
-  const replacing = store.resource(resource.fullId) !== null;
-  if (!replacing && store.resources().length >= LIMITS.resourcesPerConversation) {
+  const replacing = store.resources.get(resource.fullId) !== null;
+  if (!replacing && store.resources.list().length >= LIMITS.resourcesPerConversation) {
     return fail("limit-exceeded", `a conversation holds at most ${LIMITS.resourcesPerConversation} resources`);
   }
   const at = new Date().toISOString();
@@ -73,9 +73,9 @@ export async function storePushedResource(
   const record = { ...admitted, app, version: await contextVersion(resource), updatedAt: at };
   const redactions = await auditRecords(hits, await host.auditKey());
   store.transaction(() => {
-    store.putResource(record);
-    store.addEvent(null, replacing ? "resource.replaced" : "resource.pushed", resource.fullId, { app, version: record.version, ...(redactions.length ? { redactions } : {}) }, at);
+    store.resources.put(record);
+    store.events.add(null, replacing ? "resource.replaced" : "resource.pushed", resource.fullId, { app, version: record.version, ...(redactions.length ? { redactions } : {}) }, at);
   });
-  const { content: _content, ...info } = store.resource(resource.fullId)!;
+  const { content: _content, ...info } = store.resources.get(resource.fullId)!;
   return ok(info);
 }

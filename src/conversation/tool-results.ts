@@ -7,7 +7,7 @@ import { auditRecords, type AuditRecord } from "../protect/audit";
 import type { TrimPolicy } from "../protocol/policies";
 import { protectToolResult } from "../protect/trim";
 import { resolveTrimPolicy } from "../protect/trim-policy";
-import type { ConversationStore } from "./store";
+import type { ConversationDb } from "./store";
 
 export interface ToolResultReport {
   toolCallId: string;
@@ -124,14 +124,14 @@ export function inCallOrder(messages: readonly AppendableMessage[], order: Reado
 }
 
 /** Appends admitted messages and records what protecting each tool result did (rules and keyed hashes, never values). */
-export function storeAdmitted(store: ConversationStore, turnId: string | null, admitted: AdmittedMessages, at: string, seqs: number[] = []): number {
-  for (const m of admitted.messages) seqs.push(store.appendMessage(turnId, m, at));
+export function storeAdmitted(store: ConversationDb, turnId: string | null, admitted: AdmittedMessages, at: string, seqs: number[] = []): number {
+  for (const m of admitted.messages) seqs.push(store.messages.append(turnId, m, at));
   for (const r of admitted.reports) {
-    if (r.redactions.length) store.addEvent(turnId, "tool.result.redacted", r.toolCallId, { tool: r.tool, redactions: r.redactions }, at);
-    if (r.trimmed) store.addEvent(turnId, "tool.result.trimmed", r.toolCallId, { tool: r.tool, ...r.trimmed }, at);
+    if (r.redactions.length) store.events.add(turnId, "tool.result.redacted", r.toolCallId, { tool: r.tool, redactions: r.redactions }, at);
+    if (r.trimmed) store.events.add(turnId, "tool.result.trimmed", r.toolCallId, { tool: r.tool, ...r.trimmed }, at);
   }
-  if (admitted.assistantRedactions.length) store.addEvent(turnId, "message.redacted", null, { role: "assistant", redactions: admitted.assistantRedactions }, at);
+  if (admitted.assistantRedactions.length) store.events.add(turnId, "message.redacted", null, { role: "assistant", redactions: admitted.assistantRedactions }, at);
   const lastSeq = seqs.at(-1) ?? 0;
-  if (admitted.messages.length) store.addEvent(turnId, "messages.appended", null, { count: admitted.messages.length, lastSeq }, at);
+  if (admitted.messages.length) store.events.add(turnId, "messages.appended", null, { count: admitted.messages.length, lastSeq }, at);
   return lastSeq;
 }

@@ -10,7 +10,7 @@ import { runCalls, servedCalls, type ModelCall, type ToolHost, type ToolRunRepor
 import type { ApprovalStore } from "./approval-store";
 import { checkRoom } from "./capacity";
 import type { OpenCalls } from "./message-store";
-import type { ConversationMeta, ConversationStore } from "./store";
+import type { ConversationMeta, ConversationDb } from "./store";
 import type { ToolStateStore } from "./tool-state-store";
 import { admitMessages, storeAdmitted } from "./tool-results";
 import type { DelegationStore } from "./delegation-store";
@@ -18,9 +18,9 @@ import { offersHistorySearch } from "./history-search-store";
 import type { HistorySearched } from "../protocol/evidence";
 
 /** The stored open calls with their arguments: the message that made them holds those. */
-export function storedCalls(store: ConversationStore, open: OpenCalls): ModelCall[] {
+export function storedCalls(store: ConversationDb, open: OpenCalls): ModelCall[] {
   if (open.calls.size === 0) return [];
-  const made = store.messages(open.seq, open.seq)[0]?.message;
+  const made = store.messages.list(open.seq, open.seq)[0]?.message;
   const args = new Map(made?.role === "assistant" ? (made.tool_calls ?? []).map((c) => [c.id, c.function.arguments]) : []);
   return [...open.calls].map(([id, name]) => ({ id, name, arguments: args.get(id) ?? "{}" }));
 }
@@ -47,7 +47,7 @@ export function policiesByModelName(policies: Record<string, TrimPolicy>, app: s
  * can see it), so it is injected again only once it changes.
  */
 export function recordToolRun(
-  store: ConversationStore,
+  store: ConversationDb,
   toolState: ToolStateStore,
   report: ToolRunReport,
   seqOf: ReadonlyMap<string, number>,
@@ -59,17 +59,17 @@ export function recordToolRun(
   for (const skill of report.linked) toolState.link(skill.name, seqOf.get(skill.toolCallId)!, turnId, at);
   for (const read of report.contextsRead) {
     const seq = seqOf.get(read.toolCallId)!;
-    const attachments = store.attachments();
+    const attachments = store.attachments.list();
     const known = attachments.some((a) => a.key === read.key);
     if (!known && attachments.length >= LIMITS.attachmentsPerConversation) continue;
-    if (!known && store.attach(read.key, read.ref, read.itemId, at)) store.addEvent(turnId, "attachment.added", read.key, { by: "model" }, at);
-    if (inView(seq)) store.recordInjection({ key: read.key, kind: "context", title: read.title, version: read.version }, turnId, seq, at);
+    if (!known && store.attachments.attach(read.key, read.ref, read.itemId, at)) store.events.add(turnId, "attachment.added", read.key, { by: "model" }, at);
+    if (inView(seq)) store.ledger.record({ key: read.key, kind: "context", title: read.title, version: read.version }, turnId, seq, at);
   }
 }
 
 /** A search_history call, as an event: its query (redacted already) and the seqs it found, best first. */
-export function addSearchedEvent(store: ConversationStore, turnId: string, searched: HistorySearched, at: string): void {
-  store.addEvent(turnId, "history.searched", searched.toolCallId, { query: searched.query, hits: searched.hits.map((h) => h.seq) }, at);
+export function addSearchedEvent(store: ConversationDb, turnId: string, searched: HistorySearched, at: string): void {
+  store.events.add(turnId, "history.searched", searched.toolCallId, { query: searched.query, hits: searched.hits.map((h) => h.seq) }, at);
 }
 
 /** The seq each stored tool result got, by its call: `seqs` are the seqs of `messages`, in order. */
@@ -83,7 +83,7 @@ export function resultSeqs(messages: readonly AppendableMessage[], seqs: readonl
  */
 export async function runOpenCalls(
   deps: {
-    store: ConversationStore;
+    store: ConversationDb;
     approvals: ApprovalStore;
     toolState: ToolStateStore;
     delegations?: DelegationStore;
@@ -98,7 +98,7 @@ export async function runOpenCalls(
   only: readonly string[] | undefined,
 ): Promise<Result<ToolRunResult>> {
   const { store, meta } = deps;
-  const open = store.openCalls();
+  const open = store.messages.openCalls();
   const awaiting = deps.approvals.awaiting(open);
   const wanted = only && new Set(only);
   // A `delegate` call whose subagent is at work gets its result from the child, never from a run here.
@@ -117,7 +117,7 @@ export async function runOpenCalls(
   // Stored like a turn's work, under an id of its own: the ledger, the events and the hooks name what wrote them.
   const runId = `tools-run:${crypto.randomUUID()}`;
   const hooks: HookScope = { host: deps.host, conversationId: meta.conversationId, turnId: runId, agent: toolbox.agent.id, hooks: toolbox.hooks ?? [], log: [] };
-  const report = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.host, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce), hooks, request: store.lastUserText(), history });
+  const report = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.host, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce), hooks, request: store.messages.lastUserText(), history });
   const messages = report.results.map((r): AppendableMessage => ({ role: "tool", tool_call_id: r.toolCallId, content: r.content }));
   const admitted = await admitMessages(open.calls, messages, {
     policies: policiesByModelName(toolbox.agent.resultPolicies, toolbox.agent.app, toolbox),
@@ -127,7 +127,7 @@ export async function runOpenCalls(
     runtimeWritten: new Set(report.results.filter((r) => r.runtimeWritten).map((r) => r.toolCallId)),
   });
   if (!admitted.ok) return admitted;
-  const room = checkRoom(store, admitted.value.messages);
+  const room = checkRoom(store.messages, admitted.value.messages);
   if (!room.ok) return room;
   const at = deps.now.toISOString();
   const lastSeq = store.transaction(() => {
@@ -135,8 +135,8 @@ export async function runOpenCalls(
     const last = storeAdmitted(store, runId, admitted.value, at, seqs);
     recordToolRun(store, deps.toolState, report, resultSeqs(admitted.value.messages, seqs), () => true, runId, at);
     for (const r of report.ran) {
-      store.addEvent(runId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
-      if (r.outcome === "denied") store.addEvent(runId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: r.deniedBy ?? "guard", reason: r.reason }, at);
+      store.events.add(runId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
+      if (r.outcome === "denied") store.events.add(runId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: r.deniedBy ?? "guard", reason: r.reason }, at);
     }
     for (const s of report.searched) addSearchedEvent(store, runId, s, at);
     return last;

@@ -1,4 +1,5 @@
-type Row = Record<string, SqlStorageValue>;
+import type { Database } from "../storage/database";
+import { numeric, text } from "../storage/decode";
 
 export interface LoadedTool {
   name: string;
@@ -8,15 +9,14 @@ export interface LoadedTool {
 
 /** The tools a conversation loaded from its catalog and the skills it linked, in its SQLite (migration 0012). */
 export class ToolStateStore {
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  private get sql() {
-    return this.storage.sql;
-  }
+  constructor(private readonly sql: Database) {}
 
   /** Qualified names, in the order they were loaded. */
   loaded(): string[] {
-    return this.sql.exec<Row>("SELECT name FROM loaded_tools ORDER BY position").toArray().map((r) => r.name as string);
+    return this.sql
+      .exec("SELECT name FROM loaded_tools ORDER BY position")
+      .toArray()
+      .map((r) => text(r, "name"));
   }
 
   /** Appends the tools not loaded yet, after the others; inside the caller's transaction. */
@@ -35,7 +35,10 @@ export class ToolStateStore {
 
   /** Skills read, with the seq of the message that holds each manual as last read. */
   linked(): { name: string; seq: number }[] {
-    return this.sql.exec<Row>("SELECT name, seq FROM linked_skills ORDER BY name").toArray().map((r) => ({ name: r.name as string, seq: r.seq as number }));
+    return this.sql
+      .exec("SELECT name, seq FROM linked_skills ORDER BY name")
+      .toArray()
+      .map((r) => ({ name: text(r, "name"), seq: numeric(r, "seq") }));
   }
 
   link(name: string, seq: number, turnId: string | null, at: string): void {

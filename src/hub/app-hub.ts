@@ -18,6 +18,7 @@ import type { SkillContent, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from
 import { validateArguments } from "../tools/validate";
 import type { HookCallParams, HookSpec } from "../protocol/hooks";
 import type { HookAnswer } from "../hooks/chain";
+import { durableDatabase } from "../storage/database";
 import { migrate } from "../storage/migrate";
 import { handleAppRequest, type RpcOutcome } from "./app-requests";
 import { HUB_MIGRATIONS } from "./migrations";
@@ -57,7 +58,7 @@ export class AppHub extends DurableObject<Env> {
     // Heartbeats are answered without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage, HUB_MIGRATIONS);
+      migrate(durableDatabase(ctx.storage), HUB_MIGRATIONS);
       this.activeConversation = this.registry.activeConversation();
     });
   }

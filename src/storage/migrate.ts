@@ -1,3 +1,6 @@
+import type { Database } from "./database";
+import { numeric } from "./decode";
+
 /**
  * Applies a Durable Object's SQL migrations once each, in order, every change of
  * a migration and its bookkeeping row in one transaction: a migration is either
@@ -8,22 +11,19 @@ export interface Migration {
   name: string;
   sql: string;
   /** A step SQL cannot express (filling a new column from existing rows), run in the same transaction. */
-  then?: (storage: DurableObjectStorage) => void;
+  then?: (db: Database) => void;
 }
 
-export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): number {
-  const { sql } = storage;
-  sql.exec(
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-  );
-  const applied = new Set(sql.exec<{ version: number }>("SELECT version FROM schema_migrations").toArray().map((r) => r.version));
+export function migrate(db: Database, migrations: readonly Migration[]): number {
+  db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+  const applied = new Set(db.exec("SELECT version FROM schema_migrations").toArray().map((r) => numeric(r, "version")));
   let count = 0;
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (applied.has(m.version)) continue;
-    storage.transactionSync(() => {
-      sql.exec(m.sql);
-      m.then?.(storage);
-      sql.exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", m.version, m.name, new Date().toISOString());
+    db.transaction(() => {
+      db.exec(m.sql);
+      m.then?.(db);
+      db.exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", m.version, m.name, new Date().toISOString());
     });
     count++;
   }

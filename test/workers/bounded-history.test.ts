@@ -2,8 +2,9 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CONVERSATION_MIGRATIONS } from "../../src/conversation/migrations";
-import { ConversationStore } from "../../src/conversation/store";
+import { ConversationDb } from "../../src/conversation/store";
 import { conversationStub } from "../../src/conversation/stub";
+import { durableDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrate";
 import { LIMITS } from "../../src/protocol/limits";
 import type { ConversationInfo, MessagePage, TurnResult } from "../../src/protocol/frontend";
@@ -148,7 +149,7 @@ describe("bounded history", () => {
 
 describe("the conversation's weight", () => {
   const weights = (state: DurableObjectState) => ({
-    running: new ConversationStore(state.storage).storedBytes(),
+    running: new ConversationDb(durableDatabase(state.storage)).messages.storedBytes(),
     summed: state.storage.sql.exec<{ b: number }>("SELECT SUM(IFNULL(octet_length(content), 0) + IFNULL(octet_length(tool_calls), 0) + IFNULL(octet_length(images), 0) + 128) AS b FROM messages").one().b,
   });
 
@@ -165,13 +166,13 @@ describe("the conversation's weight", () => {
       // As version 9 left it: no running totals.
       state.storage.sql.exec("ALTER TABLE messages DROP COLUMN running_bytes");
       state.storage.sql.exec("DELETE FROM schema_migrations WHERE version = 10");
-      migrate(state.storage, CONVERSATION_MIGRATIONS);
+      migrate(durableDatabase(state.storage), CONVERSATION_MIGRATIONS);
       return weights(state);
     });
     expect(migrated).toEqual(live);
     // Where a byte-bounded read begins, from the running totals, is where summing the rows from the newest says.
     const starts = await runInDurableObject(stub, (_, state) => {
-      const store = new ConversationStore(state.storage);
+      const store = new ConversationDb(durableDatabase(state.storage));
       const rows = state.storage.sql.exec<{ seq: number; b: number }>("SELECT seq, IFNULL(octet_length(content), 0) + IFNULL(octet_length(tool_calls), 0) + IFNULL(octet_length(images), 0) + 128 AS b FROM messages ORDER BY seq").toArray();
       const summed = (after: number, max: number, through: number) => {
         let bytes = 0;
@@ -185,7 +186,7 @@ describe("the conversation's weight", () => {
         return first;
       };
       const cases = [0, 1, 2].flatMap((after) => [100, 200, 300, 10_000].flatMap((max) => [2, 3, 99].map((through) => [after, max, through] as const)));
-      return cases.map(([after, max, through]) => [store.firstSeqWithinBytes(after, max, through), summed(after, max, through)]);
+      return cases.map(([after, max, through]) => [store.messages.firstSeqWithinBytes(after, max, through), summed(after, max, through)]);
     });
     for (const [fromTotals, fromRows] of starts) expect(fromTotals).toBe(fromRows);
   });

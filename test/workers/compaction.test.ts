@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { pairingProblems } from "../../src/core/groups";
 import { textOf, type ChatMessage } from "../../src/protocol/messages";
 import { CompactionStore } from "../../src/conversation/compaction-store";
-import { backfillTokenCounts } from "../../src/conversation/message-store";
+import { ConversationDb } from "../../src/conversation/store";
+import { durableDatabase } from "../../src/storage/database";
 import { conversationStub } from "../../src/conversation/stub";
 import type { CompactionStatus, RequestMessages } from "../../src/protocol/history";
 import type { StoredMessage, TurnResult } from "../../src/protocol/frontend";
@@ -106,7 +107,7 @@ describe("compaction", () => {
     expect(before.latest).toMatchObject({ coveredThroughSeq: before.summary!.throughSeq, summarised: true });
     // A later compaction that only cleared tool results, as the planner records one.
     await runInDurableObject(conversationStub(env, s.id, s.conversation), (_, state) => {
-      new CompactionStore(state.storage).add("auto", null, { before: 5_000, after: 4_000 }, new Date().toISOString());
+      new CompactionStore(durableDatabase(state.storage)).add("auto", null, { before: 5_000, after: 4_000 }, new Date().toISOString());
     });
     const after = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);
     expect(after.latest).toMatchObject({ id: before.latest!.id + 1, summarised: false, coveredThroughSeq: before.summary!.throughSeq });
@@ -556,7 +557,7 @@ describe("upgrading", () => {
     await runInDurableObject(stub, (_, state) => {
       // As migration 0004 finds a conversation stored by an earlier version.
       state.storage.sql.exec("UPDATE messages SET tokens = 0, running_tokens = 0");
-      backfillTokenCounts(state.storage);
+      new ConversationDb(durableDatabase(state.storage)).messages.backfillTokens();
     });
     expect(await counts()).toEqual(before);
     expect(await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`)).toEqual(status);

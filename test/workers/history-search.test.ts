@@ -8,7 +8,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { conversationStub } from "../../src/conversation/stub";
 import { CONVERSATION_MIGRATIONS } from "../../src/conversation/migrations";
-import { ConversationStore } from "../../src/conversation/store";
+import { ConversationDb } from "../../src/conversation/store";
+import { durableDatabase } from "../../src/storage/database";
 import { migrate } from "../../src/storage/migrate";
 import { textOf } from "../../src/protocol/messages";
 import type { AgentInfo, ContextEvent, StoredMessage, TurnResult } from "../../src/protocol/frontend";
@@ -223,8 +224,8 @@ describe("search_history", () => {
       // As version 16 left it: no index.
       state.storage.sql.exec("DROP TABLE history_search");
       state.storage.sql.exec("DELETE FROM schema_migrations WHERE version = 17");
-      migrate(state.storage, CONVERSATION_MIGRATIONS);
-      return new ConversationStore(state.storage).searchIndex.search("Plover invoice", 5).hits.map((h) => [h.seq, h.role]);
+      migrate(durableDatabase(state.storage), CONVERSATION_MIGRATIONS);
+      return new ConversationDb(durableDatabase(state.storage)).searchIndex.search("Plover invoice", 5).hits.map((h) => [h.seq, h.role]);
     });
     expect(found.sort()).toEqual([
       [1, "user"],

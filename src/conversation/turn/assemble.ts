@@ -31,7 +31,7 @@ export type AssemblyDraft = Loaded & Pulled & Ran & Admitted & Recalled & Identi
  * repeat; each pass drops a ledger entry.
  */
 export function assembleView(d: AssemblyDraft, view: HistoryView, rendered: RenderedHistory): Result<TurnAssembly> {
-  let ledger = d.deps.store.ledger();
+  let ledger = d.deps.store.ledger.list();
   for (;;) {
     const assembled = assembleOnce(d, view, rendered, ledger);
     if (!assembled.ok) return assembled;
@@ -106,7 +106,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
   if (!d.assembled.ok) return d.assembled;
   const assembly = d.assembled.value;
   const { deps, view, extra } = d;
-  const fits = checkTurnFits(deps.store, [...d.admitted.messages, ...(assembly.userMessage ? [assembly.userMessage] : [])], assembly.messages);
+  const fits = checkTurnFits(deps.store.messages, [...d.admitted.messages, ...(assembly.userMessage ? [assembly.userMessage] : [])], assembly.messages);
   if (!fits.ok) return fits;
   const memoryMissing = extra.memoryError ? [{ id: "memory", reason: "error" as const, detail: extra.memoryError, severity: "warning" as const }] : [];
   // History the budget could never hold was not even loaded; the evidence still says it was given up.

@@ -34,9 +34,9 @@ export async function compact(d: AssemblyDraft): Promise<Result<Staged<Compacted
   const { deps, maxTokens, continuation, now, observations, nonce } = d;
   const { store, history } = deps;
   // Without a token bound the model reads the whole view: refused before it is loaded when no request may read that much.
-  const readable = maxTokens === undefined ? checkWholeView(store, history.coveredThrough()) : ok(true);
+  const readable = maxTokens === undefined ? checkWholeView(store.messages, history.coveredThrough()) : ok(true);
   if (!readable.ok) return readable;
-  const loadFrom = continuation ? store.lastUserSeq() : undefined;
+  const loadFrom = continuation ? store.messages.lastUserSeq() : undefined;
   let view = history.view({ maxTokens, loadFrom });
   let rendered = history.render(view, now);
   let assembled = assembleView(d, view, rendered);
@@ -48,7 +48,7 @@ export async function compact(d: AssemblyDraft): Promise<Result<Staged<Compacted
   const wrapper = assembled.ok && assembled.value.envelope.injection.length === 0 ? countTokens(renderReminder([""], nonce)) + 2 : 0;
   const reinjected = (throughSeq: number) => {
     if (continuation) return 0;
-    const tokens = (costs ??= reinjectionCosts(store.ledger(), observations, new Set(rendered.seqs), nonce)).reduce((total, c) => total + (c.seq <= throughSeq ? c.tokens : 0), 0);
+    const tokens = (costs ??= reinjectionCosts(store.ledger.list(), observations, new Set(rendered.seqs), nonce)).reduce((total, c) => total + (c.seq <= throughSeq ? c.tokens : 0), 0);
     return tokens > 0 ? tokens + wrapper : 0;
   };
   const plan = (input: typeof assembled) => (input.ok ? history.prepare(view, rendered, input.value.requestedTokens - usageOf(rendered.history), d.policy, { protectFromSeq: loadFrom, reinjected }) : null);

@@ -4,7 +4,7 @@ import type { Summariser } from "../../history/summary";
 import type { TurnResult } from "../../protocol/frontend";
 import type { ApprovalStore } from "../approval-store";
 import type { History } from "../history";
-import type { ConversationMeta, ConversationStore } from "../store";
+import type { ConversationMeta, ConversationDb } from "../store";
 import type { TurnSections } from "../turn-sections";
 import type { ToolStateStore } from "../tool-state-store";
 import type { ToolHost } from "../../tools/run";
@@ -15,7 +15,7 @@ import type { DelegationStore } from "../delegation-store";
 
 /** What a turn reaches outside itself: the conversation's storage, the hub, the clock and the readers of KV and R2. */
 export interface TurnDeps {
-  store: ConversationStore;
+  store: ConversationDb;
   hub: DurableObjectStub<AppHub>;
   meta: ConversationMeta;
   auditKey: CryptoKey;

@@ -40,7 +40,7 @@ export async function load(deps: TurnDeps, body: TurnBody): Promise<Result<Stage
   const { turnId: givenId, ...request } = body;
   const turnId = givenId ?? crypto.randomUUID();
   const requestDigest = await sha256Hex(JSON.stringify(request));
-  const prior = deps.store.turn(turnId);
+  const prior = deps.store.turns.get(turnId);
   const continuation = body.message === undefined;
   const nonce = deps.meta.nonce;
   if (prior) {
@@ -57,12 +57,12 @@ export async function load(deps: TurnDeps, body: TurnBody): Promise<Result<Stage
   // turnId of its own is trusted: a retry of it replays, and a model polling with the same call is let through.
   const calls = (list: readonly { id: string; function: { name: string; arguments: string } }[]) => JSON.stringify(list.map((c) => [c.id, c.function.name, c.function.arguments]));
   const replied = body.reply?.tool_calls ?? [];
-  if (givenId === undefined && replied.length && calls(replied) === calls(deps.store.lastCalls())) {
+  if (givenId === undefined && replied.length && calls(replied) === calls(deps.store.messages.lastCalls())) {
     return fail("conflict", `this reply is stored already (its calls ${replied.map((c) => `'${c.id}'`).join(", ")} came in an earlier request): to retry a turn safely, send it again with the same turnId`);
   }
   const usable = compactionLimits(policy.value)?.usable;
   const maxTokens = usable === undefined ? body.budget?.maxTokens : Math.min(body.budget?.maxTokens ?? usable, usable);
-  const openCalls = deps.store.openCalls();
+  const openCalls = deps.store.messages.openCalls();
   // A `delegate` call whose subagent is still at work has no result to read yet: only the child's answer (or a new
   // message, which closes the call) moves the conversation on.
   if (continuation) {

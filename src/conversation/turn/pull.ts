@@ -35,7 +35,7 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
   const { deps, body, continuation, nonce } = d;
   const added = body.attachments?.length ? await newAttachments(deps, body.attachments) : ok([]);
   if (!added.ok) return added;
-  const runtime = [...deps.store.attachments().map((a) => ({ ref: a.context, itemId: a.itemId })), ...added.value];
+  const runtime = [...deps.store.attachments.list().map((a) => ({ ref: a.context, itemId: a.itemId })), ...added.value];
   // A subagent's conversation is not the user's: it never becomes the one their apps' pushes go to.
   const prepared = await deps.hub.prepareTurn(deps.meta.conversationId, body.agent, continuation ? null : runtime, deps.meta.parent === null);
   if (!prepared) return fail("not-found", `no agent '${body.agent}' is registered; an app creates it with agents/create`);
@@ -55,7 +55,7 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
     deps.admittedContexts.set(o.key, admitted);
     return { ...o, title: admitted.title, content: admitted.content };
   });
-  const resources: Observation[] = deps.store.resources().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
+  const resources: Observation[] = deps.store.resources.list().map((r) => ({ key: r.fullId, kind: "resource", status: "present", title: r.title, version: r.version, content: r.content }));
   const count = (status: Observation["status"]) => pulled.filter((o) => o.status === status).length;
   return ok({
     out: {
@@ -72,7 +72,7 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
 
 /** Attachments riding in the turn body: checked against the registry, never fetched twice. */
 async function newAttachments(deps: TurnDeps, attachments: readonly Attachment[]): Promise<Result<{ ref: string; itemId?: string }[]>> {
-  const existing = new Set(deps.store.attachments().map((a) => a.key));
+  const existing = new Set(deps.store.attachments.list().map((a) => a.key));
   const fresh = attachments.filter((a) => !existing.has(contextKey(a.context, a.itemId)));
   if (existing.size + fresh.length > LIMITS.attachmentsPerConversation) {
     return fail("limit-exceeded", `a conversation may have at most ${LIMITS.attachmentsPerConversation} attachments`);

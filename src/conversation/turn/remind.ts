@@ -51,7 +51,7 @@ export async function remind(d: Loaded & Pulled & Admitted & Identified & Offere
   const agent = d.agent.id;
   // A list note (mounts, don't-mention) appears when the list differs from the one last noted for this agent here.
   const lastDigest = (kind: "mounts" | "dont_mention") => {
-    const reason = d.deps.store.lastReminderReason(kind, (r) => digestOf(r, agent) !== null);
+    const reason = d.deps.store.events.lastReminderReason(kind, (r) => digestOf(r, agent) !== null);
     return reason === null ? null : digestOf(reason, agent);
   };
   const notes = stapledNotes({
@@ -99,13 +99,13 @@ function onLastResult(d: Admitted, notes: readonly Reminder[]): Partial<Admitted
  */
 function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correctives): Reminder[] {
   const { store } = d.deps;
-  const fromSeq = Math.max(0, store.lastSeq() - CORRECTIVE_WINDOW + 1);
-  const lastUser = store.lastUserSeq();
+  const fromSeq = Math.max(0, store.messages.lastSeq() - CORRECTIVE_WINDOW + 1);
+  const lastUser = store.messages.lastUserSeq();
   // New: on a message, what came since the user's last one; on a continuation, what no turn has read yet (its own
   // results, and calls appended with POST …/messages since the last turn).
-  const newAfter = d.continuation ? store.lastTurnSeq() : lastUser;
+  const newAfter = d.continuation ? store.messages.lastTurnSeq() : lastUser;
   const messages: TimelineMessage[] = [
-    ...store.messages(Number.MAX_SAFE_INTEGER, fromSeq).map(({ seq, message }) => entry(message, seq > newAfter)),
+    ...store.messages.list(Number.MAX_SAFE_INTEGER, fromSeq).map(({ seq, message }) => entry(message, seq > newAfter)),
     ...d.admitted.messages.map((message) => entry(message, true)),
   ];
   const calls = timeline(messages);
@@ -115,7 +115,7 @@ function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correcti
   const readOnly = (tool: string) => offered.get(tool)?.annotations?.readOnlyHint === true || (offered.get(tool)?.source === "runtime" && READ_ONLY_RUNTIME.has(tool));
   const acting = (tool: string) => !isTaskTool(tool) && !readOnly(tool);
   const denied = d.decisions.denials.flatMap((m) => (m.role === "tool" ? [{ id: m.tool_call_id, name: d.openCalls.calls.get(m.tool_call_id) ?? "tool" }] : []));
-  const noted = d.continuation ? new Set<string>() : store.continuationReminders(lastUser);
+  const noted = d.continuation ? new Set<string>() : store.events.continuationReminders(lastUser);
   const notes = [
     settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce) : null,
     doneNote(calls, settings, acting, isTaskTool, d.nonce),

@@ -14,7 +14,7 @@ export function replay(deps: TurnDeps, prior: TurnRecord): TurnResult {
   const legacy = prior.historyView.length === 0 && stored.usage.history + stored.usage.message > 0;
   const ranges = legacy ? [[1, prior.userSeq] as [number, number]] : prior.historyView;
   const overlay = deps.history.overlayAsOf(prior.compactionId);
-  const read = ranges.flatMap(([from, to]) => deps.store.messages(to, Math.max(from, 1)));
+  const read = ranges.flatMap(([from, to]) => deps.store.messages.list(to, Math.max(from, 1)));
   // The turn's own message kept all its images; the history before it shows those after the image boundary of the
   // compaction the turn was built on (a turn stored before boundaries: its `earlierImages`).
   const own = stored.usage.message > 0 ? read.pop()! : null;

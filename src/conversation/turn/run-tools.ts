@@ -48,7 +48,7 @@ export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>>
   // `delegate` starts subagents, each in a child conversation; every other call runs on the apps or the runtime.
   // The guard and the `tool.before` hooks see every call first, once: a denied `delegate` starts no subagent.
   // The request the calls serve: the last stored user message (a new message in this body came after them).
-  const request = deps.store.lastUserText();
+  const request = deps.store.messages.lastUserText();
   const gated = await gateCalls(served, { toolbox, neutralize: neutralizeText, hooks: d.hooks, request, host: deps.tools });
   const delegating = gated.allowed.filter((c) => c.name === "delegate");
   const others = served.filter((c) => c.name !== "delegate");

@@ -1,0 +1,90 @@
+import * as z from "zod";
+import type { Database } from "../storage/database";
+import { decodeRow, jsonText, text } from "../storage/decode";
+import { HistoryView } from "./columns";
+
+export interface TurnRecord {
+  turnId: string;
+  requestDigest: string;
+  systemPrompt: string;
+  /** The turn's last stored message. */
+  userSeq: number;
+  /** The stored messages the model read, as [from, to] seq ranges (seq 0 is the summary); empty when it read all up to `userSeq`. */
+  historyView: [number, number][];
+  /** The latest compaction when the turn was built: its summary and stubs are what the turn read. */
+  compactionId: number;
+  result: string;
+}
+
+const TurnRow = z
+  .object({
+    turn_id: z.string(),
+    request_digest: z.string(),
+    system_prompt: z.string(),
+    user_seq: z.number(),
+    history_view: jsonText(HistoryView),
+    compaction_id: z.number(),
+    result: z.string(),
+    created_at: z.string(),
+  })
+  .transform((r) => ({
+    turn: {
+      turnId: r.turn_id,
+      requestDigest: r.request_digest,
+      systemPrompt: r.system_prompt,
+      userSeq: r.user_seq,
+      historyView: r.history_view,
+      compactionId: r.compaction_id,
+      result: r.result,
+    } satisfies TurnRecord,
+    createdAt: r.created_at,
+  }));
+
+/** The turns taken (`turns`): each one's request digest and result, so a retried request is answered the same. */
+export class TurnStore {
+  constructor(private readonly sql: Database) {}
+
+  /** The turn that read the newest user message (the last stored one when several did): the one a model's answer follows. */
+  latestId(): string | null {
+    const row = this.sql.exec("SELECT turn_id FROM turns ORDER BY user_seq DESC, created_at DESC LIMIT 1").toArray()[0];
+    return row ? text(row, "turn_id") : null;
+  }
+
+  get(turnId: string): TurnRecord | null {
+    return this.withTime(turnId)?.turn ?? null;
+  }
+
+  /** The turn and when it was taken. */
+  withTime(turnId: string): { turn: TurnRecord; createdAt: string } | null {
+    const row = this.sql.exec("SELECT * FROM turns WHERE turn_id = ?", turnId).toArray()[0];
+    return row ? decodeRow(TurnRow, row, "turns") : null;
+  }
+
+  /** Every turn's id, oldest first. */
+  ids(): string[] {
+    return this.sql
+      .exec("SELECT turn_id FROM turns ORDER BY created_at, user_seq")
+      .toArray()
+      .map((r) => text(r, "turn_id"));
+  }
+
+  /** The system message the latest turn gave the model, or null before the first turn. */
+  latestSystemPrompt(): string | null {
+    const row = this.sql.exec("SELECT system_prompt AS p FROM turns ORDER BY user_seq DESC, created_at DESC LIMIT 1").toArray()[0];
+    return row ? text(row, "p") : null;
+  }
+
+  save(t: TurnRecord, at: string): void {
+    this.sql.exec(
+      "INSERT INTO turns (turn_id, request_digest, system_prompt, user_seq, history_view, compaction_id, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      t.turnId,
+      t.requestDigest,
+      t.systemPrompt,
+      t.userSeq,
+      JSON.stringify(t.historyView),
+      t.compactionId,
+      t.result,
+      at,
+    );
+  }
+}
