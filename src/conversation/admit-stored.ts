@@ -1,4 +1,4 @@
-import { admitText } from "../protect/boundary";
+import { admitText } from "../protect";
 import type { ResourceStore } from "./resource-store";
 
 /**

@@ -6,7 +6,7 @@ import type { ContextManager } from "../history/contract";
 import type { CompactionStatus, RequestMessages } from "../protocol/history";
 import { compactionLimits, withModelWindow } from "../history/policy";
 import type { CompactionPolicy } from "../protocol/policies";
-import { admitText } from "../protect/boundary";
+import { admitText } from "../protect";
 import { summariseSafely } from "../history/summarise";
 import type { Summariser } from "../history/summary";
 import type { CompactionStore } from "./compaction-store";

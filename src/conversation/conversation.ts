@@ -38,7 +38,7 @@ import type { TurnDeps } from "./turn/deps";
 import { ConversationContextManager } from "./context-manager";
 import type { CompactionStatus, RequestMessages } from "../protocol/history";
 import { turnSections, type TurnSections } from "./turn-sections";
-import { tenantAuditKey } from "../protect/audit";
+import { tenantAuditKey } from "../protect";
 import { newNonce } from "../core/runtime-tag";
 import { closeDelegateCall, completeChild, startChild, type ChildAnswer, type ChildHost } from "./delegation";
 import type { DelegationCompleted, DelegationInfo, DelegationStart } from "../protocol/delegation";

@@ -21,7 +21,7 @@ import { groupMessages } from "../core/groups";
 import { imagesOf, textOf, type ChatMessage } from "../protocol/messages";
 import { withoutAppendix } from "../core/reminder";
 import type { StoredMessage } from "../protocol/frontend";
-import { redact } from "../protect/redact";
+import { redact } from "../protect";
 import { callKey, type ApprovalStore } from "./approval-store";
 import { denialReason } from "./approvals";
 import { resultKey } from "../artifacts/read";

@@ -5,7 +5,7 @@
  */
 import { fail, ok, type Result } from "../core/problem";
 import { hooksAt, type HookScope } from "../hooks/chain";
-import { admitText } from "../protect/boundary";
+import { admitText } from "../protect";
 import { rejectionNote, reviewOutput, type ModelAnswer, type OutputReview } from "../hooks/output";
 import type { AppendableMessage } from "../protocol/messages";
 import type { Toolbox } from "../protocol/tools";

@@ -7,9 +7,7 @@ import { acknowledgedApps, contextKey, mergeAttachments } from "../core/attachme
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import type { AppHub } from "../hub/app-hub";
-import { auditRecords } from "../protect/audit";
-import { admitText } from "../protect/boundary";
-import type { SecretHit } from "../protect/redact";
+import { auditRecords, admitText, type SecretHit } from "../protect";
 import type { AttachmentInfo, ResourceInfo } from "../protocol/frontend";
 import type { Attachment } from "../protocol/http";
 import { LIMITS } from "../protocol/limits";

@@ -1,12 +1,8 @@
 import type { AppendableMessage } from "../protocol/messages";
 import { neutralize } from "../core/neutralize";
-import { admitJsonText, admitText } from "../protect/boundary";
-import type { SecretHit } from "../protect/redact";
+import { admitJsonText, admitText, type SecretHit, auditRecords, type AuditRecord, protectToolResult, resolveTrimPolicy } from "../protect";
 import { fail, ok, type Result } from "../core/problem";
-import { auditRecords, type AuditRecord } from "../protect/audit";
 import type { TrimPolicy } from "../protocol/policies";
-import { protectToolResult } from "../protect/trim";
-import { resolveTrimPolicy } from "../protect/trim-policy";
 import type { ConversationDb } from "./store";
 
 export interface ToolResultReport {

@@ -8,8 +8,7 @@ import { failWith, ok, type Result } from "../core/problem";
 import { modelClient, type ModelError } from "../model";
 import { wellFormed } from "../protocol/text";
 import { countTokens } from "../core/tokens";
-import { redact } from "../protect/redact";
-import { markerSpans, prefixWithin } from "../protect/token-cut";
+import { redact, markerSpans, prefixWithin } from "../protect";
 import type { SummaryDraft, SummaryInputMessage, SummaryRequest } from "./summary";
 
 export interface ModelSummariserConfig {

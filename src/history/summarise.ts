@@ -4,7 +4,7 @@
  * summarises instead and the loss notes say so.
  */
 import { countTokens } from "../core/tokens";
-import { redact } from "../protect/redact";
+import { redact } from "../protect";
 import { digestSummariser } from "./digest";
 import { modelSummariser, type ModelSummariser, type ModelSummariserConfig } from "./model-summariser";
 import type { CompactionPolicy } from "../protocol/policies";

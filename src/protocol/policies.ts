@@ -1,7 +1,7 @@
 /**
  * The policies a caller writes on the wire: how a tool's result is trimmed (an agent's `resultPolicies`) and
  * when and how far a conversation's history is compacted (PUT …/compaction-policy). Applying them is
- * `src/protect/trim-policy.ts` and `src/history/policy.ts`.
+ * `src/protect/trim.ts` and `src/history/policy.ts`.
  */
 import * as z from "zod";
 import { parseJsonPointer } from "./json-pointer";

@@ -14,8 +14,7 @@ import type { UpstreamConfig } from "../platform/config";
 import { modelClient, type ModelError } from "../model";
 import { LIMITS } from "../protocol/limits";
 import type { GuardModel, ToolAnnotations } from "../protocol/methods";
-import { admitJsonText, admitText } from "../protect/boundary";
-import type { RedactionPolicy } from "../protect/redact";
+import { admitJsonText, admitText, type RedactionPolicy } from "../protect";
 
 export type { GuardModel } from "../protocol/methods";
 

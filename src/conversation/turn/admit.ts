@@ -1,6 +1,5 @@
 import { ok, type Result } from "../../core/problem";
-import { auditRecords, type AuditRecord } from "../../protect/audit";
-import { admitText } from "../../protect/boundary";
+import { auditRecords, type AuditRecord, admitText } from "../../protect";
 import type { AppendableMessage } from "../../protocol/messages";
 import { APPROVAL_EXPIRED_RESULT } from "../approvals";
 import { admitMessages, type AdmittedMessages } from "../tool-results";

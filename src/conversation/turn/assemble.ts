@@ -4,7 +4,7 @@ import type { ContextEnvelope } from "../../protocol/evidence";
 import { HookPoint } from "../../protocol/hooks";
 import { PRIORITY } from "../../core/budget";
 import { ok, type Result } from "../../core/problem";
-import { auditRecords } from "../../protect/audit";
+import { auditRecords } from "../../protect";
 import type { ImagePart } from "../../protocol/messages";
 import type { RenderedHistory } from "../../history/view";
 import type { HistoryView } from "../history";

@@ -3,7 +3,7 @@ import { diffLedger, type Observation } from "../../core/ledger";
 import { openTag } from "../../core/runtime-tag";
 import { markerTitle } from "../../core/neutralize";
 import { hooksAt, runChain } from "../../hooks/chain";
-import { admitText } from "../../protect/boundary";
+import { admitText } from "../../protect";
 import { LIMITS } from "../../protocol/limits";
 import type { HookPayload } from "../../protocol/hooks";
 import type { AssemblyDraft } from "./assemble";

@@ -1,6 +1,6 @@
 import { fail, ok, type Result } from "../../core/problem";
 import { hooksAt, runChain } from "../../hooks/chain";
-import { admitText } from "../../protect/boundary";
+import { admitText } from "../../protect";
 import type { TurnBody } from "../../protocol/http";
 import type { Loaded } from "./load";
 import type { Pulled } from "./pull";

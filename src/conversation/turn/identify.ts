@@ -1,7 +1,6 @@
 import { renderIdentity, renderPersonaSwitch } from "../../core/identity";
 import { ok, type Result } from "../../core/problem";
-import { admitText } from "../../protect/boundary";
-import { redact, type SecretHit } from "../../protect/redact";
+import { admitText, redact, type SecretHit } from "../../protect";
 import type { Loaded } from "./load";
 import type { Pulled } from "./pull";
 import type { Staged } from "./stage";

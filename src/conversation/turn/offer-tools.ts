@@ -1,7 +1,6 @@
 import { ok, type Result } from "../../core/problem";
 import { countTokens } from "../../core/tokens";
-import { admitJsonText, admitText } from "../../protect/boundary";
-import type { SecretHit } from "../../protect/redact";
+import { admitJsonText, admitText, type SecretHit } from "../../protect";
 import type { SkillSpec, ToolSpec } from "../../protocol/tools";
 import { offerTools as listTools, type OfferInput, type ToolOffer } from "../../tools/offer";
 import { offersHistorySearch } from "../history-search-store";

@@ -1,6 +1,6 @@
 import { ok, type Result } from "../../core/problem";
 import { hooksAt, runChain } from "../../hooks/chain";
-import { admitText } from "../../protect/boundary";
+import { admitText } from "../../protect";
 import type { AppendixSection } from "../../core/assemble";
 import type { TurnSections } from "../turn-sections";
 import type { Loaded } from "./load";

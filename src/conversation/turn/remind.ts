@@ -1,6 +1,6 @@
 import { ok, type Result } from "../../core/problem";
 import { digestOf, renderStapled, stapledNotes, type ResolvedMention, type StapledKind } from "../../reminders/stapled";
-import type { SecretHit } from "../../protect/redact";
+import type { SecretHit } from "../../protect";
 import { checkAttachable } from "./pull";
 import { textOf } from "../../protocol/messages";
 import { withAppendix, withoutAppendix } from "../../core/reminder";
