@@ -13,7 +13,7 @@ const call = (id: string, name = "search") => ({ id, type: "function" as const, 
 const output = (i: number, lines = 8) => `result ${i} from src/module-${i}.ts\n` + `line ${i} of the listing, status ok, ${i * 7} rows\n`.repeat(lines);
 
 /** 2,500 groups of four: a question, a tool call, its result, a reply. */
-function longHistory(messages: number) {
+export function longHistory(messages: number) {
   return Array.from({ length: messages / 4 }, (_, i) => [
     { role: "user" as const, content: `Question ${i}: what changed in module ${i}?` },
     { role: "assistant" as const, content: null, tool_calls: [call(`h${i}`)] },

@@ -36,7 +36,20 @@ export type PulledContext = Observation & { ref: string; itemId?: string };
 export interface PreparedTurn {
   /** The agent, with its tools and skills as registered now. */
   toolbox: Toolbox;
+  /** Names this toolbox while it stays current (prepareTurnSince): a change to any registration or an app's socket moves it. */
+  toolboxVersion: string;
   pulled: PulledContext[];
+}
+
+/** prepareTurnSince's answer: `toolbox` is null when the caller's is still current. */
+export type PreparedTurnSince = Omit<PreparedTurn, "toolbox"> & { toolbox: Toolbox | null };
+
+/** An agent's toolbox as built at a registry version, with whether each of its tools' apps was online then. */
+interface BuiltToolbox {
+  registry: number;
+  online: [app: string, online: boolean][];
+  box: Toolbox;
+  version: string;
 }
 
 /**
@@ -49,6 +62,13 @@ export class AppHub extends DurableObject<Env> {
   private readonly vectors: ToolVectors;
   private readonly pending = new PendingCalls();
   private activeConversation: string | null = null;
+  /** Toolboxes by agent: built again only when a registration or an app's being online moved, not every turn. */
+  private readonly toolboxes = new Map<string, BuiltToolbox>();
+  private toolboxesBuilt = 0;
+  /** Toolbox versions are this object's own: a conversation's from before a restart never matches. */
+  private readonly epoch = crypto.randomUUID().slice(0, 8);
+  /** Each context's last content and its version: most pulls return what the last did, and hashing it again costs. */
+  private readonly versions = new Map<string, { content: string; version: string }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -175,13 +195,25 @@ export class AppHub extends DurableObject<Env> {
    * A provider's failure is data (a missing context), never a failed turn.
    */
   async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active = true): Promise<PreparedTurn | null> {
-    const toolbox = this.toolbox(agentId);
-    if (!toolbox) return null;
+    const built = this.builtToolbox(agentId);
+    return built && { ...(await this.prepareWith(built, conversationId, runtime, active)), toolbox: built.box };
+  }
+
+  /**
+   * prepareTurn for a caller that keeps the toolbox it last received: when `knownToolbox` (that answer's
+   * `toolboxVersion`) is still current, the toolbox is not sent again (a large one costs a copy each way).
+   */
+  async prepareTurnSince(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active: boolean, knownToolbox: string | null): Promise<PreparedTurnSince | null> {
+    const built = this.builtToolbox(agentId);
+    return built && { ...(await this.prepareWith(built, conversationId, runtime, active)), toolbox: built.version === knownToolbox ? null : built.box };
+  }
+
+  private async prepareWith(built: BuiltToolbox, conversationId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active: boolean): Promise<Omit<PreparedTurn, "toolbox">> {
     if (active) this.conversationActive(conversationId);
     // A continuation (tool results only) pulls nothing: contexts ride with user messages.
-    if (runtime === null) return { toolbox, pulled: [] };
-    const requests = mergeAttachments(toolbox.agent.attachedContexts, runtime);
-    return { toolbox, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
+    if (runtime === null) return { toolboxVersion: built.version, pulled: [] };
+    const requests = mergeAttachments(built.box.agent.attachedContexts, runtime);
+    return { toolboxVersion: built.version, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
   }
 
   /** One context as the model asked for it (read_context): a provider's current state, or one of its items. */
@@ -189,7 +221,7 @@ export class AppHub extends DurableObject<Env> {
     if (id !== undefined) return this.item(ref, id);
     const answer = await this.callProvider(ref, "current", (provider) => ({ provider, conversationId }));
     if (!answer.ok) return unanswered(answer);
-    const data = ContextData.nullable().safeParse(answer.value);
+    const data = MaybeContextData.safeParse(answer.value);
     return data.success ? ok(data.data) : fail("provider-unavailable", `'${ref}' answered with invalid data`, issuesOf(data.error));
   }
 
@@ -203,7 +235,7 @@ export class AppHub extends DurableObject<Env> {
   async item(ref: string, id: string): Promise<Result<ContextData | null>> {
     const answer = await this.callProvider(ref, "get", (provider) => ({ provider, id }));
     if (!answer.ok) return unanswered(answer);
-    const data = ContextData.nullable().safeParse(answer.value);
+    const data = MaybeContextData.safeParse(answer.value);
     return data.success ? ok(data.data) : fail("provider-unavailable", `'${ref}' answered with invalid data`, issuesOf(data.error));
   }
 
@@ -259,12 +291,33 @@ export class AppHub extends DurableObject<Env> {
 
   /** An agent's tools and skills as registered now; null for an unknown agent. */
   toolbox(agentId: string): Toolbox | null {
+    return this.builtToolbox(agentId)?.box ?? null;
+  }
+
+  /** The agent's toolbox, built again only when the registry's version or an app's being online moved since. */
+  private builtToolbox(agentId: string): BuiltToolbox | null {
+    const cached = this.toolboxes.get(agentId);
+    if (cached && cached.registry === this.registry.version && cached.online.every(([app, online]) => (this.socketFor(app) !== null) === online)) return cached;
+    const online = new Map<string, boolean>();
+    const isOnline = (app: string) => {
+      if (!online.has(app)) online.set(app, this.socketFor(app) !== null);
+      return online.get(app)!;
+    };
+    const registry = this.registry.version;
+    const box = this.buildToolbox(agentId, isOnline);
+    if (!box) return null;
+    const built = { registry, online: [...online], box, version: `${this.epoch}.${++this.toolboxesBuilt}` };
+    this.toolboxes.set(agentId, built);
+    return built;
+  }
+
+  private buildToolbox(agentId: string, isOnline: (app: string) => boolean): Toolbox | null {
     const agent = this.registry.agent(agentId);
     if (!agent) return null;
     const forAgent = (patterns: readonly string[]) => patterns.some((p) => p === "*:*" || matches(p, agentId));
     const hooks = this.registry.hooks().filter((h) => forAgent(h.agents));
     const mounts = this.registry.mounts().flatMap(({ agents, ...mount }) => (forAgent(agents) ? [mount] : []));
-    const box = { ...this.toolsOf(agent), ...(hooks.length ? { hooks } : {}), ...(mounts.length ? { mounts } : {}) };
+    const box = { ...this.toolsOf(agent, isOnline), ...(hooks.length ? { hooks } : {}), ...(mounts.length ? { mounts } : {}) };
     if (!agent.subagents?.length) return box;
     // The subagents `delegate` may start: those registered now; the others are named unknown, like a missing tool.
     const subagents: NonNullable<Toolbox["subagents"]> = [];
@@ -276,14 +329,9 @@ export class AppHub extends DurableObject<Env> {
     return { ...box, subagents };
   }
 
-  private toolsOf(agent: AgentInfo): Toolbox {
+  private toolsOf(agent: AgentInfo, isOnline: (app: string) => boolean): Toolbox {
     // Most turns' agents use no tools: nothing more to read.
     if (agent.tools.length + agent.catalog.length + agent.skills.length === 0) return { agent, bound: [], catalog: [], skills: [], unknown: [] };
-    const online = new Map<string, boolean>();
-    const isOnline = (app: string) => {
-      if (!online.has(app)) online.set(app, this.socketFor(app) !== null);
-      return online.get(app)!;
-    };
     const spec = ({ app, ...tool }: ToolRecord): ToolSpec => ({ ...tool, online: isOnline(app) });
     const tools = new Map(this.registry.tools().map((t) => [t.name, t]));
     const unknown: string[] = [];
@@ -390,14 +438,26 @@ export class AppHub extends DurableObject<Env> {
         ? await this.callProvider(request.ref, "current", (provider) => ({ provider, conversationId }))
         : await this.callProvider(request.ref, "get", (provider) => ({ provider, id: request.itemId }));
     if (!answer.ok) return { ...base, status: "missing", reason: answer.reason, detail: answer.detail };
-    const data = ContextData.nullable().safeParse(answer.value);
+    const data = MaybeContextData.safeParse(answer.value);
     if (!data.success) {
       const first = data.error.issues[0];
       return { ...base, status: "missing", reason: "invalid", detail: `invalid ContextData: ${first?.path.join(".")} ${first?.message}` };
     }
     if (data.data === null) return { ...base, status: "empty" };
     const title = data.data.title?.trim() || (request.itemId === undefined ? answer.provider.name : `${answer.provider.name}: ${request.itemId}`);
-    return { ...base, status: "present", title, version: await contextVersion(data.data), content: data.data.content };
+    return { ...base, status: "present", title, version: await this.versionOf(request.key, data.data), content: data.data.content };
+  }
+
+  private async versionOf(key: string, data: ContextData): Promise<string> {
+    const known = data.version === undefined ? this.versions.get(key) : undefined;
+    if (known?.content === data.content) return known.version;
+    const version = await contextVersion(data);
+    if (data.version !== undefined) return version;
+    this.versions.delete(key);
+    this.versions.set(key, { content: data.content, version });
+    // The oldest goes first: a bound on what this memory holds, not on what it may hash.
+    if (this.versions.size > REMEMBERED_VERSIONS) this.versions.delete(this.versions.keys().next().value!);
+    return version;
   }
 
   private async callProvider(
@@ -451,6 +511,12 @@ export class AppHub extends DurableObject<Env> {
     return best;
   }
 }
+
+/** A context's answer: its data, or null for nothing now. Built once: building a zod schema costs more than a parse. */
+const MaybeContextData = ContextData.nullable();
+
+/** How many contexts' last content the hub keeps to skip hashing it again. */
+const REMEMBERED_VERSIONS = 64;
 
 /** Workers' limit on one WebSocket message, in bytes (the runtime's own frames stay far below it). */
 const PLATFORM_MESSAGE_BYTES = 1_048_576;

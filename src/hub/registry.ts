@@ -79,7 +79,17 @@ interface AgentRow extends Record<string, SqlStorageValue> {
 
 /** The hub's SQLite: who it belongs to, which apps registered which providers and agents. */
 export class Registry {
+  private changes = 0;
+
   constructor(private readonly storage: DurableObjectStorage) {}
+
+  /**
+   * Counts the changes to what apps registered (providers, tools, skills, agents, hooks, mounts) since the object
+   * started: what is derived from them (an agent's toolbox) is built again only when it moved.
+   */
+  get version(): number {
+    return this.changes;
+  }
 
   private get sql() {
     return this.storage.sql;
@@ -100,6 +110,7 @@ export class Registry {
    */
   replaceApp(init: ParsedInit, sessionId: string, digests: SkillDigests = new Map()): void {
     const { app, contexts, agents, tools, skills, hooks, mounts } = init;
+    this.changes++;
     this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM providers WHERE app = ?", app.name);
       this.sql.exec("DELETE FROM agents WHERE app = ?", app.name);
@@ -241,6 +252,7 @@ export class Registry {
   }
 
   private writeAgent(app: string, def: ParsedAgent): void {
+    this.changes++;
     this.sql.exec(
       `INSERT OR REPLACE INTO agents (app, agent_id, name, description, system_prompt, tools, attached_contexts, memory, result_policies, catalog, skills, browse_contexts, subagents, model, upstream, correctives, guard, dont_mention, sees_images, search_history, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -6,10 +6,22 @@ export interface SocketSession {
   initializedAt: number | null;
 }
 
+/**
+ * Each socket's session as last saved, while the object is awake: every frame and every call to an app reads it, and
+ * deserializing the attachment each time costs more than the rest of an answer. After hibernation it is read back once.
+ */
+const sessions = new WeakMap<WebSocket, SocketSession | null>();
+
 export function sessionOf(ws: WebSocket): SocketSession | null {
-  return (ws.deserializeAttachment() as SocketSession | null) ?? null;
+  let session = sessions.get(ws);
+  if (session === undefined) {
+    session = (ws.deserializeAttachment() as SocketSession | null) ?? null;
+    sessions.set(ws, session);
+  }
+  return session;
 }
 
 export function saveSession(ws: WebSocket, session: SocketSession): void {
   ws.serializeAttachment(session);
+  sessions.set(ws, session);
 }

@@ -1,9 +1,15 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { hubStub } from "../../src/hub/stub";
 import type { AgentInfo, ProviderInfo } from "../../src/protocol/frontend";
 import { ErrorCode } from "../../src/protocol/jsonrpc";
 import { PROTOCOL_VERSION } from "../../src/protocol/methods";
 import { freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";
+import { ToolApp } from "./support/tool-app";
+
+const tool = (name: string) => ({ name, description: `The ${name} tool.`, inputSchema: { type: "object" } });
+const offered = (turn: { envelope: { tools?: { offered?: { name: string }[] } } }) => turn.envelope.tools?.offered?.map((o) => o.name) ?? [];
 
 describe("the app hub", () => {
   it("replaces an app's providers and agents in one step when it initialises again", async () => {
@@ -56,5 +62,49 @@ describe("the app hub", () => {
     expect(notification).toMatchObject({ id: null, error: { code: ErrorCode.InvalidRequest } });
     const { agents } = await (await Frontend.for(id)).json<{ agents: AgentInfo[] }>("GET", "/v1/agents");
     expect(agents).toEqual([]);
+  });
+
+  it("a turn reads the registrations as they are now: each change (tools, agent, hooks, a disconnect) is seen by the very next turn", async () => {
+    const id = freshIdentity();
+    const planner = (tools: string[]) => ({ agentId: "planner", name: "Planner", systemPrompt: "Plan.", tools });
+    const app = await ToolApp.connect(id, "calendar", { tools: [tool("create_event")], agents: [planner(["create_event"])] });
+    const frontend = await Frontend.for(id);
+    const conversation = await frontend.conversation();
+    const turn = (message: string) => frontend.turn(conversation, { agent: "calendar:planner", message });
+    const first = await turn("one");
+    expect(offered(first)).toEqual(["calendar__create_event"]);
+    expect(first.envelope.hooks).toBeUndefined();
+
+    await app.initialize("calendar", { tools: [tool("create_event"), tool("list_events")], agents: [planner(["create_event", "list_events"])] });
+    expect(offered(await turn("two"))).toEqual(["calendar__create_event", "calendar__list_events"]);
+
+    await app.request("agents/create", planner(["list_events"]));
+    expect(offered(await turn("three"))).toEqual(["calendar__list_events"]);
+
+    await app.initialize("calendar", { tools: [tool("list_events")], agents: [planner(["list_events"])], hooks: [{ name: "audit", point: "turn.end" }] });
+    expect((await turn("four")).envelope.hooks?.points).toEqual(["turn.end"]);
+
+    // The toolbox the next turn reads marks a disconnected app's tools offline (and a reconnected one's online again).
+    const hub = hubStub(env, id);
+    expect((await hub.toolbox("calendar:planner"))!.bound.map((t) => [t.name, t.online])).toEqual([["calendar:list_events", true]]);
+    app.ws.close();
+    await expect.poll(async () => (await hub.toolbox("calendar:planner"))!.bound[0]!.online, { timeout: 2_000 }).toBe(false);
+    await ToolApp.connect(id, "calendar", { tools: [tool("list_events")], agents: [planner(["list_events"])] });
+    expect((await hub.toolbox("calendar:planner"))!.bound[0]!.online).toBe(true);
+  });
+
+  it("sends a conversation's toolbox again only when it changed (prepareTurnSince)", async () => {
+    const id = freshIdentity();
+    const app = await ToolApp.connect(id, "calendar", { tools: [tool("create_event")], agents: [{ agentId: "planner", name: "Planner", systemPrompt: "Plan.", tools: ["create_event"] }] });
+    const hub = hubStub(env, id);
+    const first = (await hub.prepareTurnSince("c1", "calendar:planner", null, false, null))!;
+    expect(first.toolbox!.bound.map((t) => t.name)).toEqual(["calendar:create_event"]);
+    expect((await hub.prepareTurn("c1", "calendar:planner", null, false))!.toolboxVersion).toBe(first.toolboxVersion);
+    expect((await hub.prepareTurnSince("c1", "calendar:planner", null, false, first.toolboxVersion))!.toolbox).toBeNull();
+    await app.request("agents/create", { agentId: "planner", name: "Planner", systemPrompt: "Plan.", tools: [] });
+    const changed = (await hub.prepareTurnSince("c1", "calendar:planner", null, false, first.toolboxVersion))!;
+    expect(changed.toolbox!.bound).toEqual([]);
+    expect(changed.toolboxVersion).not.toBe(first.toolboxVersion);
+    expect(await hub.prepareTurnSince("c1", "calendar:nobody", null, false, first.toolboxVersion)).toBeNull();
   });
 });
