@@ -11,7 +11,8 @@ import { fail, ok, type Result } from "../core/problem";
 import type { ApprovalInfo } from "../protocol/frontend";
 import type { ApprovalStore } from "./approval-store";
 import type { OpenCalls } from "./message-store";
-import type { ConversationMeta, ConversationDb } from "./store";
+import type { ConversationDb } from "./store";
+import type { ConversationScope } from "./scope";
 import { admitMessages, storeAdmitted } from "./tool-results";
 
 /** What the model reads for a call the user refused; their reason follows when they gave one. */
@@ -25,24 +26,20 @@ export function denialReason(content: string): string | null {
   return content.startsWith(DENIED_RESULT + REASON_LEAD) ? content.slice(DENIED_RESULT.length + REASON_LEAD.length) : null;
 }
 
-export interface ApprovalDeps {
-  store: ConversationDb;
-  approvals: ApprovalStore;
-  meta: ConversationMeta;
-  auditKey: () => Promise<CryptoKey>;
-  now: () => Date;
-}
+/** What deciding approvals reaches: the conversation's database and row, the clock and the audit key. */
+export type ApprovalScope = Pick<ConversationScope, "db" | "meta" | "auditKey" | "now">;
 
 /** Marks an open call as waiting for the user's approval; asking again while it waits changes nothing. */
-export function requestApproval(deps: ApprovalDeps, toolCallId: string): Result<{ approval: ApprovalInfo; created: boolean }> {
-  const { store, approvals } = deps;
+export function requestApproval(scope: ApprovalScope, toolCallId: string): Result<{ approval: ApprovalInfo; created: boolean }> {
+  const { db: store } = scope;
+  const { approvals } = store;
   const open = store.messages.openCalls();
   const tool = open.calls.get(toolCallId);
   if (tool === undefined) return fail("conflict", `no open tool call '${toolCallId}': only a call still waiting for its result can wait for approval`);
   const existing = approvals.get(open.seq, toolCallId);
   if (existing?.state === "requested") return ok({ approval: existing, created: false });
   if (existing) return fail("conflict", `tool call '${toolCallId}' was already ${existing.state}`);
-  const at = deps.now().toISOString();
+  const at = scope.now().toISOString();
   store.transaction(() => {
     approvals.record(open.seq, toolCallId, tool, "requested", at);
     store.events.add(null, "tool.approval.requested", toolCallId, { tool }, at);
@@ -109,8 +106,9 @@ export function recordDecisions(store: ConversationDb, approvals: ApprovalStore,
  * trimmed, audited. The same decision sent again (a retry) answers with the
  * record, and `seq` null.
  */
-export async function decideApproval(deps: ApprovalDeps, toolCallId: string, decision: ApprovalDecisionBody): Promise<Result<{ approval: ApprovalInfo; seq: number | null }>> {
-  const { store, approvals, meta } = deps;
+export async function decideApproval(scope: ApprovalScope, toolCallId: string, decision: ApprovalDecisionBody): Promise<Result<{ approval: ApprovalInfo; seq: number | null }>> {
+  const { db: store, meta } = scope;
+  const { approvals } = store;
   const open = store.messages.openCalls();
   const state = decision.approved ? "approved" : "denied";
   // A retry is about the newest call with this id; an older call's record says nothing of a newer one.
@@ -121,12 +119,12 @@ export async function decideApproval(deps: ApprovalDeps, toolCallId: string, dec
   if (!checked.ok) return checked;
   const denial = await admitMessages(open.calls, checked.value.denials, {
     policies: meta.resultPolicies,
-    auditKey: await deps.auditKey(),
+    auditKey: await scope.auditKey(),
     nonce: meta.nonce,
     runtimeWritten: new Set([toolCallId]),
   });
   if (!denial.ok) return denial;
-  const at = deps.now().toISOString();
+  const at = scope.now().toISOString();
   const seq = store.transaction(() => {
     recordDecisions(store, approvals, open, checked.value.decided, null, at);
     return denial.value.messages.length ? storeAdmitted(store, null, denial.value, at) : null;

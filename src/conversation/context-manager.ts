@@ -8,12 +8,10 @@ import { compactionLimits, withModelWindow } from "../history/policy";
 import type { CompactionPolicy } from "../protocol/policies";
 import { admitText } from "../protect";
 import { summariseSafely } from "../history/summarise";
-import type { Summariser } from "../history/summary";
-import type { CompactionStore } from "./compaction-store";
-import type { CompactionReport, History, PreparedCompaction } from "./history";
+import { History, type CompactionReport, type PreparedCompaction } from "./history";
+import type { ConversationScope } from "./scope";
 import type { SerialQueue } from "./serial-queue";
-import type { ConversationMeta, ConversationDb } from "./store";
-import type { ApprovalStore } from "./approval-store";
+import type { ConversationMeta } from "./store";
 import { admitMessages, storeAdmitted, type AdmittedMessages } from "./tool-results";
 import { checkRoom, checkWholeView } from "./capacity";
 import { LIMITS } from "../protocol/limits";
@@ -21,26 +19,22 @@ import type { MessagePage } from "../protocol/frontend";
 
 type UserMessage = Extract<ChatMessage, { role: "user" }>;
 
-export interface ContextManagerDeps {
-  store: ConversationDb;
-  compactions: CompactionStore;
-  approvals: ApprovalStore;
-  history: History;
-  meta: ConversationMeta;
-  queue: SerialQueue;
-  auditKey: () => Promise<CryptoKey>;
-  summariser: (policy: CompactionPolicy) => Summariser;
-  now: () => Date;
-}
-
 /** The context-manager contract over one Conversation's SQLite, R2 and queue. Every change goes through the queue. */
 export class ConversationContextManager implements ContextManager {
-  constructor(private readonly deps: ContextManagerDeps) {}
+  private readonly history: History;
+
+  constructor(
+    private readonly scope: ConversationScope,
+    private readonly queue: SerialQueue,
+  ) {
+    this.history = new History(scope);
+  }
 
   /** The model's reply and tool results; every result must answer an open call, and is redacted and trimmed before it is stored. */
   /** `allowed`: checked once the queue reaches the append (a gateway run's: still the run in progress; a frontend's: the output hooks). */
   addMessages(messages: AppendableMessage[], allowed: () => Promise<Result<true>> | Result<true> = () => ok(true)) {
-    const { store, queue } = this.deps;
+    const { db: store } = this.scope;
+    const { queue } = this;
     return queue.run(async () => {
       const meta = this.current();
       if (!meta.ok) return meta;
@@ -49,14 +43,14 @@ export class ConversationContextManager implements ContextManager {
       const open = store.messages.openCalls();
       const admitted = await admitMessages(open.calls, messages, {
         policies: meta.value.resultPolicies,
-        auditKey: await this.deps.auditKey(),
+        auditKey: await this.scope.auditKey(),
         nonce: meta.value.nonce,
-        awaitingApproval: this.deps.approvals.awaiting(open),
+        awaitingApproval: this.scope.db.approvals.awaiting(open),
       });
       if (!admitted.ok) return admitted;
       const room = checkRoom(store.messages, admitted.value.messages);
       if (!room.ok) return room;
-      const at = this.deps.now().toISOString();
+      const at = this.scope.now().toISOString();
       const lastSeq = store.transaction(() => storeAdmitted(store, null, admitted.value, at));
       return ok({ appended: admitted.value.messages.length, lastSeq, toolResults: admitted.value.reports });
     });
@@ -64,29 +58,30 @@ export class ConversationContextManager implements ContextManager {
 
   /** The conversation as it is once the queue reaches a change: another change may have ended it or changed its agent. */
   private current(): Result<ConversationMeta> {
-    const meta = this.deps.store.conversation.get()!;
+    const meta = this.scope.db.conversation.get()!;
     return meta.endedAt ? fail("conflict", "this conversation has ended") : ok(meta);
   }
 
   /** One page of the stored messages after `after`: a page never nears the RPC limit (LIMITS.historyReadBytes). */
   getMessages(page: { after: number; limit: number }): Result<MessagePage> {
-    const { messages, hasMore } = this.deps.store.messages.page(page.after, page.limit, LIMITS.historyReadBytes);
+    const { messages, hasMore } = this.scope.db.messages.page(page.after, page.limit, LIMITS.historyReadBytes);
     return ok({ messages, nextAfter: messages.at(-1)?.seq ?? page.after, hasMore });
   }
 
   /** What the model would read before a new message: the frozen system message, the summary, and the newest whole groups that fit. */
   getMessagesForRequest(options: { maxTokens?: number | undefined }): Result<RequestMessages> {
-    const { history, meta } = this.deps;
+    const { history } = this;
+    const { meta } = this.scope;
     const maxTokens = options.maxTokens ?? compactionLimits(meta.compactionPolicy)?.usable;
-    const readable = maxTokens === undefined ? checkWholeView(this.deps.store.messages, history.coveredThrough()) : ok(true);
+    const readable = maxTokens === undefined ? checkWholeView(this.scope.db.messages, history.coveredThrough()) : ok(true);
     if (!readable.ok) return readable;
-    const system = this.deps.store.turns.latestSystemPrompt();
+    const system = this.scope.db.turns.latestSystemPrompt();
     const view = history.view({ maxTokens });
-    const rendered = history.render(view, this.deps.now());
+    const rendered = history.render(view, this.scope.now());
     const assembled = assembleTurn({
       turnId: "request",
       conversationId: meta.conversationId,
-      now: this.deps.now(),
+      now: this.scope.now(),
       systemPrompt: system ?? "",
       history: rendered.history,
       ledger: [],
@@ -103,7 +98,7 @@ export class ConversationContextManager implements ContextManager {
       messages,
       tokens: usageOf(messages),
       truncated: {
-        messages: this.deps.store.messages.lastSeq() - view.coveredThrough - shown,
+        messages: this.scope.db.messages.lastSeq() - view.coveredThrough - shown,
         tokens: view.unread.tokens + dropped.reduce((sum, t) => sum + t.tokens, 0),
       },
     });
@@ -114,15 +109,16 @@ export class ConversationContextManager implements ContextManager {
    * must pair every result with its call; results are protected as if appended.
    */
   setMessages(messages: Exclude<ChatMessage, { role: "system" }>[]) {
-    const { store, queue } = this.deps;
+    const { db: store } = this.scope;
+    const { queue } = this;
     return queue.run(async (): Promise<Result<{ appended: number; lastSeq: number }>> => {
       const meta = this.current();
       if (!meta.ok) return meta;
       if (store.messages.count() > 0) return fail("conflict", "this conversation already has messages; stored history is never replaced. Resume into a new conversation");
       const problems = pairingProblems(messages, { pendingAllowed: true });
       if (problems.length) return fail("invalid-request", `the messages do not pair every tool result with its call: ${problems[0]}`, problems.map((p) => ({ path: "messages", message: p })));
-      const auditKey = await this.deps.auditKey();
-      const at = this.deps.now().toISOString();
+      const auditKey = await this.scope.auditKey();
+      const at = this.scope.now().toISOString();
       // Runs of the model's messages go through the same envelope as appends; user text is stored as a turn stores it.
       const runs: (AppendableMessage[] | UserMessage)[] = [];
       for (const m of messages) {
@@ -152,12 +148,15 @@ export class ConversationContextManager implements ContextManager {
   }
 
   clear(): Result<CompactionReport> {
-    const { store, history } = this.deps;
-    return ok(store.transaction(() => history.clear(this.deps.now().toISOString())));
+    const { history } = this;
+    const { db: store } = this.scope;
+    return ok(store.transaction(() => history.clear(this.scope.now().toISOString())));
   }
 
   shouldCompact(): Result<CompactionStatus> {
-    const { store, compactions, history, meta } = this.deps;
+    const { history } = this;
+    const { db: store, meta } = this.scope;
+    const { compactions } = store;
     const policy = meta.compactionPolicy;
     const limits = compactionLimits(policy);
     const system = store.turns.latestSystemPrompt();
@@ -185,7 +184,8 @@ export class ConversationContextManager implements ContextManager {
    * Messages appended meanwhile come after what it covers, so none is lost.
    */
   async compact(options: { force?: boolean | undefined; contextWindow?: number | undefined }): Promise<Result<CompactionReport | null>> {
-    const { store, history, queue } = this.deps;
+    const { history, queue } = this;
+    const { db: store } = this.scope;
     const planned = await queue.run(async (): Promise<Result<{ prepared: PreparedCompaction | null; policy: CompactionPolicy }>> => {
       const meta = this.current();
       if (!meta.ok) return meta;
@@ -195,7 +195,7 @@ export class ConversationContextManager implements ContextManager {
       const limits = compactionLimits(policy);
       if (!limits) return fail("invalid-request", "the conversation's compaction policy names no contextWindow; set one, or pass contextWindow");
       const view = history.view({ maxTokens: limits.usable });
-      const rendered = history.render(view, this.deps.now());
+      const rendered = history.render(view, this.scope.now());
       // While the model is still answering the latest request (its last word is not a reply), the request and its tool
       // work so far stay, as on a continuation: the continuation that follows must show what it answers.
       const last = store.messages.list(store.messages.lastSeq(), store.messages.lastSeq())[0]?.message;
@@ -207,8 +207,8 @@ export class ConversationContextManager implements ContextManager {
     const { prepared, policy } = planned.value;
     if (!prepared) return ok(null);
     await history.keepClearedResults(prepared);
-    const draft = prepared.request ? await summariseSafely(this.deps.summariser(policy), prepared.request) : null;
-    const report = await queue.run(async () => store.transaction(() => history.commit(prepared, draft, "manual", this.deps.now().toISOString())));
+    const draft = prepared.request ? await summariseSafely(this.scope.models.summariser(policy), prepared.request) : null;
+    const report = await queue.run(async () => store.transaction(() => history.commit(prepared, draft, "manual", this.scope.now().toISOString())));
     return report ? ok(report) : fail("conflict", "another compaction was recorded while this one ran; ask again");
   }
 }

@@ -4,59 +4,56 @@ import { contextKey } from "../core/attachments";
 import type { ContextList } from "../protocol/context-data";
 import type { AppendableMessage, ChatMessage } from "../protocol/messages";
 import { fail, ok, type Result } from "../core/problem";
-import { conversationStub } from "./stub";
-import { hubStub } from "../hub/stub";
-import { memoryHalfLifeHours, summaryModel } from "../platform/config";
+import { newNonce } from "../core/runtime-tag";
+import { memoryHalfLifeHours, summaryModel, upstreamConfig } from "../platform/config";
 import type { Env } from "../platform/env";
 import type { Owner } from "../protocol/owner";
 import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
 import type { CompactionPolicy } from "../protocol/policies";
 import { chooseSummariser } from "../history/summarise";
-import { decideApproval, requestApproval, type ApprovalDeps } from "./approvals";
-import { History, type CompactionReport } from "./history";
-import type { AppHub } from "../hub/app-hub";
+import { appPort } from "../hub/port";
+import { askGuardModel } from "../tools/guard-model";
+import { tenantAuditKey } from "../protect";
+import type { ModelAnswer, OutputReview } from "../hooks/output";
 import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, MessagePage, PastTurn, ResourceInfo, TurnResult } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
-import { SerialQueue } from "./serial-queue";
-import type { GatewayCursor, GatewayRun, ModelUsage } from "./gateway-store";
-import { recordGatewayStep, runLive, takeGatewayTurn, type GatewayHost } from "./gateway-runs";
-import { reviewAppended, reviewGatewayOutput, type ReviewHost } from "./output-review";
-import { askGuardModel } from "../tools/guard-model";
-import type { ModelAnswer, OutputReview } from "../hooks/output";
-import { upstreamConfig } from "../platform/config";
-import { runOpenCalls } from "./tool-runs";
-import type { ToolHost } from "../tools/run";
-import type { ToolRunResult, ToolSpec } from "../protocol/tools";
-import { ConversationDb, type ConversationMeta } from "./store";
-import { durableDatabase } from "../storage/database";
-import { migrate } from "../storage/migrate";
-import { CONVERSATION_MIGRATIONS } from "./migrations";
-import type { ToolResultReport } from "./tool-results";
-import { takeTurn } from "./turn/index";
-import { replay } from "./turn/replay";
-import type { TurnDeps } from "./turn/deps";
-import { ConversationContextManager } from "./context-manager";
 import type { CompactionStatus, RequestMessages } from "../protocol/history";
-import { turnSections, type TurnSections } from "./turn-sections";
-import { tenantAuditKey } from "../protect";
-import { newNonce } from "../core/runtime-tag";
-import { closeDelegateCall, completeChild, startChild, type ChildAnswer, type ChildHost } from "./delegation";
+import type { ToolRunResult } from "../protocol/tools";
 import type { DelegationCompleted, DelegationInfo, DelegationStart } from "../protocol/delegation";
 import type { ToolResultEvidence } from "../protocol/evidence";
+import { durableDatabase } from "../storage/database";
+import { migrate } from "../storage/migrate";
+import { decideApproval, requestApproval } from "./approvals";
+import { ConversationContextManager } from "./context-manager";
+import type { GatewayCursor, ModelUsage } from "./gateway-store";
+import { recordGatewayStep, runLive, takeGatewayTurn } from "./gateway-runs";
+import { History, type CompactionReport } from "./history";
+import { describeConversation, endConversation } from "./lifecycle";
+import { CONVERSATION_MIGRATIONS } from "./migrations";
+import { reviewAppended, reviewGatewayOutput } from "./output-review";
 import { attachContext, storePushedResource, type PushedResource } from "./resources";
+import { conversationPort, TurnCache, type ChildAnswer, type ConversationObject, type ConversationScope } from "./scope";
+import { SerialQueue } from "./serial-queue";
+import { ConversationDb, type ConversationMeta } from "./store";
+import { closeDelegateCall, completeChild, startChild } from "./subagent";
+import type { ToolResultReport } from "./tool-results";
+import { runOpenCalls } from "./tool-runs";
+import { takeTurn } from "./turn/index";
+import { replay } from "./turn/replay";
 
 /**
  * One per conversation: history as the model read it, the context ledger,
  * attachments, session resources, turns and events, all in its SQLite. Every
- * change goes through one queue, so turns and appends never interleave.
+ * change goes through one queue, so turns and appends never interleave. Each
+ * request is served over one `ConversationScope` (src/conversation/scope.ts),
+ * built here: this object is where the bindings become ports.
  */
-export class Conversation extends DurableObject<Env> {
+export class Conversation extends DurableObject<Env> implements ConversationObject {
   private readonly db: ConversationDb;
   private readonly queue = new SerialQueue();
-  /** Apps' contexts past the trust boundary at the version last pulled: an unchanged context is not redacted every turn. */
-  private readonly admittedContexts = new Map<string, { version: string; title: string; content: string }>();
-  /** Apps' tool declarations past the trust boundary, as last offered: an unchanged list is not redacted every turn. */
-  private readonly admittedTools = new Map<string, { raw: string; spec: ToolSpec }>();
+  private readonly cache = new TurnCache();
+  /** A conversation belongs to one user: the parts of its scope that do not change between requests, built once. */
+  private shared: Omit<ConversationScope, "meta"> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -71,8 +68,8 @@ export class Conversation extends DurableObject<Env> {
     return this.queue.run(async () => {
       const made = await this.begin(owner, conversationId, agent, compactionPolicy);
       if (!made.ok) return made;
-      await this.hub(owner).conversationCreated({ id: conversationId, agent: agent ?? null, createdAt: made.value.createdAt });
-      return ok(this.describe(made.value));
+      await this.parts(owner).apps.conversationCreated({ id: conversationId, agent: agent ?? null, createdAt: made.value.createdAt });
+      return ok(describeConversation(this.db, made.value));
     });
   }
 
@@ -82,7 +79,7 @@ export class Conversation extends DurableObject<Env> {
     let agentContexts: string[] = [];
     let resultPolicies = {};
     if (agent !== undefined) {
-      const found = await this.hub(owner).agent(agent);
+      const found = await this.parts(owner).apps.agent(agent);
       if (!found) return fail("not-found", `no agent '${agent}' is registered`);
       ({ attachedContexts: agentContexts, resultPolicies } = found);
     }
@@ -92,7 +89,7 @@ export class Conversation extends DurableObject<Env> {
   }
 
   info(owner: Owner): Result<ConversationInfo> {
-    return this.read(owner, (meta) => ok(this.describe(meta)));
+    return this.read(owner, (scope) => ok(describeConversation(this.db, scope.meta)));
   }
 
   /**
@@ -100,65 +97,27 @@ export class Conversation extends DurableObject<Env> {
    * regenerates on a rejection itself); `run`, the run, refused once a newer request interrupted it.
    */
   turn(owner: Owner, body: TurnBody, gateway?: { outputReviewed?: boolean; run?: string }): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", (owned) => {
+    return this.serve(owner, "queued", (scope) => {
       const live = runLive(this.db.gateway, gateway?.run);
-      return live.ok ? this.takeTurnNow(owner, owned, body, { outputReviewed: gateway?.outputReviewed === true }) : live;
+      return live.ok ? takeTurn(scope, body, { outputReviewed: gateway?.outputReviewed === true }) : live;
     });
   }
 
-  /**
-   * A turn, inside the queue. `more` adds appendix sections (a subagent's first turn: its parent's hints);
-   * `outputReviewed`, the gateway checked the reply already; `interruptedRun`, a gateway answer this message cut off.
-   */
-  private async takeTurnNow(
-    owner: Owner,
-    owned: ConversationMeta,
-    body: TurnBody,
-    options: { more?: (nonce: string | null, own: TurnSections) => Promise<TurnSections>; outputReviewed?: boolean; interruptedRun?: GatewayRun } = {},
-  ): Promise<Result<TurnResult>> {
-    const { more, outputReviewed = false, interruptedRun } = options;
-    const nonce = owned.nonce ?? this.db.conversation.giveNonce(newNonce());
-    const meta = { ...owned, nonce };
-    const sections = turnSections({ kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) }, owner, meta.conversationId, body, nonce);
-    const deps: TurnDeps = {
-      store: this.db,
-      hub: this.hub(owner),
-      meta,
-      history: this.history(owner, meta),
-      approvals: this.db.approvals,
-      toolState: this.db.toolState,
-      tools: this.toolHost(owner),
-      summariser: this.summariser,
-      admittedContexts: this.admittedContexts,
-      admittedTools: this.admittedTools,
-      auditKey: await this.auditKey(owner),
-      now: () => new Date(),
-      delegations: this.db.delegations,
-      // A subagent runs in a conversation of its own, in its own Durable Object (same tenant and user).
-      delegate: (start) => conversationStub(this.env, owner, start.childConversationId).startDelegation(owner, start),
-      sections: more ? async (agent, message) => more(nonce, await sections(agent, message)) : sections,
-      outputReviewed,
-      ...(interruptedRun ? { interruptedRun } : {}),
-    };
-    return takeTurn(deps, body);
-  }
-
-  // ── subagents (src/conversation/delegation.ts; docs/tools.md, "Subagents") ──
+  // ── subagents (src/conversation/subagent.ts; docs/tools.md, "Subagents") ──
 
   /** The child's side of a `delegate` call: created for the subagent, it takes its first turn at once. */
   startDelegation(owner: Owner, start: DelegationStart): Promise<Result<{ turnId: string }>> {
-    return this.queue.run(() => startChild(this.childHost(owner), start));
+    return this.queue.run(() => startChild(this.parts(owner), start));
   }
 
   /** The child's final answer (POST …/delegation/complete, or the gateway's loop): it closes the parent's call, then the child ends. */
   completeDelegation(owner: Owner, reply: ChatMessage): Promise<Result<DelegationCompleted>> {
-    return this.serve(owner, "live", (meta) => completeChild(this.childHost(owner), meta, reply));
+    return this.serve(owner, "live", (scope) => completeChild(scope, reply));
   }
 
   /** The parent's side: a child's final answer closes its `delegate` call, while that call is still open. */
   closeDelegation(owner: Owner, done: ChildAnswer): Promise<Result<{ toolResult: ToolResultEvidence }>> {
-    const host = { store: this.db, approvals: this.db.approvals, delegations: this.db.delegations, auditKey: () => this.auditKey(owner) };
-    return this.serve(owner, "live", (meta) => closeDelegateCall(host, meta, done));
+    return this.serve(owner, "live", (scope) => closeDelegateCall(scope, done));
   }
 
   /** The conversation's `delegate` calls and their children, oldest first. */
@@ -166,41 +125,11 @@ export class Conversation extends DurableObject<Env> {
     return this.read(owner, () => ok({ delegations: this.db.delegations.list() }));
   }
 
-  private childHost(owner: Owner): ChildHost {
-    return {
-      owner,
-      store: this.db,
-      hub: this.hub(owner),
-      memory: { kv: this.env.MEMORY, halfLifeHours: memoryHalfLifeHours(this.env) },
-      auditKey: () => this.auditKey(owner),
-      takeTurn: (meta, body, more) => this.takeTurnNow(owner, meta, body, { more }),
-      turnIds: () => this.db.turns.ids(),
-      closeInParent: (parentConversationId, done) => conversationStub(this.env, owner, parentConversationId).closeDelegation(owner, done),
-      end: (meta) => this.endNow(owner, meta),
-    };
-  }
-
   /** The open calls the runtime serves, run outside a turn; their results are stored like appended ones. */
   runTools(owner: Owner, body: RunToolsBody, run?: string): Promise<Result<ToolRunResult>> {
-    return this.serve(owner, "live", async (meta) => {
+    return this.serve(owner, "live", (scope) => {
       const live = runLive(this.db.gateway, run);
-      if (!live.ok) return live;
-      const agent = body.agent ?? meta.agent;
-      if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
-      const toolbox = await this.hub(owner).toolbox(agent);
-      if (!toolbox) return fail("not-found", `no agent '${agent}' is registered`);
-      const deps = {
-        store: this.db,
-        approvals: this.db.approvals,
-        toolState: this.db.toolState,
-        delegations: this.db.delegations,
-        host: this.toolHost(owner),
-        auditKey: await this.auditKey(owner),
-        meta,
-        now: new Date(),
-        everCovered: this.db.compactions.everCovered(),
-      };
-      return runOpenCalls(deps, toolbox, body.toolCallIds);
+      return live.ok ? runOpenCalls(scope, body) : live;
     });
   }
 
@@ -213,9 +142,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** The gateway's turn: taken, and the cursor moved past it, only if the cursor is still where the gateway read it. */
   gatewayTurn(owner: Owner, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }, run: string): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", (owned) =>
-      takeGatewayTurn(this.gatewayHost(owner), body, cursor, run, (interruptedRun) => this.takeTurnNow(owner, owned, body, interruptedRun ? { interruptedRun } : {})),
-    );
+    return this.serve(owner, "queued", (scope) => takeGatewayTurn(scope, body, cursor, run));
   }
 
   /**
@@ -227,12 +154,12 @@ export class Conversation extends DurableObject<Env> {
       const made = await this.begin(owner, conversationId, body.agent);
       if (!made.ok) return made;
       try {
-        const turn = await takeGatewayTurn(this.gatewayHost(owner), body, { expected: null, next }, run, () => this.takeTurnNow(owner, made.value, body));
+        const turn = await takeGatewayTurn(this.scope(owner, made.value), body, { expected: null, next }, run);
         if (!turn.ok) {
           await this.ctx.storage.deleteAll();
           return turn;
         }
-        await this.hub(owner).conversationCreated({ id: conversationId, agent: body.agent, createdAt: made.value.createdAt });
+        await this.parts(owner).apps.conversationCreated({ id: conversationId, agent: body.agent, createdAt: made.value.createdAt });
         return turn;
       } catch (error) {
         // Whatever failed (the turn, the hub's listing), nothing is left half made.
@@ -244,16 +171,12 @@ export class Conversation extends DurableObject<Env> {
 
   /** The gateway's bookkeeping after a step: its cursor, its run's end, the upstream's usage. */
   gatewayRecord(owner: Owner, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
-    return this.serve(owner, "queued", () => recordGatewayStep(this.gatewayHost(owner), record));
-  }
-
-  private gatewayHost(owner: Owner): GatewayHost {
-    return { store: this.db, gateway: this.db.gateway, hub: this.hub(owner) };
+    return this.serve(owner, "queued", (scope) => recordGatewayStep(scope, record));
   }
 
   /** The gateway's check of one model answer by the agent's output hooks. */
   reviewOutput(owner: Owner, check: { agent: string; turnId: string; reply: ModelAnswer; attempt: number }): Promise<Result<OutputReview & { reminder?: string; rejected?: string | null }>> {
-    return this.serve(owner, "live", (meta) => reviewGatewayOutput(this.reviewHost(owner, meta), check));
+    return this.serve(owner, "live", (scope) => reviewGatewayOutput(scope, check));
   }
 
   // ── the context-manager contract (src/history/contract.ts) ──
@@ -270,7 +193,9 @@ export class Conversation extends DurableObject<Env> {
     if (usage?.turnId !== undefined && !this.db.turns.get(usage.turnId)) return fail("not-found", `no turn '${usage.turnId}' in this conversation`);
     // In the queue: a gateway run's answer only while it is the run in progress (its steps were checked already); a
     // frontend's answers after the output hooks accept them.
-    const appended = await manager.value.addMessages(messages, () => (run === undefined ? reviewAppended(this.reviewHost(owner, this.db.conversation.get()!), messages) : runLive(this.db.gateway, run)));
+    const appended = await manager.value.addMessages(messages, () =>
+      run === undefined ? reviewAppended(this.scope(owner, this.db.conversation.get()!), messages) : runLive(this.db.gateway, run),
+    );
     if (appended.ok && usage) this.recordUsage(usage, appended.value.lastSeq);
     return appended;
   }
@@ -284,12 +209,10 @@ export class Conversation extends DurableObject<Env> {
 
   /** A turn answered before: its stored result with the model input it read then (as a replay builds it), and the usage reported for it. */
   pastTurn(owner: Owner, turnId: string): Result<PastTurn> {
-    return this.read(owner, (meta) => {
+    return this.read(owner, (scope) => {
       const prior = this.db.turns.withTime(turnId);
       if (!prior) return fail("not-found", `no turn '${turnId}' in this conversation`);
-      // A replay reads only the store, the history and the conversation's nonce.
-      const deps: Pick<TurnDeps, "store" | "history" | "meta"> = { store: this.db, history: this.history(owner, meta), meta };
-      return ok({ ...replay(deps as TurnDeps, prior.turn), createdAt: prior.createdAt, reportedUsage: this.db.events.usageOf(turnId) });
+      return ok({ ...replay(scope, new History(scope), prior.turn), createdAt: prior.createdAt, reportedUsage: this.db.events.usageOf(turnId) });
     });
   }
 
@@ -333,20 +256,7 @@ export class Conversation extends DurableObject<Env> {
 
   private manager(owner: Owner, options: { live?: boolean } = {}): Result<ConversationContextManager> {
     const meta = options.live ? this.live(owner) : this.owned(owner);
-    if (!meta.ok) return meta;
-    return ok(
-      new ConversationContextManager({
-        store: this.db,
-        compactions: this.db.compactions,
-        approvals: this.db.approvals,
-        history: this.history(owner, meta.value),
-        meta: meta.value,
-        queue: this.queue,
-        auditKey: () => this.auditKey(owner),
-        summariser: this.summariser,
-        now: () => new Date(),
-      }),
-    );
+    return meta.ok ? ok(new ConversationContextManager(this.scope(owner, meta.value), this.queue)) : meta;
   }
 
   // ── approvals of tool calls (src/conversation/approvals.ts) ──
@@ -357,15 +267,11 @@ export class Conversation extends DurableObject<Env> {
   }
 
   requestApproval(owner: Owner, toolCallId: string): Promise<Result<{ approval: ApprovalInfo; created: boolean }>> {
-    return this.serve(owner, "live", (meta) => requestApproval(this.approvalDeps(owner, meta), toolCallId));
+    return this.serve(owner, "live", (scope) => requestApproval(scope, toolCallId));
   }
 
   decideApproval(owner: Owner, toolCallId: string, decision: ApprovalDecisionBody): Promise<Result<{ approval: ApprovalInfo; seq: number | null }>> {
-    return this.serve(owner, "live", (meta) => decideApproval(this.approvalDeps(owner, meta), toolCallId, decision));
-  }
-
-  private approvalDeps(owner: Owner, meta: ConversationMeta): ApprovalDeps {
-    return { store: this.db, approvals: this.db.approvals, meta, auditKey: () => this.auditKey(owner), now: () => new Date() };
+    return this.serve(owner, "live", (scope) => decideApproval(scope, toolCallId, decision));
   }
 
   attachments(owner: Owner): Result<{ attachments: AttachmentInfo[] }> {
@@ -374,7 +280,7 @@ export class Conversation extends DurableObject<Env> {
 
   /** A picked item is fetched once here so the user learns at once if it does not exist. */
   attach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
-    return this.serve(owner, "live", () => attachContext(this.db, this.hub(owner), attachment));
+    return this.serve(owner, "live", (scope) => attachContext(scope, attachment));
   }
 
   detach(owner: Owner, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
@@ -392,21 +298,21 @@ export class Conversation extends DurableObject<Env> {
 
   /** Pushed by an app through the hub; only apps this conversation acknowledges may push. */
   pushResource(owner: Owner, app: string, resource: PushedResource): Promise<Result<ResourceInfo>> {
-    return this.serve(owner, "live", (meta) => storePushedResource({ store: this.db, auditKey: () => this.auditKey(owner) }, meta, app, resource));
+    return this.serve(owner, "live", (scope) => storePushedResource(scope, app, resource));
   }
 
   removeResource(owner: Owner, fullId: string, options: { notifyApp: boolean }): Promise<Result<{ removed: string }>> {
-    return this.serve(owner, "queued", (meta) => {
+    return this.serve(owner, "queued", (scope) => {
       if (!this.db.resources.delete(fullId)) return fail("not-found", `no resource '${fullId}' in this conversation`);
       this.db.events.add(null, "resource.removed", fullId, { by: options.notifyApp ? "user" : "app" }, new Date().toISOString());
-      if (options.notifyApp) this.hub(owner).notifyResourceRemoved(meta.conversationId, fullId);
+      if (options.notifyApp) void scope.apps.notifyResourceRemoved(scope.meta.conversationId, fullId);
       return ok({ removed: fullId });
     });
   }
 
   async browse(owner: Owner, ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {
     const meta = this.owned(owner);
-    return meta.ok ? this.hub(owner).listItems(ref, params) : meta;
+    return meta.ok ? this.parts(owner).apps.listItems(ref, params) : meta;
   }
 
   events(owner: Owner, query: EventsQuery): Result<{ events: ContextEvent[]; nextAfter: number }> {
@@ -419,66 +325,39 @@ export class Conversation extends DurableObject<Env> {
 
   /** Ends the session: resources are cleared and each app told; further turns are refused. */
   end(owner: Owner): Promise<Result<ConversationInfo & { resourcesRemoved: number }>> {
-    return this.serve(owner, "queued", async (meta) => ok(await this.endNow(owner, meta)));
+    return this.serve(owner, "queued", async (scope) => ok(await endConversation(scope)));
   }
 
-  private async endNow(owner: Owner, meta: ConversationMeta): Promise<ConversationInfo & { resourcesRemoved: number }> {
-    if (meta.endedAt) return { ...this.describe(meta), resourcesRemoved: 0 };
-    const resources = this.db.resources.list();
-    const at = new Date().toISOString();
-    this.db.transaction(() => {
-      for (const r of resources) this.db.resources.delete(r.fullId);
-      // No decision can come any more: a frontend that lists approvals must not ask the user for one.
-      this.db.approvals.expireAwaiting(this.db.messages.openCalls(), at);
-      this.db.conversation.end(at);
-      this.db.events.add(null, "conversation.ended", null, { resourcesRemoved: resources.length }, at);
-    });
-    const hub = this.hub(owner);
-    await Promise.all([
-      hub.conversationEnded(meta.conversationId, at),
-      ...resources.map((r) => hub.notifyResourceRemoved(meta.conversationId, r.fullId)),
-    ]);
-    return { ...this.describe(this.db.conversation.get()!), resourcesRemoved: resources.length };
-  }
+  // ── the scope every request is served over ──
 
-  private history(owner: Owner, meta: ConversationMeta): History {
-    return new History({ store: this.db, compactions: this.db.compactions, approvals: this.db.approvals, bucket: this.env.ARTIFACTS, owner, conversationId: meta.conversationId, nonce: meta.nonce });
-  }
-
-  private readonly summariser = (policy: CompactionPolicy) => chooseSummariser(policy.summariser, summaryModel(this.env));
-
-  private hubFor: DurableObjectStub<AppHub> | null = null;
-  private auditKeyFor: Promise<CryptoKey> | null = null;
-
-  /** Audit hashes are keyed per tenant, so the same secret hashes differently in another tenant's records. */
-  private auditKey(owner: Owner): Promise<CryptoKey> {
-    return (this.auditKeyFor ??= tenantAuditKey(this.env.AUTH_SECRET, owner.tenant));
-  }
-
-  /** What checking answers with the output hooks reaches: the agent's hooks through the hub, and where they run. */
-  private reviewHost(owner: Owner, meta: ConversationMeta): ReviewHost {
-    return { store: this.db, meta, toolbox: (agent) => this.hub(owner).toolbox(agent), tools: this.toolHost(owner) };
-  }
-
-  /** The tools the runtime serves run on the apps, through the user's hub. */
-  private toolHost(owner: Owner): ToolHost {
-    const hub = this.hub(owner);
-    return {
-      callTool: (name, args, meta) => hub.callTool(name, args, meta),
-      readSkill: (name) => hub.readSkill(name),
-      providers: () => hub.providers(),
-      listItems: (ref, params) => hub.listItems(ref, params),
-      readContext: (ref, id, conversationId) => hub.readContext(ref, id, conversationId),
-      ...(this.env.AI ? { rankByMeaning: (query: string, tools: readonly string[]) => hub.rankByMeaning(query, tools) } : {}),
-      callHook: (hook, params) => hub.callHook(hook, params),
-      askGuardModel: (config, input) => askGuardModel(input, { config, upstream: upstreamConfig(this.env, config.upstream), nonce: this.db.conversation.get()?.nonce ?? null }),
+  /** What every request of `owner` reaches: the bindings as ports, the audit key, the caches this object keeps. */
+  private parts(owner: Owner): Omit<ConversationScope, "meta"> {
+    if (this.shared && this.shared.owner.tenant === owner.tenant && this.shared.owner.user === owner.user) return this.shared;
+    const env = this.env;
+    const apps = appPort(env, owner);
+    let auditKey: Promise<CryptoKey> | null = null;
+    this.shared = {
+      owner,
+      db: this.db,
+      now: () => new Date(),
+      auditKey: () => (auditKey ??= tenantAuditKey(env.AUTH_SECRET, owner.tenant)),
+      apps,
+      models: {
+        summariser: (policy) => chooseSummariser(policy.summariser, summaryModel(env)),
+        askGuardModel: (config, input, nonce) => askGuardModel(input, { config, upstream: upstreamConfig(env, config.upstream), nonce }),
+        ...(env.AI ? { rankByMeaning: (query: string, tools: readonly string[]) => apps.rankByMeaning(query, tools) } : {}),
+      },
+      // A subagent runs in a conversation of its own, in its own Durable Object (same tenant and user).
+      conversations: conversationPort(env, owner),
+      memory: { kv: env.MEMORY, halfLifeHours: memoryHalfLifeHours(env) },
+      artifacts: env.ARTIFACTS,
+      cache: this.cache,
     };
+    return this.shared;
   }
 
-  /** One conversation belongs to one user, so one hub: its stub is kept. */
-  private hub(owner: Owner): DurableObjectStub<AppHub> {
-    this.hubFor ??= hubStub(this.env, owner);
-    return this.hubFor;
+  private scope(owner: Owner, meta: ConversationMeta): ConversationScope {
+    return { ...this.parts(owner), meta };
   }
 
   /**
@@ -486,17 +365,17 @@ export class Conversation extends DurableObject<Env> {
    * input gate opens while it awaits the hub), and only for the conversation's owner; "live" changes also need it not
    * ended. The checks run once the queue reaches the task: an earlier change may have ended the conversation.
    */
-  private serve<T>(owner: Owner, access: "queued" | "live", task: (meta: ConversationMeta) => Promise<Result<T>> | Result<T>): Promise<Result<T>> {
+  private serve<T>(owner: Owner, access: "queued" | "live", task: (scope: ConversationScope) => Promise<Result<T>> | Result<T>): Promise<Result<T>> {
     return this.queue.run(async () => {
       const meta = access === "live" ? this.live(owner) : this.owned(owner);
-      return meta.ok ? task(meta.value) : meta;
+      return meta.ok ? task(this.scope(owner, meta.value)) : meta;
     });
   }
 
   /** A read: the owner's, never queued (a read sees committed state; SQLite calls are synchronous). */
-  private read<T>(owner: Owner, task: (meta: ConversationMeta) => Result<T>): Result<T> {
+  private read<T>(owner: Owner, task: (scope: ConversationScope) => Result<T>): Result<T> {
     const meta = this.owned(owner);
-    return meta.ok ? task(meta.value) : meta;
+    return meta.ok ? task(this.scope(owner, meta.value)) : meta;
   }
 
   /** Another user's conversation (or none) looks the same from outside: not found. */
@@ -510,16 +389,5 @@ export class Conversation extends DurableObject<Env> {
     const meta = this.owned(owner);
     if (meta.ok && meta.value.endedAt) return fail("conflict", "this conversation has ended");
     return meta;
-  }
-
-  private describe(meta: ConversationMeta): ConversationInfo {
-    return {
-      id: meta.conversationId,
-      createdAt: meta.createdAt,
-      endedAt: meta.endedAt,
-      agent: meta.agent,
-      messageCount: this.db.messages.count(),
-      ...(meta.parent ? { parent: { ...meta.parent, depth: meta.depth } } : {}),
-    };
   }
 }

@@ -6,25 +6,22 @@
 import { fail, ok, type Result } from "../core/problem";
 import type { TurnResult } from "../protocol/frontend";
 import type { TurnBody } from "../protocol/http";
-import type { GatewayHead } from "../hub/gateway-heads";
-import type { GatewayCursor, GatewayRun, GatewayStore, ModelUsage } from "./gateway-store";
-import type { ConversationDb } from "./store";
+import type { GatewayCursor, GatewayStore, ModelUsage } from "./gateway-store";
+import type { ConversationScope } from "./scope";
+import { takeTurn } from "./turn/index";
 
-export interface GatewayHost {
-  store: ConversationDb;
-  gateway: GatewayStore;
-  /** The user's hub, which indexes where the cursor is so a resent history finds the conversation (src/hub/gateway-heads.ts). */
-  hub: { gatewayHeadMoved(head: GatewayHead): Promise<void> | void };
-}
+/** What the gateway's side reaches: the conversation's database and row, and the user's hub, which indexes where the
+ * cursor is so a resent history finds the conversation (src/hub/gateway-heads.ts). */
+export type GatewayScope = Pick<ConversationScope, "db" | "apps">;
 
 /** The cursor moved: the hub's index follows (a cursor without a chain, from before chains were kept, cannot be found by one). */
-async function headMoved(host: GatewayHost, cursor: GatewayCursor, at: string): Promise<void> {
-  const meta = host.store.conversation.get();
+async function headMoved(scope: GatewayScope, cursor: GatewayCursor, at: string): Promise<void> {
+  const meta = scope.db.conversation.get();
   if (cursor.chain === null || !meta?.agent) return;
   // Best effort, after the turn is stored: a hub that fails here costs a header-less client its lookup (it is told
   // 409 history_mismatch and can send X-Conversation-Id), never the turn the conversation already took.
   try {
-    await host.hub.gatewayHeadMoved({ conversationId: meta.conversationId, agent: meta.agent, chain: cursor.chain, consumed: cursor.consumed, at });
+    await scope.apps.gatewayHeadMoved({ conversationId: meta.conversationId, agent: meta.agent, chain: cursor.chain, consumed: cursor.consumed, at });
   } catch (error) {
     console.warn(`gateway: the history index of conversation ${meta.conversationId} was not moved: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -41,25 +38,20 @@ export function runLive(gateway: GatewayStore, run: string | undefined): Result<
  * the cursor is still where the gateway read it. Two requests that read the same cursor cannot both take the same
  * message: the second is refused (409), as a retry of it would continue the turn the first took.
  */
-export async function takeGatewayTurn(
-  host: GatewayHost,
-  body: TurnBody,
-  cursor: { expected: GatewayCursor | null; next: GatewayCursor },
-  run: string,
-  takeTurn: (interruptedRun: GatewayRun | undefined) => Promise<Result<TurnResult>>,
-): Promise<Result<TurnResult>> {
-  if (JSON.stringify(host.gateway.cursor()) !== JSON.stringify(cursor.expected)) {
+export async function takeGatewayTurn(scope: ConversationScope, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }, run: string): Promise<Result<TurnResult>> {
+  const { gateway, events } = scope.db;
+  if (JSON.stringify(gateway.cursor()) !== JSON.stringify(cursor.expected)) {
     return fail("conflict", "another request on this conversation moved it on meanwhile: send one request at a time per conversation");
   }
   // A run still in progress (streaming, or running tools) is interrupted: its later writes are refused, and a new
   // user message is told what it cut off.
-  const prior = host.gateway.openRun();
-  const turn = await takeTurn(prior && body.message !== undefined ? prior : undefined);
+  const prior = gateway.openRun();
+  const turn = await takeTurn(scope, body, prior && body.message !== undefined ? { interruptedRun: prior } : {});
   if (!turn.ok) return turn;
   const at = new Date().toISOString();
-  host.gateway.setCursor(cursor.next, at, { runId: run, turnId: turn.value.turnId });
-  if (prior) host.store.events.add(turn.value.turnId, "gateway.run.interrupted", prior.turnId, { runId: prior.runId }, at);
-  await headMoved(host, cursor.next, at);
+  gateway.setCursor(cursor.next, at, { runId: run, turnId: turn.value.turnId });
+  if (prior) events.add(turn.value.turnId, "gateway.run.interrupted", prior.turnId, { runId: prior.runId }, at);
+  await headMoved(scope, cursor.next, at);
   return turn;
 }
 
@@ -67,8 +59,9 @@ export async function takeGatewayTurn(
  * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
  * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply).
  */
-export async function recordGatewayStep(host: GatewayHost, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
-  const { store, gateway } = host;
+export async function recordGatewayStep(scope: GatewayScope, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
+  const { db: store } = scope;
+  const { gateway } = store;
   const at = new Date().toISOString();
   const lastSeq = store.messages.lastSeq();
   // An interrupted run's usage is still recorded (it was paid for); its cursor is not the conversation's any more.
@@ -80,6 +73,6 @@ export async function recordGatewayStep(host: GatewayHost, record: { cursor?: Ga
       store.events.add(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
     }
   });
-  if (record.cursor && live) await headMoved(host, record.cursor, at);
+  if (record.cursor && live) await headMoved(scope, record.cursor, at);
   return ok({ lastSeq });
 }

@@ -1,6 +1,5 @@
 import { messageTokens } from "../core/assemble";
 import type { CompactionEvidence } from "../protocol/evidence";
-import type { Owner } from "../protocol/owner";
 import { planCompaction, viewGroups, type CompactionPlan } from "../history/plan";
 import { compactionLimits } from "../history/policy";
 import type { CompactionLimits, CompactionPolicy } from "../protocol/policies";
@@ -22,11 +21,11 @@ import { imagesOf, textOf, type ChatMessage } from "../protocol/messages";
 import { withoutAppendix } from "../core/reminder";
 import type { StoredMessage } from "../protocol/frontend";
 import { redact } from "../protect";
-import { callKey, type ApprovalStore } from "./approval-store";
+import { callKey } from "./approval-store";
 import { denialReason } from "./approvals";
 import { resultKey } from "../artifacts/read";
-import type { CompactionReason, CompactionStore } from "./compaction-store";
-import type { ConversationDb } from "./store";
+import type { CompactionReason } from "./compaction-store";
+import type { ConversationScope } from "./scope";
 import { LIMITS } from "../protocol/limits";
 
 /** What a request reads of the history: the summary in effect, then the stored messages after it, some as stubs. */
@@ -56,23 +55,15 @@ export interface PreparedCompaction {
   unreadLoss: string[];
 }
 
-export interface HistoryDeps {
-  store: ConversationDb;
-  compactions: CompactionStore;
-  approvals: ApprovalStore;
-  bucket: R2Bucket;
-  owner: Owner;
-  conversationId: string;
-  /** The conversation's nonce, carried by the summary fence's tag. */
-  nonce: string | null;
-}
+/** What the history reaches: the conversation's database and row (its nonce is carried by the summary fence's tag), and R2. */
+export type HistoryScope = Pick<ConversationScope, "db" | "meta" | "owner" | "artifacts">;
 
 /**
  * The Conversation's history beyond what is stored: views for requests
  * (bounded by what the request can read), and non-destructive compaction.
  */
 export class History {
-  constructor(private readonly deps: HistoryDeps) {}
+  constructor(private readonly scope: HistoryScope) {}
 
   /**
    * Loads the summary, and only the stored messages after it that `maxTokens`
@@ -82,7 +73,8 @@ export class History {
    * `loadFrom` or not: older messages count as unread.
    */
   view(options: { maxTokens?: number | undefined; loadFrom?: number | undefined }): HistoryView {
-    const { store, compactions } = this.deps;
+    const { db: store } = this.scope;
+    const { compactions } = store;
     const compactionId = compactions.latestId();
     const overlay = compactions.summary(compactionId);
     const after = overlay?.throughSeq ?? 0;
@@ -99,7 +91,7 @@ export class History {
 
   /** The summary, stubs and image boundary in effect as of compaction `asOf`, no messages loaded: what a replay renders its stored ranges with. */
   overlayAsOf(asOf: number): Omit<HistoryOverlay, "stored"> {
-    const { compactions } = this.deps;
+    const { compactions } = this.scope.db;
     const overlay = compactions.summary(asOf);
     return { summary: overlay?.text ? overlay : null, stubs: compactions.stubs(overlay?.throughSeq ?? 0, asOf), imagesHiddenThrough: compactions.imagesHiddenThrough(asOf) };
   }
@@ -109,25 +101,26 @@ export class History {
    * before boundaries existed recorded it) renders it as such a turn did: only the newest that many images shown.
    */
   render(view: HistoryOverlay, now: Date, legacyKeepImages?: number): RenderedHistory {
-    return renderHistory(view, now, legacyKeepImages, this.deps.nonce);
+    return renderHistory(view, now, legacyKeepImages, this.scope.meta.nonce);
   }
 
   /** The last seq the model no longer reads as a message (covered by the summary or a clear); 0 when none. */
   coveredThrough(): number {
-    return this.deps.compactions.summary()?.throughSeq ?? 0;
+    return this.scope.db.compactions.summary()?.throughSeq ?? 0;
   }
 
   /** Whether a summary or a clear ever took messages out of the model's view (search_history is offered from then on). */
   everCovered(): boolean {
-    return this.deps.compactions.everCovered();
+    return this.scope.db.compactions.everCovered();
   }
 
   /** Cheap: from the running totals, the tokens the stored part of the view takes. */
   storedViewTokens(): number {
-    const { store, compactions } = this.deps;
+    const { db: store } = this.scope;
+    const { compactions } = store;
     const summary = compactions.summary();
     const after = summary?.throughSeq ?? 0;
-    return store.messages.tokensAfter(after) - this.savedAfter(after) + (summary?.text ? messageTokens(renderSummary(summary, this.deps.nonce)) : 0);
+    return store.messages.tokensAfter(after) - this.savedAfter(after) + (summary?.text ? messageTokens(renderSummary(summary, this.scope.meta.nonce)) : 0);
   }
 
   /**
@@ -135,9 +128,9 @@ export class History {
    * results, and placeholders for the images of the messages through the image boundary (the latest compaction's by
    * default), read from the rows that carry images.
    */
-  private savedAfter(after: number, imagesHiddenThrough = this.deps.compactions.imagesHiddenThrough()): number {
-    const images = imagesHiddenThrough > after ? hiddenImageSavings(this.deps.store.messages.imagesAfter(after, imagesHiddenThrough).flat()) : 0;
-    return this.deps.compactions.savedAfter(after) + images;
+  private savedAfter(after: number, imagesHiddenThrough = this.scope.db.compactions.imagesHiddenThrough()): number {
+    const images = imagesHiddenThrough > after ? hiddenImageSavings(this.scope.db.messages.imagesAfter(after, imagesHiddenThrough).flat()) : 0;
+    return this.scope.db.compactions.savedAfter(after) + images;
   }
 
   /**
@@ -165,7 +158,7 @@ export class History {
     const stubFor = (seq: number) => {
       const stored = storedAt(seq);
       const tool = stored.role === "tool" ? (toolNames.get(stored.tool_call_id) ?? "a tool") : "a tool";
-      return renderStub({ tool, tokens: tokens[indexOf.get(seq)!]!, content: textOf(stored), pointer: resultPointer(this.deps.conversationId, seq) }, this.deps.nonce);
+      return renderStub({ tool, tokens: tokens[indexOf.get(seq)!]!, content: textOf(stored), pointer: resultPointer(this.scope.meta.conversationId, seq) }, this.scope.meta.nonce);
     };
     const groups = viewGroups(messages, seqs);
     // Messages the budget could not even load are the oldest group of all: a summary can still cover them.
@@ -178,7 +171,7 @@ export class History {
       cleared: new Set(view.stubs.keys()),
       fixedTokens: fixedTokens + summaryTokens,
       summaryTokens,
-      summaryOverheadTokens: messageTokens(renderSummary({ fromSeq: 1, throughSeq: seqs.at(-1) ?? 0, text: "", summariser: "digest", trust: "external", loss: [] }, this.deps.nonce)),
+      summaryOverheadTokens: messageTokens(renderSummary({ fromSeq: 1, throughSeq: seqs.at(-1) ?? 0, text: "", summariser: "digest", trust: "external", loss: [] }, this.scope.meta.nonce)),
       stubTokens: (seq) => messageTokens({ role: "tool", tool_call_id: "", content: stubFor(seq) }),
       limits,
       policy,
@@ -193,15 +186,15 @@ export class History {
     if (!plan.summarise) return { basedOn: view.compactionId, fromSeq, plan, limits, request: null, stubs, coveredMessages: 0, coveredGroups: 0, trust: "user", unreadLoss: [] };
     // Everything after the previous summary through the new end, loaded or not: the new summary must cover it all.
     // Its summariser reads one request's worth of it, the newest; what is older is given up, and the loss notes say so.
-    const readFrom = this.deps.store.messages.firstSeqWithinBytes(view.coveredThrough, LIMITS.historyReadBytes, plan.summarise.throughSeq);
-    const covered = this.deps.store.messages.list(plan.summarise.throughSeq, readFrom);
-    const previous = view.summary ? { text: view.summary.text, summariser: view.summary.summariser, state: this.deps.compactions.summary(view.compactionId)?.state ?? null } : null;
+    const readFrom = this.scope.db.messages.firstSeqWithinBytes(view.coveredThrough, LIMITS.historyReadBytes, plan.summarise.throughSeq);
+    const covered = this.scope.db.messages.list(plan.summarise.throughSeq, readFrom);
+    const previous = view.summary ? { text: view.summary.text, summariser: view.summary.summariser, state: this.scope.db.compactions.summary(view.compactionId)?.state ?? null } : null;
     return {
       basedOn: view.compactionId,
       fromSeq,
       plan,
       limits,
-      request: { previous, messages: summaryInputs(covered, this.deps.approvals.denied()), maxTokens: limits.summaryTokens },
+      request: { previous, messages: summaryInputs(covered, this.scope.db.approvals.denied()), maxTokens: limits.summaryTokens },
       stubs,
       coveredMessages: readFrom - view.coveredThrough - 1 + covered.length,
       coveredGroups: groupMessages(covered.map((m) => m.message)).length,
@@ -212,7 +205,8 @@ export class History {
 
   /** Writes the full text of cleared results to R2 (outside any transaction: it is idempotent). */
   async keepClearedResults(prepared: PreparedCompaction): Promise<void> {
-    const { bucket, owner, conversationId } = this.deps;
+    const { artifacts: bucket, owner, meta } = this.scope;
+    const { conversationId } = meta;
     await Promise.all(prepared.stubs.map((s) => bucket.put(resultKey(owner, conversationId, s.seq), s.content, { httpMetadata: { contentType: "text/plain; charset=utf-8" } })));
   }
 
@@ -222,7 +216,8 @@ export class History {
    * Runs inside the caller's transaction.
    */
   commit(prepared: PreparedCompaction, draft: (SummaryDraft & { summariser: string }) | null, reason: CompactionReason, at: string, turnId: string | null = null): CompactionReport | null {
-    const { store, compactions } = this.deps;
+    const { db: store } = this.scope;
+    const { compactions } = store;
     if (compactions.latestId() !== prepared.basedOn) return null;
     const { plan } = prepared;
     // A summariser that kept nothing (its budget too small) must not hide what it covers: record the clearing only.
@@ -231,7 +226,7 @@ export class History {
         ? { fromSeq: prepared.fromSeq, throughSeq: plan.summarise.throughSeq, text: draft.text, summariser: draft.summariser, trust: prepared.trust, loss: [...prepared.unreadLoss, ...draft.loss], state: draft.state }
         : null;
     // The plan counted the summary at an estimate; the report counts the one written.
-    const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary, this.deps.nonce)) : plan.after;
+    const after = summary && plan.summarise ? plan.after - plan.summarise.summaryEstimate + messageTokens(renderSummary(summary, this.scope.meta.nonce)) : plan.after;
     const id = compactions.add(reason, summary, { before: plan.before, after }, at, plan.hideImages?.throughSeq);
     for (const s of prepared.stubs) compactions.clearResult(s.seq, id, s.stub, s.saved);
     const reinjected = summary ? store.ledger.forgetThrough(summary.throughSeq) : [];
@@ -241,7 +236,7 @@ export class History {
       reason,
       tokens: { before: plan.before, after, trigger: prepared.limits.trigger, target: prepared.limits.target },
       images: plan.hideImages ? { hiddenThroughSeq: plan.hideImages.throughSeq, messages: plan.hideImages.messages, images: plan.hideImages.images, savedTokens: plan.hideImages.saved } : null,
-      cleared: prepared.stubs.map((s) => ({ seq: s.seq, savedTokens: s.saved, pointer: resultPointer(this.deps.conversationId, s.seq) })),
+      cleared: prepared.stubs.map((s) => ({ seq: s.seq, savedTokens: s.saved, pointer: resultPointer(this.scope.meta.conversationId, s.seq) })),
       summary: summary && plan.summarise
         ? { coverage: { throughSeq: plan.summarise.throughSeq, groups: prepared.coveredGroups, tokens: plan.summarise.tokens, messages: prepared.coveredMessages }, summariser: summary.summariser, trust: summary.trust, loss: summary.loss }
         : null,
@@ -261,7 +256,8 @@ export class History {
    * without them and the continuation still shows what it answers.
    */
   clear(at: string): CompactionReport {
-    const { store, compactions } = this.deps;
+    const { db: store } = this.scope;
+    const { compactions } = store;
     const open = store.messages.openCalls();
     // Only the latest calls can be open, so the last user message is the request they answer (none: a resumed history).
     const request = open.seq ? store.messages.lastUserSeq() : 0;

@@ -6,12 +6,11 @@
 import { acknowledgedApps, contextKey, mergeAttachments } from "../core/attachments";
 import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
-import type { AppHub } from "../hub/app-hub";
 import { auditRecords, admitText, type SecretHit } from "../protect";
 import type { AttachmentInfo, ResourceInfo } from "../protocol/frontend";
 import type { Attachment } from "../protocol/http";
 import { LIMITS } from "../protocol/limits";
-import type { ConversationMeta, ConversationDb } from "./store";
+import type { ConversationScope } from "./scope";
 import { checkAttachable } from "./turn/index";
 
 export interface PushedResource {
@@ -23,7 +22,8 @@ export interface PushedResource {
 }
 
 /** A picked item is fetched once here so the user learns at once if it does not exist. */
-export async function attachContext(store: ConversationDb, hub: DurableObjectStub<AppHub>, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
+export async function attachContext(scope: Pick<ConversationScope, "db" | "apps" | "now">, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {
+  const { db: store, apps: hub } = scope;
   if (store.attachments.list().length >= LIMITS.attachmentsPerConversation) {
     return fail("limit-exceeded", `a conversation may have at most ${LIMITS.attachmentsPerConversation} attachments`);
   }
@@ -35,19 +35,14 @@ export async function attachContext(store: ConversationDb, hub: DurableObjectStu
     if (item.value === null) return fail("not-found", `'${attachment.context}' has no item '${attachment.itemId}'`);
   }
   const key = contextKey(attachment.context, attachment.itemId);
-  const at = new Date().toISOString();
+  const at = scope.now().toISOString();
   if (store.attachments.attach(key, attachment.context, attachment.itemId, at)) store.events.add(null, "attachment.added", key, {}, at);
   return ok({ attachments: store.attachments.list() });
 }
 
 /** Pushed by an app through the hub; only apps this conversation acknowledges may push. */
-export async function storePushedResource(
-  host: { store: ConversationDb; auditKey: () => Promise<CryptoKey> },
-  meta: ConversationMeta,
-  app: string,
-  resource: PushedResource,
-): Promise<Result<ResourceInfo>> {
-  const { store } = host;
+export async function storePushedResource(scope: Pick<ConversationScope, "db" | "meta" | "auditKey" | "now">, app: string, resource: PushedResource): Promise<Result<ResourceInfo>> {
+  const { db: store, meta } = scope;
   const allowed = acknowledgedApps(mergeAttachments(meta.agentContexts, store.attachments.list().map((a) => ({ ref: a.context, itemId: a.itemId }))));
   if (!allowed.has(app)) {
     return fail(
@@ -59,7 +54,7 @@ export async function storePushedResource(
   if (!replacing && store.resources.list().length >= LIMITS.resourcesPerConversation) {
     return fail("limit-exceeded", `a conversation holds at most ${LIMITS.resourcesPerConversation} resources`);
   }
-  const at = new Date().toISOString();
+  const at = scope.now().toISOString();
   // The app's text passes the trust boundary before it is stored, titles included (they show in listings).
   const hits: SecretHit[] = [];
   const admit = (text: string) => {
@@ -69,7 +64,7 @@ export async function storePushedResource(
   };
   const admitted = { ...resource, title: admit(resource.title), content: admit(resource.content), ...(resource.summary === undefined ? {} : { summary: admit(resource.summary) }) };
   const record = { ...admitted, app, version: await contextVersion(resource), updatedAt: at };
-  const redactions = await auditRecords(hits, await host.auditKey());
+  const redactions = await auditRecords(hits, await scope.auditKey());
   store.transaction(() => {
     store.resources.put(record);
     store.events.add(null, replacing ? "resource.replaced" : "resource.pushed", resource.fullId, { app, version: record.version, ...(redactions.length ? { redactions } : {}) }, at);

@@ -6,15 +6,15 @@ import type { AppendableMessage } from "../protocol/messages";
 import type { Toolbox, ToolRunResult } from "../protocol/tools";
 import { modelToolName } from "../tools/model-names";
 import type { HookScope } from "../hooks/chain";
-import { runCalls, servedCalls, type ModelCall, type ToolHost, type ToolRunReport } from "../tools/run";
-import type { ApprovalStore } from "./approval-store";
+import { runCalls, servedCalls, type ModelCall, type ToolRunReport } from "../tools/run";
 import { checkRoom } from "./capacity";
 import type { OpenCalls } from "./message-store";
-import type { ConversationMeta, ConversationDb } from "./store";
+import type { ConversationDb } from "./store";
 import type { ToolStateStore } from "./tool-state-store";
 import { admitMessages, storeAdmitted } from "./tool-results";
-import type { DelegationStore } from "./delegation-store";
 import { offersHistorySearch } from "./history-search-store";
+import { toolHost, type ConversationScope } from "./scope";
+import type { RunToolsBody } from "../protocol/http";
 import type { HistorySearched } from "../protocol/evidence";
 
 /** The stored open calls with their arguments: the message that made them holds those. */
@@ -81,47 +81,38 @@ export function resultSeqs(messages: readonly AppendableMessage[], seqs: readonl
  * Runs the open calls the runtime serves outside a turn (`POST …/tools/run`): each result passes the tool-result
  * envelope and is stored, as if the frontend had appended it. Calls waiting for the user's approval are not run.
  */
-export async function runOpenCalls(
-  deps: {
-    store: ConversationDb;
-    approvals: ApprovalStore;
-    toolState: ToolStateStore;
-    delegations?: DelegationStore;
-    host: ToolHost;
-    auditKey: CryptoKey;
-    meta: ConversationMeta;
-    now: Date;
-    /** A summary or a clear took messages out of the model's view once: search_history is offered (src/conversation/history-search-store.ts). */
-    everCovered: boolean;
-  },
-  toolbox: Toolbox,
-  only: readonly string[] | undefined,
-): Promise<Result<ToolRunResult>> {
-  const { store, meta } = deps;
+export async function runOpenCalls(scope: ConversationScope, body: RunToolsBody): Promise<Result<ToolRunResult>> {
+  const { db: store, meta } = scope;
+  const agent = body.agent ?? meta.agent;
+  if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
+  const toolbox = await scope.apps.toolbox(agent);
+  if (!toolbox) return fail("not-found", `no agent '${agent}' is registered`);
+  const only = body.toolCallIds;
   const open = store.messages.openCalls();
-  const awaiting = deps.approvals.awaiting(open);
+  const awaiting = store.approvals.awaiting(open);
   const wanted = only && new Set(only);
   // A `delegate` call whose subagent is at work gets its result from the child, never from a run here.
-  const delegating = new Set([...open.calls.keys()].filter((id) => deps.delegations?.runningFor(id, open.seq)));
+  const delegating = new Set([...open.calls.keys()].filter((id) => store.delegations.runningFor(id, open.seq)));
   for (const id of only ?? []) {
     if (!open.calls.has(id)) return fail("conflict", `no open tool call '${id}': its result came, or a new message closed it`);
     if (awaiting.has(id)) return fail("conflict", `tool call '${id}' is waiting for the user's approval`);
     if (delegating.has(id)) return fail("conflict", `tool call '${id}' is waiting for its subagent's final answer`);
   }
   const pending = storedCalls(store, open).filter((c) => !delegating.has(c.id) && (wanted ? wanted.has(c.id) : !awaiting.has(c.id)));
-  const history = offersHistorySearch(toolbox.agent, deps.everCovered) ? store.searchIndex : undefined;
+  const history = offersHistorySearch(toolbox.agent, store.compactions.everCovered()) ? store.searchIndex : undefined;
   const served = servedCalls(pending, toolbox, history);
   const unserved = wanted && pending.find((c) => !served.includes(c));
   if (unserved) return fail("invalid-request", `the runtime does not serve '${unserved.name}' (call '${unserved.id}'): its result comes from the frontend`);
   if (served.length === 0) return ok({ ran: [], toolResults: [], appended: 0, lastSeq: 0 });
   // Stored like a turn's work, under an id of its own: the ledger, the events and the hooks name what wrote them.
   const runId = `tools-run:${crypto.randomUUID()}`;
-  const hooks: HookScope = { host: deps.host, conversationId: meta.conversationId, turnId: runId, agent: toolbox.agent.id, hooks: toolbox.hooks ?? [], log: [] };
-  const report = await runCalls(served, { toolbox, loaded: deps.toolState.loaded(), host: deps.host, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce), hooks, request: store.messages.lastUserText(), history });
+  const tools = toolHost(scope);
+  const hooks: HookScope = { host: tools, conversationId: meta.conversationId, turnId: runId, agent: toolbox.agent.id, hooks: toolbox.hooks ?? [], log: [] };
+  const report = await runCalls(served, { toolbox, loaded: store.toolState.loaded(), host: tools, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce), hooks, request: store.messages.lastUserText(), history });
   const messages = report.results.map((r): AppendableMessage => ({ role: "tool", tool_call_id: r.toolCallId, content: r.content }));
   const admitted = await admitMessages(open.calls, messages, {
     policies: policiesByModelName(toolbox.agent.resultPolicies, toolbox.agent.app, toolbox),
-    auditKey: deps.auditKey,
+    auditKey: await scope.auditKey(),
     nonce: meta.nonce,
     awaitingApproval: awaiting,
     runtimeWritten: new Set(report.results.filter((r) => r.runtimeWritten).map((r) => r.toolCallId)),
@@ -129,11 +120,11 @@ export async function runOpenCalls(
   if (!admitted.ok) return admitted;
   const room = checkRoom(store.messages, admitted.value.messages);
   if (!room.ok) return room;
-  const at = deps.now.toISOString();
+  const at = scope.now().toISOString();
   const lastSeq = store.transaction(() => {
     const seqs: number[] = [];
     const last = storeAdmitted(store, runId, admitted.value, at, seqs);
-    recordToolRun(store, deps.toolState, report, resultSeqs(admitted.value.messages, seqs), () => true, runId, at);
+    recordToolRun(store, store.toolState, report, resultSeqs(admitted.value.messages, seqs), () => true, runId, at);
     for (const r of report.ran) {
       store.events.add(runId, "tool.call.ran", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, outcome: r.outcome, ms: r.ms }, at);
       if (r.outcome === "denied") store.events.add(runId, "tool.call.denied", r.toolCallId, { tool: r.tool, servedBy: r.servedBy, by: r.deniedBy ?? "guard", reason: r.reason }, at);

@@ -2,7 +2,7 @@ import type { TurnBody } from "../protocol/http";
 import { taskStateLine, wrapTaskState } from "../artifacts/task-state";
 import type { AppendixSection } from "../core/assemble";
 import type { OmissionReason } from "../protocol/evidence";
-import type { Owner } from "../protocol/owner";
+import type { ConversationScope } from "./scope";
 import { recallForTurn, wrapMemoryFence } from "../memory";
 
 export interface TurnSections {
@@ -17,33 +17,29 @@ export interface TurnSections {
  * user's message from the conversation's namespace chain (for agents that
  * read memory), and the task state the turn carries.
  */
-export function turnSections(
-  memory: { kv: KVNamespace; halfLifeHours: number | undefined },
-  owner: Owner,
-  conversationId: string,
-  body: TurnBody,
-  nonce: string | null,
-): (agent: { memory: boolean }, message: string | undefined) => Promise<TurnSections> {
-  // `message`: the user's words as the input hooks left them (memory is recalled for what the model will read).
-  return async (agent, message) => {
-    const sections: AppendixSection[] = [];
-    const omitted: TurnSections["omitted"] = [];
-    let memoryError: string | undefined;
-    if (agent.memory && message !== undefined) {
-      const scope = { ...owner, session: conversationId, ...(body.task ? { task: body.task } : {}) };
-      const options = {
-        nonce,
-        ...(body.budget?.memoryTokens === undefined ? {} : { budgetTokens: body.budget.memoryTokens }),
-        ...(memory.halfLifeHours === undefined ? {} : { halfLifeHours: memory.halfLifeHours }),
-      };
-      const recalled = await recallForTurn(memory.kv, scope, message, options);
-      sections.push({ kind: "memory", entries: recalled.selected.map((m) => ({ id: m.id, text: m.entry })), wrap: (entries) => wrapMemoryFence(entries, nonce) });
-      for (const o of recalled.omitted) omitted.push({ id: `memory:${o.id}`, reason: o.reason });
-      memoryError = recalled.error;
-    }
-    if (body.taskState?.length) {
-      sections.push({ kind: "task_state", entries: body.taskState.map((ref) => ({ id: ref.pointer, text: taskStateLine(ref, nonce) })), wrap: (lines) => wrapTaskState(lines, nonce) });
-    }
-    return { sections, omitted, memoryError };
-  };
+export async function turnSections(
+  scope: Pick<ConversationScope, "memory" | "owner" | "meta">,
+  turn: { body: TurnBody; nonce: string | null; agent: { memory: boolean }; message: string | undefined },
+): Promise<TurnSections> {
+  const { memory, owner } = scope;
+  const { body, nonce, agent, message } = turn;
+  const sections: AppendixSection[] = [];
+  const omitted: TurnSections["omitted"] = [];
+  let memoryError: string | undefined;
+  if (agent.memory && message !== undefined) {
+    const namespaces = { ...owner, session: scope.meta.conversationId, ...(body.task ? { task: body.task } : {}) };
+    const options = {
+      nonce,
+      ...(body.budget?.memoryTokens === undefined ? {} : { budgetTokens: body.budget.memoryTokens }),
+      ...(memory.halfLifeHours === undefined ? {} : { halfLifeHours: memory.halfLifeHours }),
+    };
+    const recalled = await recallForTurn(memory.kv, namespaces, message, options);
+    sections.push({ kind: "memory", entries: recalled.selected.map((m) => ({ id: m.id, text: m.entry })), wrap: (entries) => wrapMemoryFence(entries, nonce) });
+    for (const o of recalled.omitted) omitted.push({ id: `memory:${o.id}`, reason: o.reason });
+    memoryError = recalled.error;
+  }
+  if (body.taskState?.length) {
+    sections.push({ kind: "task_state", entries: body.taskState.map((ref) => ({ id: ref.pointer, text: taskStateLine(ref, nonce) })), wrap: (lines) => wrapTaskState(lines, nonce) });
+  }
+  return { sections, omitted, memoryError };
 }

@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { mergeAttachments, type ContextRequest } from "../core/attachments";
 import { ContextData, ContextList } from "../protocol/context-data";
-import type { Observation } from "../core/ledger";
 import type { MissingReason } from "../protocol/evidence";
 import { LIMITS } from "../protocol/limits";
 import { splitQualified } from "../protocol/names";
@@ -29,20 +28,7 @@ import { saveSession, sessionOf, type SocketSession } from "./socket-session";
 import { GatewayHeads, type GatewayHead } from "./gateway-heads";
 import { ToolVectors } from "./tool-vectors";
 import type { SemanticHit } from "../tools/semantic-search";
-
-/** A context pulled for a turn, as the conversation will diff it. */
-export type PulledContext = Observation & { ref: string; itemId?: string };
-
-export interface PreparedTurn {
-  /** The agent, with its tools and skills as registered now. */
-  toolbox: Toolbox;
-  /** Names this toolbox while it stays current (prepareTurnSince): a change to any registration or an app's socket moves it. */
-  toolboxVersion: string;
-  pulled: PulledContext[];
-}
-
-/** prepareTurnSince's answer: `toolbox` is null when the caller's is still current. */
-export type PreparedTurnSince = Omit<PreparedTurn, "toolbox"> & { toolbox: Toolbox | null };
+import type { AppPort, PreparedTurn, PulledContext } from "./port";
 
 /** An agent's toolbox as built at a registry version, with whether each of its tools' apps was online then. */
 interface BuiltToolbox {
@@ -56,7 +42,7 @@ interface BuiltToolbox {
  * One per tenant+user: the apps' sockets (hibernatable), their registrations and
  * agents (SQLite), and the calls the runtime makes to apps.
  */
-export class AppHub extends DurableObject<Env> {
+export class AppHub extends DurableObject<Env> implements AppPort {
   private readonly registry: Registry;
   private readonly heads: GatewayHeads;
   private readonly vectors: ToolVectors;
@@ -193,17 +179,10 @@ export class AppHub extends DurableObject<Env> {
    * toolbox, and every context it and the user attached (none when `runtime`
    * is null), pulled in parallel under the deadline.
    * A provider's failure is data (a missing context), never a failed turn.
+   * The toolbox is left out when `knownToolbox` (the caller's last answer's `toolboxVersion`) is still current: a
+   * large one costs a copy each way.
    */
-  async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active = true): Promise<PreparedTurn | null> {
-    const built = this.builtToolbox(agentId);
-    return built && { ...(await this.prepareWith(built, conversationId, runtime, active)), toolbox: built.box };
-  }
-
-  /**
-   * prepareTurn for a caller that keeps the toolbox it last received: when `knownToolbox` (that answer's
-   * `toolboxVersion`) is still current, the toolbox is not sent again (a large one costs a copy each way).
-   */
-  async prepareTurnSince(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active: boolean, knownToolbox: string | null): Promise<PreparedTurnSince | null> {
+  async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active: boolean, knownToolbox: string | null): Promise<PreparedTurn | null> {
     const built = this.builtToolbox(agentId);
     return built && { ...(await this.prepareWith(built, conversationId, runtime, active)), toolbox: built.version === knownToolbox ? null : built.box };
   }

@@ -93,18 +93,18 @@ describe("the app hub", () => {
     expect((await hub.toolbox("calendar:planner"))!.bound[0]!.online).toBe(true);
   });
 
-  it("sends a conversation's toolbox again only when it changed (prepareTurnSince)", async () => {
+  it("sends a conversation's toolbox again only when it changed (prepareTurn's knownToolbox)", async () => {
     const id = freshIdentity();
     const app = await ToolApp.connect(id, "calendar", { tools: [tool("create_event")], agents: [{ agentId: "planner", name: "Planner", systemPrompt: "Plan.", tools: ["create_event"] }] });
     const hub = hubStub(env, id);
-    const first = (await hub.prepareTurnSince("c1", "calendar:planner", null, false, null))!;
+    const first = (await hub.prepareTurn("c1", "calendar:planner", null, false, null))!;
     expect(first.toolbox!.bound.map((t) => t.name)).toEqual(["calendar:create_event"]);
-    expect((await hub.prepareTurn("c1", "calendar:planner", null, false))!.toolboxVersion).toBe(first.toolboxVersion);
-    expect((await hub.prepareTurnSince("c1", "calendar:planner", null, false, first.toolboxVersion))!.toolbox).toBeNull();
+    expect((await hub.prepareTurn("c1", "calendar:planner", null, false, null))!.toolboxVersion).toBe(first.toolboxVersion);
+    expect((await hub.prepareTurn("c1", "calendar:planner", null, false, first.toolboxVersion))!.toolbox).toBeNull();
     await app.request("agents/create", { agentId: "planner", name: "Planner", systemPrompt: "Plan.", tools: [] });
-    const changed = (await hub.prepareTurnSince("c1", "calendar:planner", null, false, first.toolboxVersion))!;
+    const changed = (await hub.prepareTurn("c1", "calendar:planner", null, false, first.toolboxVersion))!;
     expect(changed.toolbox!.bound).toEqual([]);
     expect(changed.toolboxVersion).not.toBe(first.toolboxVersion);
-    expect(await hub.prepareTurnSince("c1", "calendar:nobody", null, false, first.toolboxVersion)).toBeNull();
+    expect(await hub.prepareTurn("c1", "calendar:nobody", null, false, first.toolboxVersion)).toBeNull();
   });
 });

@@ -28,7 +28,7 @@ export interface Admitted {
  * rendered or stored; the runtime's own notes (denials, error notes, stand-ins) are only redacted and trimmed.
  */
 export async function admit(d: Loaded & Pulled & Ran): Promise<Result<Staged<Admitted>>> {
-  const { deps, body, decisions, awaitingApproval, nonce, toolRun } = d;
+  const { body, decisions, awaitingApproval, nonce, toolRun } = d;
   const results = new Map<string, AppendableMessage>();
   const runtimeWritten = new Set<string>();
   for (const m of decisions.denials) if (m.role === "tool") (results.set(m.tool_call_id, m), runtimeWritten.add(m.tool_call_id));
@@ -56,7 +56,7 @@ export async function admit(d: Loaded & Pulled & Ran): Promise<Result<Staged<Adm
   const closed = new Set(unanswered.map((c) => c.id));
   const admitted = await admitMessages(d.openCalls.calls, incoming, {
     policies: policiesByModelName(d.agent.resultPolicies, d.agent.app, d.toolbox),
-    auditKey: deps.auditKey,
+    auditKey: d.auditKey,
     nonce,
     awaitingApproval: new Set([...awaitingApproval].filter((id) => !closed.has(id))),
     runtimeWritten,
@@ -66,7 +66,7 @@ export async function admit(d: Loaded & Pulled & Ran): Promise<Result<Staged<Adm
   const reports = admitted.value.reports.filter((r) => !closed.has(r.toolCallId));
   // The user's words pass the boundary like any other channel: stored history, summaries and evidence never hold a secret.
   const passed = body.message === undefined ? null : admitText(body.message, { nonce });
-  const typed = passed && { text: passed.text, redactions: await auditRecords(passed.hits, deps.auditKey) };
+  const typed = passed && { text: passed.text, redactions: await auditRecords(passed.hits, d.auditKey) };
   return ok({
     out: { admitted: { ...admitted.value, reports }, unanswered, typed },
     decided: {

@@ -12,7 +12,7 @@ import type { InjectedEntry } from "../store";
 import { checkTurnFits } from "../capacity";
 import type { Admitted } from "./admit";
 import type { Compacted } from "./compact";
-import type { StoredTurnResult } from "./deps";
+import type { StoredTurnResult } from "./options";
 import type { Identified } from "./identify";
 import type { Loaded } from "./load";
 import type { Offered } from "./offer-tools";
@@ -31,7 +31,7 @@ export type AssemblyDraft = Loaded & Pulled & Ran & Admitted & Recalled & Identi
  * repeat; each pass drops a ledger entry.
  */
 export function assembleView(d: AssemblyDraft, view: HistoryView, rendered: RenderedHistory): Result<TurnAssembly> {
-  let ledger = d.deps.store.ledger.list();
+  let ledger = d.scope.db.ledger.list();
   for (;;) {
     const assembled = assembleOnce(d, view, rendered, ledger);
     if (!assembled.ok) return assembled;
@@ -55,14 +55,14 @@ function assembleOnce(d: AssemblyDraft, view: HistoryView, rendered: RenderedHis
     skills: runtime.has("read_skill"),
     browse: runtime.has("read_context"),
     delegate: runtime.has("delegate"),
-    delegated: d.deps.meta.parent !== null,
+    delegated: d.scope.meta.parent !== null,
     searchHistory: runtime.has("search_history"),
   };
   const systemPrompt = systemMessage(d.identity, { ...enabled, contexts: true, memory: d.agent.memory }, [d.skillsMenu.text, linkedNote(d, view)]);
   const notes = d.reminders.map((r) => r.text).join("\n\n");
   return assembleTurn({
     turnId: d.turnId,
-    conversationId: d.deps.meta.conversationId,
+    conversationId: d.scope.meta.conversationId,
     now: d.now,
     systemPrompt,
     toolTokens: d.offer.tokens,
@@ -105,14 +105,14 @@ export interface Assembled {
 export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Staged<Assembled>>> {
   if (!d.assembled.ok) return d.assembled;
   const assembly = d.assembled.value;
-  const { deps, view, extra } = d;
-  const fits = checkTurnFits(deps.store.messages, [...d.admitted.messages, ...(assembly.userMessage ? [assembly.userMessage] : [])], assembly.messages);
+  const { scope, view, extra } = d;
+  const fits = checkTurnFits(scope.db.messages, [...d.admitted.messages, ...(assembly.userMessage ? [assembly.userMessage] : [])], assembly.messages);
   if (!fits.ok) return fits;
   const memoryMissing = extra.memoryError ? [{ id: "memory", reason: "error" as const, detail: extra.memoryError, severity: "warning" as const }] : [];
   // History the budget could never hold was not even loaded; the evidence still says it was given up.
   const unread = view.unread.messages ? [{ id: `history:before:${view.stored[0]?.seq ?? 0}`, kind: "history" as const, priority: PRIORITY.history, tokens: view.unread.tokens }] : [];
   const hits = [...d.contextHits, ...d.personaHits.map((hit) => ({ ...hit, id: "persona" })), ...d.toolHits, ...d.stapledHits];
-  const contextRedactions = await Promise.all(hits.map(async (hit) => ({ id: hit.id, ...(await auditRecords([hit], deps.auditKey))[0]! })));
+  const contextRedactions = await Promise.all(hits.map(async (hit) => ({ id: hit.id, ...(await auditRecords([hit], d.auditKey))[0]! })));
   const typedRedactions = d.typed?.redactions ?? [];
   const corrective = [...d.reminders, ...d.stapled].flatMap((r) => (r.kind !== "persona" && r.reason !== undefined ? [{ kind: r.kind, reason: r.reason }] : []));
   const envelope: ContextEnvelope = {
@@ -140,7 +140,7 @@ export async function assemble(d: AssemblyDraft & Compacted): Promise<Result<Sta
   };
   const result: StoredTurnResult = {
     turnId: d.turnId,
-    conversationId: deps.meta.conversationId,
+    conversationId: scope.meta.conversationId,
     agent: { id: d.agent.id, name: d.agent.name, tools: d.agent.tools },
     // Absent when there is none: model APIs refuse an empty `tools`.
     ...(d.offer.tools.length ? { tools: d.offer.tools } : {}),

@@ -7,7 +7,7 @@ import { addSearchedEvent, recordToolRun, resultSeqs } from "../tool-runs";
 import type { Assembled } from "./assemble";
 import type { AssemblyDraft } from "./assemble";
 import type { Compacted } from "./compact";
-import type { StoredTurnResult } from "./deps";
+import type { StoredTurnResult } from "./options";
 import type { StageRecord, Staged } from "./stage";
 
 export interface Committed {
@@ -21,8 +21,8 @@ export interface Committed {
  * far: the stored evidence carries it, this stage included.
  */
 export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly StageRecord[]): Result<Staged<Committed>> {
-  const { deps, agent, assembly, result, rendered, view } = d;
-  const { store, meta } = deps;
+  const { scope, agent, assembly, result, rendered, view } = d;
+  const { db: store, meta } = scope;
   const at = d.now.toISOString();
   let shown: number[] = [];
   store.transaction(() => {
@@ -33,8 +33,8 @@ export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly
     for (const a of d.added) store.attachments.attach(contextKey(a.ref, a.itemId), a.ref, a.itemId, at);
     const seqs = [...rendered.seqs];
     storeAdmitted(store, d.turnId, d.admitted, at, seqs);
-    recordDecisions(store, deps.approvals, d.openCalls, d.decisions.decided, d.turnId, at);
-    deps.approvals.expireAwaiting(d.openCalls, at);
+    recordDecisions(store, scope.db.approvals, d.openCalls, d.decisions.decided, d.turnId, at);
+    scope.db.approvals.expireAwaiting(d.openCalls, at);
     shown = assembly.historyShown.map((index) => seqs[index]!);
     // Results read as stand-ins are this turn's own mostly: their seqs are known once stored. A replay shows them so again.
     const notShown = assembly.standIns.map((s) => ({ seq: seqs[s.index]!, toolCallId: s.toolCallId, tool: s.tool, tokens: s.tokens }));
@@ -47,7 +47,7 @@ export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly
     for (const entry of assembly.ledger.upserts) store.ledger.record(entry, d.turnId, lastSeq, at);
     for (const gone of assembly.ledger.deletes) store.ledger.forget(gone.kind, gone.key);
     const inView = new Set(shown);
-    recordToolRun(store, deps.toolState, d.toolRun, resultSeqs(d.admitted.messages, seqs.slice(rendered.seqs.length)), (seq) => inView.has(seq), d.turnId, at);
+    recordToolRun(store, scope.db.toolState, d.toolRun, resultSeqs(d.admitted.messages, seqs.slice(rendered.seqs.length)), (seq) => inView.has(seq), d.turnId, at);
     recordDelegations(d, seqs.slice(rendered.seqs.length), at);
     result.envelope.stages = [...trace, { stage: "commit", ms: 0, decided: { stored: d.admitted.messages.length + (assembly.userMessage ? 1 : 0), ledger: assembly.ledger.upserts.length + assembly.ledger.deletes.length } }];
     store.turns.save({ turnId: d.turnId, requestDigest: d.requestDigest, systemPrompt: assembly.messages[0]!.content as string, userSeq: lastSeq, historyView: seqRanges(shown), compactionId: view.compactionId, result: JSON.stringify(result) }, at);
@@ -63,7 +63,8 @@ export function commit(d: AssemblyDraft & Compacted & Assembled, trace: readonly
  * running ones whose calls a new message closed before their answer came: abandoned.
  */
 function recordDelegations(d: AssemblyDraft & Compacted & Assembled, ownSeqs: readonly number[], at: string): void {
-  const { delegations, store } = d.deps;
+  const { db: store } = d.scope;
+  const { delegations } = store;
   if (d.delegated.length) {
     const index = d.admitted.messages.findIndex((m) => m.role === "assistant" && (m.tool_calls ?? []).some((c) => c.id === d.delegated[0]!.toolCallId));
     const callSeq = ownSeqs[index]!;

@@ -31,8 +31,9 @@ export interface Compacted {
  * The first summary also brings search_history into the tool list, on this turn, whose prefix changes anyway.
  */
 export async function compact(d: AssemblyDraft): Promise<Result<Staged<Compacted>>> {
-  const { deps, maxTokens, continuation, now, observations, nonce } = d;
-  const { store, history } = deps;
+  const { scope, maxTokens, continuation, now, observations, nonce } = d;
+  const { history } = d;
+  const store = scope.db;
   // Without a token bound the model reads the whole view: refused before it is loaded when no request may read that much.
   const readable = maxTokens === undefined ? checkWholeView(store.messages, history.coveredThrough()) : ok(true);
   if (!readable.ok) return readable;
@@ -60,7 +61,7 @@ export async function compact(d: AssemblyDraft): Promise<Result<Staged<Compacted
   if (planned) {
     const prepared = planned;
     await history.keepClearedResults(prepared);
-    const draft = prepared.request ? await summariseSafely(withCompactionHooks(deps.summariser(d.policy), d.hooks, d.nonce), prepared.request) : null;
+    const draft = prepared.request ? await summariseSafely(withCompactionHooks(scope.models.summariser(d.policy), d.hooks, d.nonce), prepared.request) : null;
     compaction = store.transaction(() => history.commit(prepared, draft, "auto", now.toISOString(), d.turnId)) ?? undefined;
     if (joining && offersHistorySearch(d.agent, history.everCovered())) offered = joining;
     view = history.view({ maxTokens, loadFrom });

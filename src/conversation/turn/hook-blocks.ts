@@ -52,7 +52,7 @@ export async function hookBlocks(d: Draft): Promise<Result<Staged<Partial<Assemb
 /** The blocks as a hook reads them: ids it can name back (a context's key, `memory:<id>`, `note:<kind>`), text cut at hookTextChars. */
 function blocksOf(d: Draft): Blocks {
   const cut = (text: string) => ({ text: text.slice(0, LIMITS.hookTextChars), truncated: text.length > LIMITS.hookTextChars });
-  const injected = diffLedger(d.deps.store.ledger.list(), d.observations).changes.flatMap((c) => (c.change === "removed" ? [] : [{ id: c.key, kind: c.kind, title: c.title, ...cut(c.content) }]));
+  const injected = diffLedger(d.scope.db.ledger.list(), d.observations).changes.flatMap((c) => (c.change === "removed" ? [] : [{ id: c.key, kind: c.kind, title: c.title, ...cut(c.content) }]));
   const sections = d.extra.sections.flatMap((s) => s.entries.map((e) => ({ id: `${s.kind}:${e.id}`, kind: s.kind, ...cut(e.text) })));
   const notes = [...d.reminders, ...d.stapled].map((r) => ({ id: `note:${r.kind}`, kind: "note", ...cut(r.text) }));
   return [...injected, ...sections, ...notes];

@@ -11,8 +11,8 @@ import type { Staged } from "./stage";
  */
 export async function hookOutput(d: Loaded & Pulled): Promise<Result<Staged<object>>> {
   const reply = d.body.reply;
-  if (reply === undefined || d.deps.outputReviewed) return ok({ out: {}, decided: { hooks: 0 } });
-  const review = await reviewOutput(d.hooks, { request: d.deps.store.messages.lastUserText(), reply, attempt: 0 }, d.nonce);
+  if (reply === undefined || d.options.outputReviewed) return ok({ out: {}, decided: { hooks: 0 } });
+  const review = await reviewOutput(d.hooks, { request: d.scope.db.messages.lastUserText(), reply, attempt: 0 }, d.nonce);
   if (review.verdict === "reject") {
     return fail("not-accepted", `hook '${review.hook}' rejected the model's answer: ${review.note}`, [{ path: "reply", message: review.note }]);
   }

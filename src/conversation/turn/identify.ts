@@ -21,9 +21,9 @@ export interface Identified {
  * as a note, which passes the trust boundary like any text from an app.
  */
 export function identify(d: Loaded & Pulled): Result<Staged<Identified>> {
-  const { deps, agent, continuation, nonce } = d;
-  const identity = deps.meta.identity ?? renderIdentity(redact(agent.systemPrompt).text, d.now, nonce);
-  const switching = !continuation && deps.meta.personaAgent !== null && deps.meta.personaAgent !== agent.id;
+  const { scope, agent, continuation, nonce } = d;
+  const identity = scope.meta.identity ?? renderIdentity(redact(agent.systemPrompt).text, d.now, nonce);
+  const switching = !continuation && scope.meta.personaAgent !== null && scope.meta.personaAgent !== agent.id;
   const personaHits: SecretHit[] = [];
   const admit = (text: string) => {
     const admitted = admitText(text, { nonce });
@@ -31,5 +31,5 @@ export function identify(d: Loaded & Pulled): Result<Staged<Identified>> {
     return admitted.text;
   };
   const personaNote = switching ? renderPersonaSwitch({ name: admit(agent.name), systemPrompt: admit(agent.systemPrompt) }, nonce) : undefined;
-  return ok({ out: { identity, switching, personaNote, personaHits }, decided: { frozen: deps.meta.identity !== null, switching } });
+  return ok({ out: { identity, switching, personaNote, personaHits }, decided: { frozen: scope.meta.identity !== null, switching } });
 }

@@ -1,11 +1,13 @@
 import { ok, type Result } from "../../core/problem";
+import { newNonce } from "../../core/runtime-tag";
 import type { TurnResult } from "../../protocol/frontend";
 import type { TurnBody } from "../../protocol/http";
 import { admit } from "./admit";
 import { assemble } from "./assemble";
 import { commit } from "./commit";
 import { compact } from "./compact";
-import type { TurnDeps } from "./deps";
+import type { ConversationScope } from "../scope";
+import type { TurnOptions } from "./options";
 import { identify } from "./identify";
 import { load } from "./load";
 import { offerTools } from "./offer-tools";
@@ -19,7 +21,7 @@ import { hookInput } from "./hook-input";
 import { hookOutput } from "./hook-output";
 import { notifyTurnEnd } from "./turn-end";
 
-export type { TurnDeps } from "./deps";
+export type { TurnOptions } from "./options";
 export { UNANSWERED_RESULT } from "./admit";
 export { checkAttachable } from "./pull";
 
@@ -30,9 +32,11 @@ export { checkAttachable } from "./pull";
  * → tools → reminders → assembled (hooks on the blocks) → compact → assemble → commit (one transaction); then the
  * `turn.end` hooks hear of it. Each stage adds its part and says what it decided; a refusal before commit stores nothing.
  */
-export async function takeTurn(deps: TurnDeps, body: TurnBody): Promise<Result<TurnResult>> {
+export async function takeTurn(given: ConversationScope, body: TurnBody, options: TurnOptions = {}): Promise<Result<TurnResult>> {
+  // A conversation started before nonces gets its nonce at its first turn since: every tag the turn writes carries it.
+  const scope = given.meta.nonce === null ? { ...given, meta: { ...given.meta, nonce: given.db.conversation.giveNonce(newNonce()) } } : given;
   const trace = new StageTrace();
-  const loaded = await trace.run("load", {}, () => load(deps, body));
+  const loaded = await trace.run("load", {}, () => load(scope, body, options));
   if (!loaded.ok) return loaded;
   if (loaded.value.replayed) return ok(loaded.value.replayed);
   const pulled = await trace.run("pull", loaded.value, pull);

@@ -35,17 +35,17 @@ const DEFAULT_MENU_TOKENS = 1_280;
  * trust boundary like a context, once per version.
  */
 export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
-  const { deps, toolbox, nonce, toolRun } = d;
+  const { scope, toolbox, nonce, toolRun } = d;
   const toolHits: Offered["toolHits"] = [];
   const admit = (spec: ToolSpec): ToolSpec => {
     const raw = JSON.stringify(spec);
-    const known = deps.admittedTools.get(spec.name);
+    const known = scope.cache.tools.get(spec.name);
     if (known?.raw === raw) return known.spec;
     const description = admitText(spec.description, { nonce });
     const schema = admitJsonText(JSON.stringify(spec.inputSchema), { nonce });
     for (const hit of [...description.hits, ...schema.hits]) toolHits.push({ ...hit, id: `tool:${spec.name}` });
     const admitted = { ...spec, description: description.text, inputSchema: JSON.parse(schema.text) as ToolSpec["inputSchema"] };
-    deps.admittedTools.set(spec.name, { raw, spec: admitted });
+    scope.cache.tools.set(spec.name, { raw, spec: admitted });
     return admitted;
   };
   const skills = toolbox.skills.map((s): SkillSpec => {
@@ -55,7 +55,7 @@ export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
   });
   // Tools loaded this turn join the list now: the model can call them in its next step.
   // Only an agent with a catalog loads tools, and only one with skills links them: the others read neither table.
-  const loaded = toolbox.catalog.length ? [...deps.toolState.loaded(), ...toolRun.loaded.map((l) => l.name)] : [];
+  const loaded = toolbox.catalog.length ? [...scope.db.toolState.loaded(), ...toolRun.loaded.map((l) => l.name)] : [];
   // Only the catalog's loaded tools are shown: the rest need not pass the boundary.
   const shown = new Set(loaded);
   const catalog = toolbox.catalog.map((t) => (shown.has(t.name) ? admit(t) : t));
@@ -65,13 +65,13 @@ export function offerTools(d: Loaded & Pulled & Ran): Result<Staged<Offered>> {
     for (const hit of description.hits) toolHits.push({ ...hit, id: `subagent:${s.id}` });
     return { id: s.id, description: description.text };
   });
-  const searchHistory = offersHistorySearch(toolbox.agent, deps.history.everCovered());
+  const searchHistory = offersHistorySearch(toolbox.agent, d.history.everCovered());
   const listed: OfferInput = { bound: toolbox.bound.map(admit), catalog, loaded, skills, browseContexts: toolbox.agent.browseContexts, searchHistory, subagents };
   const offer = listTools(listed);
   const budget = d.policy.contextWindow === undefined ? DEFAULT_MENU_TOKENS : Math.floor(d.policy.contextWindow / 100);
   const skillsMenu = renderSkillsMenu(skills, budget, countTokens);
   return ok({
-    out: { hasTools: hasTools(d, offer), offer, listed, skillsMenu, menuBudget: budget, linked: skills.length ? deps.toolState.linked() : [], toolHits },
+    out: { hasTools: hasTools(d, offer), offer, listed, skillsMenu, menuBudget: budget, linked: skills.length ? scope.db.toolState.linked() : [], toolHits },
     decided: {
       bound: offer.offered.filter((t) => t.source === "bound").length,
       runtime: offer.offered.filter((t) => t.source === "runtime").map((t) => t.name),

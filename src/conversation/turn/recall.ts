@@ -2,7 +2,7 @@ import { ok, type Result } from "../../core/problem";
 import { hooksAt, runChain } from "../../hooks/chain";
 import { admitText } from "../../protect";
 import type { AppendixSection } from "../../core/assemble";
-import type { TurnSections } from "../turn-sections";
+import { turnSections, type TurnSections } from "../turn-sections";
 import type { Loaded } from "./load";
 import type { Pulled } from "./pull";
 import type { Staged } from "./stage";
@@ -17,13 +17,20 @@ export interface Recalled {
  * The `memory` hooks then filter what was recalled and may supply entries of their own (docs/hooks.md).
  */
 export async function recall(d: Loaded & Pulled): Promise<Result<Staged<Recalled>>> {
-  const read: TurnSections = !d.continuation && d.deps.sections ? await d.deps.sections(d.agent, d.body.message) : { sections: [], omitted: [] };
+  const read: TurnSections = d.continuation ? { sections: [], omitted: [] } : await sections(d);
   const extra = d.continuation ? read : await hookMemory(d, read);
   const entries = (kind: string) => extra.sections.filter((s) => s.kind === kind).reduce((n, s) => n + s.entries.length, 0);
   return ok({
     out: { extra },
     decided: { memories: entries("memory"), taskState: entries("task_state"), omitted: extra.omitted.length, ...(extra.memoryError ? { memoryError: extra.memoryError } : {}) },
   });
+}
+
+/** The turn's own sections (memory read for the user's words as the input hooks left them, task state), and any the caller adds. */
+async function sections(d: Loaded & Pulled): Promise<TurnSections> {
+  const { scope, options } = d;
+  const own = await turnSections(scope, { body: d.body, nonce: d.nonce, agent: d.agent, message: d.body.message });
+  return options.more ? options.more(d.nonce, own) : own;
 }
 
 type Entry = AppendixSection["entries"][number];

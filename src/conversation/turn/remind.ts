@@ -51,7 +51,7 @@ export async function remind(d: Loaded & Pulled & Admitted & Identified & Offere
   const agent = d.agent.id;
   // A list note (mounts, don't-mention) appears when the list differs from the one last noted for this agent here.
   const lastDigest = (kind: "mounts" | "dont_mention") => {
-    const reason = d.deps.store.events.lastReminderReason(kind, (r) => digestOf(r, agent) !== null);
+    const reason = d.scope.db.events.lastReminderReason(kind, (r) => digestOf(r, agent) !== null);
     return reason === null ? null : digestOf(reason, agent);
   };
   const notes = stapledNotes({
@@ -71,9 +71,9 @@ export async function remind(d: Loaded & Pulled & Admitted & Identified & Offere
 async function resolveMentions(d: Loaded): Promise<Result<ResolvedMention[]>> {
   const resolved: ResolvedMention[] = [];
   for (const m of d.body.mentions ?? []) {
-    const checked = await checkAttachable(d.deps.hub, m);
+    const checked = await checkAttachable(d.scope.apps, m);
     if (!checked.ok) return checked;
-    const item = await d.deps.hub.item(m.context, m.itemId);
+    const item = await d.scope.apps.item(m.context, m.itemId);
     resolved.push(item.ok ? { ...m, item: item.value } : { ...m, error: item.problem.detail });
   }
   return ok(resolved);
@@ -98,7 +98,7 @@ function onLastResult(d: Admitted, notes: readonly Reminder[]): Partial<Admitted
  * only (interrupted work needs a new message).
  */
 function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correctives): Reminder[] {
-  const { store } = d.deps;
+  const store = d.scope.db;
   const fromSeq = Math.max(0, store.messages.lastSeq() - CORRECTIVE_WINDOW + 1);
   const lastUser = store.messages.lastUserSeq();
   // New: on a message, what came since the user's last one; on a continuation, what no turn has read yet (its own
@@ -119,7 +119,7 @@ function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correcti
   const notes = [
     settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce) : null,
     doneNote(calls, settings, acting, isTaskTool, d.nonce),
-    settings.interrupted && !d.continuation ? interruptedNote({ unanswered: d.unanswered, denied, answering: d.deps.interruptedRun !== undefined }, calls, d.nonce) : null,
+    settings.interrupted && !d.continuation ? interruptedNote({ unanswered: d.unanswered, denied, answering: d.options.interruptedRun !== undefined }, calls, d.nonce) : null,
   ];
   return notes.flatMap((n) => (n && !noted.has(`${n.kind}\u0000${n.reason}`) ? [{ kind: n.kind, reason: n.reason, text: renderCorrective(n, d.nonce) }] : []));
 }

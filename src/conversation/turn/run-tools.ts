@@ -24,11 +24,11 @@ const NOTHING: ToolRunReport = { results: [], ran: [], loaded: [], linked: [], c
  * user denied are not run; when a new message closes the calls instead, only those the user approved with it run.
  */
 export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>> {
-  const { body, deps, toolbox } = d;
+  const { body, scope, toolbox } = d;
   const answered = new Set([...(body.toolResults ?? []).map((r) => r.tool_call_id), ...d.decisions.denials.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : []))]);
-  const pending = [...storedCalls(deps.store, d.openCalls), ...(body.reply?.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))].filter((c) => !answered.has(c.id));
+  const pending = [...storedCalls(scope.db, d.openCalls), ...(body.reply?.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))].filter((c) => !answered.has(c.id));
   // search_history reads this conversation's own messages, when it offers the tool.
-  const history = offersHistorySearch(toolbox.agent, deps.history.everCovered()) ? deps.store.searchIndex : undefined;
+  const history = offersHistorySearch(toolbox.agent, d.history.everCovered()) ? scope.db.searchIndex : undefined;
   const serveable = servedCalls(pending, toolbox, history);
   // An approved call runs on the runtime only when the runtime serves its tool; the frontend sends its own tools' results.
   const servedIds = new Set(serveable.map((c) => c.id));
@@ -48,14 +48,14 @@ export async function runTools(d: Loaded & Pulled): Promise<Result<Staged<Ran>>>
   // `delegate` starts subagents, each in a child conversation; every other call runs on the apps or the runtime.
   // The guard and the `tool.before` hooks see every call first, once: a denied `delegate` starts no subagent.
   // The request the calls serve: the last stored user message (a new message in this body came after them).
-  const request = deps.store.messages.lastUserText();
-  const gated = await gateCalls(served, { toolbox, neutralize: neutralizeText, hooks: d.hooks, request, host: deps.tools });
+  const request = scope.db.messages.lastUserText();
+  const gated = await gateCalls(served, { toolbox, neutralize: neutralizeText, hooks: d.hooks, request, host: d.tools });
   const delegating = gated.allowed.filter((c) => c.name === "delegate");
   const others = served.filter((c) => c.name !== "delegate");
   const othersGated = { allowed: gated.allowed.filter((c) => c.name !== "delegate"), denied: gated.denied.filter((x) => x.ran.tool !== "delegate") };
   const [ran, delegation] = await Promise.all([
-    others.length ? runCalls(others, { toolbox, loaded: deps.toolState.loaded(), host: deps.tools, conversationId: deps.meta.conversationId, neutralize: neutralizeText, hooks: d.hooks, gated: othersGated, history }) : NOTHING,
-    startDelegations(delegating, { toolbox, conversationId: deps.meta.conversationId, depth: deps.meta.depth, memory: d.agent.memory, start: deps.delegate, neutralize: neutralizeText }),
+    others.length ? runCalls(others, { toolbox, loaded: scope.db.toolState.loaded(), host: d.tools, conversationId: scope.meta.conversationId, neutralize: neutralizeText, hooks: d.hooks, gated: othersGated, history }) : NOTHING,
+    startDelegations(delegating, { toolbox, conversationId: scope.meta.conversationId, depth: scope.meta.depth, memory: d.agent.memory, start: (start) => scope.conversations.startDelegation(start), neutralize: neutralizeText }),
   ]);
   const deniedDelegations = gated.denied.filter((x) => x.ran.tool === "delegate");
   const toolRun: ToolRunReport = {

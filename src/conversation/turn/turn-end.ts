@@ -14,6 +14,6 @@ export function notifyTurnEnd(d: AssemblyDraft & Assembled): void {
     toolCalls: d.toolRun.ran.map((r) => ({ id: r.toolCallId, tool: r.servedBy, outcome: r.outcome })),
     tokens: d.result.usage.total,
   };
-  const sent = hooks.map((hook) => d.deps.hub.notifyHook(hook, { hook: hook.name, point: "turn.end", conversationId: d.deps.meta.conversationId, turnId: d.turnId, agent: d.agent.id, payload }));
+  const sent = hooks.map((hook) => d.scope.apps.notifyHook(hook, { hook: hook.name, point: "turn.end", conversationId: d.scope.meta.conversationId, turnId: d.turnId, agent: d.agent.id, payload }));
   Promise.all(sent).catch((error: unknown) => console.error("turn.end notification failed", error instanceof Error ? error.message : String(error)));
 }
