@@ -11,7 +11,7 @@ import type { Owner } from "../protocol/owner";
 import { DEFAULT_COMPACTION_POLICY } from "../history/policy";
 import type { CompactionPolicy } from "../protocol/policies";
 import { chooseSummariser } from "../history/summarise";
-import { appPort } from "../hub/port";
+import { appPort, type ConversationInbox, type PushedResource } from "../hub/port";
 import { askGuardModel } from "../tools/guard-model";
 import { tenantAuditKey } from "../protect";
 import type { ModelAnswer, OutputReview } from "../hooks/output";
@@ -31,7 +31,7 @@ import { History, type CompactionReport } from "./history";
 import { describeConversation, endConversation } from "./lifecycle";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
 import { reviewAppended, reviewGatewayOutput } from "./output-review";
-import { attachContext, storePushedResource, type PushedResource } from "./resources";
+import { attachContext, storePushedResource } from "./resources";
 import { conversationPort, TurnCache, type ChildAnswer, type ConversationObject, type ConversationScope } from "./scope";
 import { SerialQueue } from "./serial-queue";
 import { ConversationDb, type ConversationMeta } from "./store";
@@ -48,7 +48,7 @@ import { replay } from "./turn/replay";
  * request is served over one `ConversationScope` (src/conversation/scope.ts),
  * built here: this object is where the bindings become ports.
  */
-export class Conversation extends DurableObject<Env> implements ConversationObject {
+export class Conversation extends DurableObject<Env> implements ConversationObject, ConversationInbox {
   private readonly db: ConversationDb;
   private readonly queue = new SerialQueue();
   private readonly cache = new TurnCache();

@@ -10,7 +10,7 @@ import { MEMORY_FENCE_CLOSE } from "../memory";
 import type { DelegationStart } from "../protocol/delegation";
 import { LIMITS } from "../protocol/limits";
 import type { Toolbox } from "../protocol/tools";
-import type { CallResult, ModelCall, RanCall } from "../tools/run";
+import type { CallResult, ModelCall, RanCall } from "../tools/calls";
 import { RUNTIME_TOOLS } from "../tools/runtime-tools";
 import { validateArguments } from "../tools/validate";
 

@@ -11,15 +11,8 @@ import type { AttachmentInfo, ResourceInfo } from "../protocol/frontend";
 import type { Attachment } from "../protocol/http";
 import { LIMITS } from "../protocol/limits";
 import type { ConversationScope } from "./scope";
+import type { PushedResource } from "../hub/port";
 import { checkAttachable } from "./turn/index";
-
-export interface PushedResource {
-  fullId: string;
-  title: string;
-  content: string;
-  summary?: string | undefined;
-  type?: string | undefined;
-}
 
 /** A picked item is fetched once here so the user learns at once if it does not exist. */
 export async function attachContext(scope: Pick<ConversationScope, "db" | "apps" | "now">, attachment: Attachment): Promise<Result<{ attachments: AttachmentInfo[] }>> {

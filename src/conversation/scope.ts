@@ -14,7 +14,7 @@ import type { Owner } from "../protocol/owner";
 import type { CompactionPolicy } from "../protocol/policies";
 import type { Toolbox, ToolSpec } from "../protocol/tools";
 import type { GuardModel, GuardModelInput, GuardModelVerdict } from "../tools/guard-model";
-import type { ToolHost } from "../tools/run";
+import type { ToolHost } from "../tools/calls";
 import type { SemanticHit } from "../tools/semantic-search";
 import type { ConversationDb, ConversationMeta } from "./store";
 

@@ -12,7 +12,7 @@
  * No phrasing decides anything here: "can you", "should", "tomorrow" are ordinary words and weigh like them.
  */
 
-import { stem } from "../tools/catalog-search";
+import { stem } from "../core/stem";
 import { COMMON_WORDS } from "../core/common-words";
 import { DATE, DAY_OR_MONTH } from "./date-shapes";
 

@@ -13,7 +13,7 @@ import { withoutAppendix } from "../core/reminder";
 import { markerSpans, safeCut, type Span } from "../protect";
 import { LIMITS } from "../protocol/limits";
 import type { ToolCall } from "../protocol/messages";
-import { stem } from "../tools/catalog-search";
+import { stem } from "../core/stem";
 import { fold } from "./information";
 
 /** The tool's own name: its calls and results are never indexed, or every search would find the searches before it. */

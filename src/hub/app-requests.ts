@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { conversationStub } from "../conversation/stub";
+import { conversationInbox } from "./port";
 import type { Env } from "../platform/env";
 import { qualify, splitQualified } from "../protocol/names";
 import { ErrorCode, issuesOf } from "../protocol/jsonrpc";
@@ -134,5 +134,5 @@ function conversationFor(ctx: AppRequestContext, requested: string | undefined) 
   if (!owner || !conversationId) {
     return failure(ErrorCode.NotFound, "no conversation is active for this user yet; pass conversationId") as { error: RpcFailure };
   }
-  return { owner, conversationId, stub: conversationStub(ctx.env, owner, conversationId) };
+  return { owner, conversationId, stub: conversationInbox(ctx.env, owner, conversationId) };
 }

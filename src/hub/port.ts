@@ -8,7 +8,7 @@ import type { Result } from "../core/problem";
 import type { HookAnswer, HookHost } from "../hooks/chain";
 import type { Env } from "../platform/env";
 import type { ContextData, ContextList } from "../protocol/context-data";
-import type { AgentInfo, ConversationSummary, ProviderInfo } from "../protocol/frontend";
+import type { AgentInfo, ConversationSummary, ProviderInfo, ResourceInfo } from "../protocol/frontend";
 import type { HookCallParams, HookSpec } from "../protocol/hooks";
 import type { ContextsListParams } from "../protocol/methods";
 import type { Owner } from "../protocol/owner";
@@ -57,6 +57,27 @@ export interface AppPort extends HookHost {
   conversationEnded(conversationId: string, endedAt?: string): Answer<void>;
   notifyResourceRemoved(conversationId: string, fullId: string): Answer<void>;
   gatewayHeadMoved(head: GatewayHead): Answer<void>;
+}
+
+/** A session resource an app pushes into a conversation (docs/protocol.md, `resources/push`). */
+export interface PushedResource {
+  fullId: string;
+  title: string;
+  content: string;
+  summary?: string | undefined;
+  type?: string | undefined;
+}
+
+/** What the hub asks of a conversation for its apps: the Conversation object implements it. */
+export interface ConversationInbox {
+  pushResource(owner: Owner, app: string, resource: PushedResource): Promise<Result<ResourceInfo>>;
+  removeResource(owner: Owner, fullId: string, options: { notifyApp: boolean }): Promise<Result<{ removed: string }>>;
+}
+
+/** A conversation of the hub's user, as the hub reaches it: named from the authenticated tenant, never from a frame. */
+export function conversationInbox(env: Env, owner: Owner, conversationId: string): ConversationInbox {
+  // The stub's methods are the Conversation object's, which implements ConversationInbox; typed here without importing it.
+  return env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(`${owner.tenant}/${conversationId}`)) as unknown as ConversationInbox;
 }
 
 /** The user's hub as a conversation reaches it (the same object src/hub/stub.ts types as the AppHub class). */

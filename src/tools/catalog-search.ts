@@ -10,6 +10,7 @@
  * at the weight of how close it is. Building the index and searching are linear in the catalog's words.
  */
 import { isEverydayWord } from "../core/everyday-words";
+import { stem } from "../core/stem";
 
 export interface CatalogTool {
   /** Qualified "app:tool", e.g. "calendar:create_event". */
@@ -63,28 +64,6 @@ function words(text: string): string[] {
 /** Lowercase stems of a name, sentence or identifier (`words`, stemmed). */
 export function tokenize(text: string): string[] {
   return words(text).map(stem);
-}
-
-/**
- * A light suffix stripper, applied alike to tools and queries so only agreement matters: plurals, -ing and -ed
- * go, and a final -e goes too so that "share", "shared" and "sharing" meet at "shar".
- */
-export function stem(word: string): string {
-  let w = word;
-  if (w.length > 4 && w.endsWith("ies")) w = `${w.slice(0, -3)}y`;
-  else if (w.length > 4 && /(?:ss|x|z|ch|sh)es$/.test(w)) w = w.slice(0, -2);
-  else if (w.length > 3 && w.endsWith("s") && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
-  if (w.length > 6 && w.endsWith("ing")) w = undouble(w.slice(0, -3));
-  else if (w.length > 4 && w.endsWith("ied")) w = `${w.slice(0, -3)}y`;
-  else if (w.length > 4 && w.endsWith("ed")) w = undouble(w.slice(0, -2));
-  if (w.length > 3 && w.endsWith("e")) w = w.slice(0, -1);
-  return w;
-}
-
-/** "runn" → "run", "stopp" → "stop"; but "add" (from "added") stays, as do "call", "press" and "buzz". */
-function undouble(w: string): string {
-  const last = w[w.length - 1];
-  return w.length > 3 && last === w[w.length - 2] && !"lsz".includes(last!) ? w.slice(0, -1) : w;
 }
 
 interface Posting {

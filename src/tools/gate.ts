@@ -6,7 +6,7 @@
  * against its schema again by the hub). Then `tool.after` hooks may rewrite a result before it is stored.
  */
 import { evidenceDetail, hooksAt, inOrder, runChain, type HookScope } from "../hooks/chain";
-import type { CallResult, ModelCall, RanCall, ToolHost } from "./run";
+import type { CallResult, ModelCall, RanCall, ToolHost } from "./calls";
 import { GuardModel } from "../protocol/methods";
 import { needsGuardModel } from "./guard-model";
 import { evaluateGuard } from "./guard";

@@ -2,71 +2,18 @@ import { contextKey } from "../core/attachments";
 import { LIMITS } from "../protocol/limits";
 import { contextVersion } from "../core/version";
 import { fail, ok, type Result } from "../core/problem";
-import type { ContextData, ContextList } from "../protocol/context-data";
-import type { ProviderInfo } from "../protocol/frontend";
-import type { ContextsListParams } from "../protocol/methods";
-import type { SkillContent, Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
+import type { Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
 import type { HistorySearched } from "../protocol/evidence";
 import { SEARCH_LIMITS, ToolIndex, type CatalogHit } from "./catalog-search";
-import { fuseRankings, type Ranker, type SemanticHit } from "./semantic-search";
+import { fuseRankings, type Ranker } from "./semantic-search";
 import { modelToolName, toolsByModelName } from "./model-names";
 import { isRuntimeTool, RUNTIME_TOOLS, type RuntimeToolName } from "./runtime-tools";
 import { parseArguments, validateArguments } from "./validate";
-import { inOrder, type HookHost, type HookScope } from "../hooks/chain";
-import type { GuardModel, GuardModelInput, GuardModelVerdict } from "./guard-model";
+import { inOrder, type HookScope } from "../hooks/chain";
 import { gateCalls, reviewResult, type Gate } from "./gate";
 import { renderSearch, type HistorySearchAnswer } from "../history/search";
 import { redact } from "../protect";
-
-/** What running tools needs from the apps' side (the hub): a narrow interface, so this module knows no Durable Object. */
-export interface ToolHost extends HookHost {
-  /** Asks the agent's model guard about one call (the deployment's upstream); absent where there is none to ask. */
-  askGuardModel?(config: GuardModel, input: GuardModelInput): Promise<GuardModelVerdict>;
-  callTool(name: string, args: unknown, meta: { conversationId: string; toolCallId: string }): Promise<ToolRun>;
-  readSkill(name: string): Promise<Result<SkillContent>>;
-  providers(): Promise<ProviderInfo[]> | ProviderInfo[];
-  listItems(ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>>;
-  readContext(ref: string, id: string | undefined, conversationId: string): Promise<Result<ContextData | null>>;
-  /**
-   * The catalog tools among `tools` closest in meaning to `query`, best first, or null when the model did not answer:
-   * present only where the deployment has an embedding model (docs/tools.md, "Ranking by meaning").
-   */
-  rankByMeaning?(query: string, tools: readonly string[]): Promise<SemanticHit[] | null>;
-}
-
-/** A call the model made, as its message holds it. */
-export interface ModelCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-export interface RanCall {
-  toolCallId: string;
-  /** What the model called it. */
-  tool: string;
-  /** `app:tool`, or the runtime tool's name. */
-  servedBy: string;
-  /**
-   * `delegated`: a `delegate` call started its subagent (its result comes later); `refused`: a `delegate` call that may
-   * not run; `denied`: the agent's guard denied it (not run), its rule's reason in `reason`.
-   */
-  outcome: "denied" | "ok" | "tool_error" | "unknown_tool" | "invalid_arguments" | "offline" | "disconnected" | "timeout" | "error" | "invalid" | "not_found" | "delegated" | "refused";
-  ms: number;
-  /** Why the call was denied: the rule's or the hook's reason. */
-  reason?: string;
-  /** Who denied it: `guard`, `model-guard`, or a hook's id. */
-  deniedBy?: string;
-  /** Which ranking answered a search_tools call. */
-  ranker?: Ranker;
-}
-
-export interface CallResult {
-  toolCallId: string;
-  content: string;
-  /** The runtime wrote it around text already neutralised (an error note): it is only redacted and trimmed. */
-  runtimeWritten: boolean;
-}
+import type { CallResult, ModelCall, RanCall, ToolHost } from "./calls";
 
 export interface ToolRunReport {
   results: CallResult[];

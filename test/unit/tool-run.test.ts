@@ -5,7 +5,8 @@ import type { AgentInfo } from "../../src/protocol/frontend";
 import type { Toolbox, ToolSpec } from "../../src/protocol/tools";
 import { MODEL_TOOL_NAME, modelToolName } from "../../src/tools/model-names";
 import { offerTools } from "../../src/tools/offer";
-import { runCalls, servedCalls, type ToolHost } from "../../src/tools/run";
+import { runCalls, servedCalls } from "../../src/tools/run";
+import type { ToolHost } from "../../src/tools/calls";
 
 const spec = (name: string, description = `${name} does its thing`): ToolSpec => ({ name, description, inputSchema: { type: "object", properties: { q: { type: "string" } } }, online: true });
 const agent = (over: Partial<AgentInfo> = {}): AgentInfo => ({

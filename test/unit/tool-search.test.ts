@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SEARCH_LIMITS, ToolIndex, stem, tokenize, type CatalogTool } from "../../src/tools/catalog-search";
+import { SEARCH_LIMITS, ToolIndex, tokenize, type CatalogTool } from "../../src/tools/catalog-search";
+import { stem } from "../../src/core/stem";
 import { CATALOG, QUERIES, measureRecall } from "../fixtures/tool-catalog";
 import { OUTSIDE_QUERIES, OUTSIDE_TOOLS } from "../fixtures/tool-corpus-outside";
 import { measureTools, rate, type Recall } from "../fixtures/outside-tools";

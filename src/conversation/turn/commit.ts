@@ -5,7 +5,7 @@ import type { ConversationDb } from "../store";
 import { storeAdmitted } from "../tool-results";
 import { addSearchedEvent, recordToolRun, resultSeqs } from "../tool-runs";
 import type { Assembled } from "./assemble";
-import type { AssemblyDraft } from "./assemble";
+import type { AssemblyDraft } from "./view-assembly";
 import type { Compacted } from "./compact";
 import type { StoredTurnResult } from "./options";
 import type { StageRecord, Staged } from "./stage";

@@ -9,7 +9,7 @@ import type { RenderedHistory } from "../../history/view";
 import { checkWholeView } from "../capacity";
 import { offersHistorySearch } from "../history-search-store";
 import type { CompactionReport, HistoryView } from "../history";
-import { assembleView, type AssemblyDraft } from "./assemble";
+import { assembleView, type AssemblyDraft } from "./view-assembly";
 import { withHistorySearch, type Offered } from "./offer-tools";
 import type { Staged } from "./stage";
 

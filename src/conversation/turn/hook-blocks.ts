@@ -6,7 +6,7 @@ import { hooksAt, runChain } from "../../hooks/chain";
 import { admitText } from "../../protect";
 import { LIMITS } from "../../protocol/limits";
 import type { HookPayload } from "../../protocol/hooks";
-import type { AssemblyDraft } from "./assemble";
+import type { AssemblyDraft } from "./view-assembly";
 import type { Reminder } from "./remind";
 import type { Staged } from "./stage";
 

@@ -8,7 +8,7 @@ import type { ConversationScope } from "../scope";
 import { replay } from "./replay";
 import { History } from "../history";
 import { toolHost } from "../scope";
-import type { ToolHost } from "../../tools/run";
+import type { ToolHost } from "../../tools/calls";
 import type { TurnOptions } from "./options";
 import type { Staged } from "./stage";
 import type { OpenCalls } from "../message-store";

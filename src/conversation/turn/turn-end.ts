@@ -1,5 +1,6 @@
 import { hooksAt } from "../../hooks/chain";
-import type { Assembled, AssemblyDraft } from "./assemble";
+import type { Assembled } from "./assemble";
+import type { AssemblyDraft } from "./view-assembly";
 
 /**
  * The `turn.end` hooks (docs/hooks.md): once the turn is stored, each hears of it in a notification. Sent without
