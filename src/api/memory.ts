@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import * as z from "zod";
-import { PROBLEMS } from "../core/problem";
-import { MemoryId, namespaceFor, ScopeId, type Level, type Namespace } from "../memory/keys";
+import { ok, PROBLEMS, type Result } from "../core/problem";
+import { MemoryId, namespaceFor, ScopeId, type Level } from "../memory/keys";
 import { MEMORY_LIMITS } from "../memory/limits";
 import { InvalidCursor, MemoryStore, type WriteItem, type WriteOutcome } from "../memory/store";
 import type { ApiEnv } from "../http/env";
@@ -94,16 +94,16 @@ function refusal(c: ApiContext, o: Extract<WriteOutcome, { status: "refused" }>)
   return c.body(JSON.stringify(body), status, { "Content-Type": "application/problem+json" });
 }
 
-function writeItem(c: ApiContext, body: WriteBody): { ok: true; item: WriteItem } | { ok: false; detail: string } {
+function writeItem(c: ApiContext, body: WriteBody): Result<WriteItem, string> {
   const ns = namespaceOf(c, body);
   if (!ns.ok) return ns;
-  return { ok: true, item: { ns: ns.ns, text: body.text, source: body.source ?? DEFAULT_SOURCE, trust: body.trust ?? "captured" } };
+  return ok({ ns: ns.value, text: body.text, source: body.source ?? DEFAULT_SOURCE, trust: body.trust ?? "captured" });
 }
 
 memories.post("/", json(WriteBody), async (c) => {
   const item = writeItem(c, c.req.valid("json"));
-  if (!item.ok) return invalid(c, item.detail);
-  const [outcome] = await new MemoryStore(c.env.MEMORY).write([item.item]);
+  if (!item.ok) return invalid(c, item.problem);
+  const [outcome] = await new MemoryStore(c.env.MEMORY).write([item.value]);
   switch (outcome!.status) {
     case "created":
       return c.json({ memory: outcome!.memory }, 201);
@@ -119,8 +119,8 @@ memories.post("/batch", json(BatchBody), async (c) => {
   const items: WriteItem[] = [];
   for (const [index, m] of c.req.valid("json").memories.entries()) {
     const item = writeItem(c, m);
-    if (!item.ok) return problemResponse(c, { type: "invalid-request", detail: item.detail, issues: [{ path: `memories.${index}`, message: item.detail }] });
-    items.push(item.item);
+    if (!item.ok) return problemResponse(c, { type: "invalid-request", detail: item.problem, issues: [{ path: `memories.${index}`, message: item.problem }] });
+    items.push(item.value);
   }
   const results = await new MemoryStore(c.env.MEMORY).write(items);
   const count = (status: WriteOutcome["status"]) => results.filter((r) => r.status === status).length;
@@ -141,10 +141,10 @@ memories.get("/search", query(SearchQuery), async (c) => {
 memories.get("/", query(ListQuery), async (c) => {
   const listed = c.req.valid("query");
   const ns = namespaceOf(c, listed);
-  if (!ns.ok) return invalid(c, ns.detail);
+  if (!ns.ok) return invalid(c, ns.problem);
   const { cursor, limit } = listed;
   try {
-    return c.json(await new MemoryStore(c.env.MEMORY).page(ns.ns, { ...(cursor ? { cursor } : {}), ...(limit ? { limit } : {}) }));
+    return c.json(await new MemoryStore(c.env.MEMORY).page(ns.value, { ...(cursor ? { cursor } : {}), ...(limit ? { limit } : {}) }));
   } catch (error) {
     if (error instanceof InvalidCursor) return invalid(c, "the cursor was not issued for this level; start again without it");
     throw error;
@@ -154,8 +154,8 @@ memories.get("/", query(ListQuery), async (c) => {
 const MemoryParams = z.object({ id: MemoryId });
 
 memories.delete("/:id", params(MemoryParams, { type: "not-found", detail: "no such memory" }), query(DeleteQuery), async (c) => {
-  const ns: { ok: true; ns: Namespace } | { ok: false; detail: string } = namespaceOf(c, c.req.valid("query"));
-  if (!ns.ok) return invalid(c, ns.detail);
-  const removed = await new MemoryStore(c.env.MEMORY).remove(ns.ns, c.req.valid("param").id);
+  const ns = namespaceOf(c, c.req.valid("query"));
+  if (!ns.ok) return invalid(c, ns.problem);
+  const removed = await new MemoryStore(c.env.MEMORY).remove(ns.value, c.req.valid("param").id);
   return removed ? c.json({ deleted: removed }) : problemResponse(c, { type: "not-found", detail: "no such memory in that level" });
 });

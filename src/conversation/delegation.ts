@@ -72,7 +72,7 @@ export async function startDelegations(
         return refuse(call, "invalid_arguments", "delegate: the arguments are not valid JSON; call it again with a JSON object {agent, task}");
       }
       const checked = validateArguments(RUNTIME_TOOLS.delegate.parameters, args);
-      if (!checked.ok) return refuse(call, "invalid_arguments", `the arguments do not match delegate's schema: ${checked.errors.join("; ")}. Fix them and call it again`);
+      if (!checked.ok) return refuse(call, "invalid_arguments", `the arguments do not match delegate's schema: ${checked.problem.join("; ")}. Fix them and call it again`);
       const agent = String(args.agent);
       if (!allowed.includes(agent)) {
         return refuse(call, "refused", `delegate: '${agent}' is not one of your subagents${allowed.length ? `; you can delegate to: ${allowed.join(", ")}` : ""}`);

@@ -4,6 +4,7 @@
  * refusal (refuse, deny, reject, a summary) ends the chain. A hook that does not answer in time, or answers what its
  * point does not take, follows its fail mode: `open` changes nothing, `closed` gives the point's strict verdict.
  */
+import { failWith, ok, type Result } from "../core/problem";
 import { admitText, REDACTION_MARKER } from "../protect";
 import { HookDecisions, type HookCall, type HookCallParams, type HookDecision, type HookFailure, type HookPayload, type HookPoint, type HookSpec } from "../protocol/hooks";
 
@@ -52,7 +53,7 @@ export async function runChain<P extends HookPoint, S>(scope: HookScope, point: 
     // The hub itself failing (an RPC error) is a failure of the hook like any other: its fail mode decides.
     const answer = await scope.host.callHook(hook, params).catch((error: unknown): HookAnswer => ({ ok: false, reason: "error", detail: error instanceof Error ? error.message : String(error), ms: 0 }));
     const read = readDecision(point, answer);
-    const decision = read.ok ? read.decision : hook.failMode === "open" ? ({ action: "continue" } as HookDecision<P>) : options.closed(hook, `${hook.id} did not answer (${read.failed}: ${cutAtSpace(read.detail, REASON_DETAIL_CHARS)}) and fails closed`);
+    const decision = read.ok ? read.value : hook.failMode === "open" ? ({ action: "continue" } as HookDecision<P>) : options.closed(hook, `${hook.id} did not answer (${read.problem.failed}: ${cutAtSpace(read.problem.detail, REASON_DETAIL_CHARS)}) and fails closed`);
     scope.log.push({
       hook: hook.id,
       point,
@@ -60,7 +61,7 @@ export async function runChain<P extends HookPoint, S>(scope: HookScope, point: 
       ms: answer.ms,
       verdict: decision.action,
       // A failure's detail may quote the app (its error message): evidence holds no secret of it.
-      ...(read.ok ? {} : { failed: read.failed, detail: evidenceDetail(admitText(read.detail).text) }),
+      ...(read.ok ? {} : { failed: read.problem.failed, detail: evidenceDetail(admitText(read.problem.detail).text) }),
     });
     const applied = options.apply(state, decision, hook);
     state = applied.state;
@@ -80,12 +81,12 @@ export async function inOrder<I, T, S extends HookScope | undefined>(scope: S, i
   return results;
 }
 
-function readDecision<P extends HookPoint>(point: P, answer: HookAnswer): { ok: true; decision: HookDecision<P> } | { ok: false; failed: HookFailure; detail: string } {
-  if (!answer.ok) return { ok: false, failed: answer.reason, detail: answer.detail };
+function readDecision<P extends HookPoint>(point: P, answer: HookAnswer): Result<HookDecision<P>, { failed: HookFailure; detail: string }> {
+  if (!answer.ok) return failWith({ failed: answer.reason, detail: answer.detail });
   const parsed = HookDecisions[point].safeParse(answer.value);
-  if (parsed.success) return { ok: true, decision: parsed.data as HookDecision<P> };
+  if (parsed.success) return ok(parsed.data as HookDecision<P>);
   const detail = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
-  return { ok: false, failed: "invalid", detail: `not a decision '${point}' takes: ${detail}` };
+  return failWith({ failed: "invalid", detail: `not a decision '${point}' takes: ${detail}` });
 }
 
 /** How much of a failure's detail the evidence keeps. */

@@ -4,7 +4,7 @@ import { ContextData, ContextList } from "../protocol/context-data";
 import type { MissingReason } from "../protocol/evidence";
 import { LIMITS } from "../protocol/limits";
 import { splitQualified } from "../protocol/names";
-import { fail, ok, type Result } from "../core/problem";
+import { fail, failWith, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import { providerDeadlineMs, toolDeadlineMs } from "../platform/config";
 import type { Env } from "../platform/env";
@@ -200,21 +200,21 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     if (id !== undefined) return this.item(ref, id);
     const answer = await this.callProvider(ref, "current", (provider) => ({ provider, conversationId }));
     if (!answer.ok) return unanswered(answer);
-    const data = MaybeContextData.safeParse(answer.value);
+    const data = MaybeContextData.safeParse(answer.value.value);
     return data.success ? ok(data.data) : fail("provider-unavailable", `'${ref}' answered with invalid data`, issuesOf(data.error));
   }
 
   async listItems(ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {
     const answer = await this.callProvider(ref, "list", (provider) => ({ ...params, provider }));
     if (!answer.ok) return unanswered(answer);
-    const list = ContextList.safeParse(answer.value);
+    const list = ContextList.safeParse(answer.value.value);
     return list.success ? ok(list.data) : fail("provider-unavailable", `'${ref}' answered with an invalid list`, issuesOf(list.error));
   }
 
   async item(ref: string, id: string): Promise<Result<ContextData | null>> {
     const answer = await this.callProvider(ref, "get", (provider) => ({ provider, id }));
     if (!answer.ok) return unanswered(answer);
-    const data = MaybeContextData.safeParse(answer.value);
+    const data = MaybeContextData.safeParse(answer.value.value);
     return data.success ? ok(data.data) : fail("provider-unavailable", `'${ref}' answered with invalid data`, issuesOf(data.error));
   }
 
@@ -356,13 +356,14 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     if (!tool) return failed("unknown_tool", `no app has registered tool '${name}'`);
     const input = args ?? {};
     const checked = validateArguments(tool.inputSchema, input);
-    if (!checked.ok) return failed("invalid_arguments", checked.errors.join("\n"));
+    if (!checked.ok) return failed("invalid_arguments", checked.problem.join("\n"));
     const params = { name: splitQualified(name).name, arguments: input, conversationId: meta.conversationId, toolCallId: meta.toolCallId };
     const answer = await this.callApp(tool.app, "tools/call", params, toolDeadlineMs(this.env));
     if (!answer.ok) {
       // Gone after the call was sent: the tool may have run.
-      const reason = answer.reason === "offline" && answer.sent ? "disconnected" : answer.reason === "timeout" || answer.reason === "offline" || answer.reason === "error" ? answer.reason : "invalid";
-      return failed(reason, answer.detail);
+      const { reason: why, detail, sent } = answer.problem;
+      const reason = why === "offline" && sent ? "disconnected" : why === "timeout" || why === "offline" || why === "error" ? why : "invalid";
+      return failed(reason, detail);
     }
     const result = ToolsCallResult.safeParse(answer.value);
     if (!result.success) {
@@ -382,8 +383,8 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     const answer = await this.callApp(hook.app, "hooks/call", params, hook.deadlineMs);
     const ms = Date.now() - started;
     if (answer.ok) return { ok: true, value: answer.value, ms };
-    const reason = answer.reason === "timeout" || answer.reason === "offline" || answer.reason === "error" ? answer.reason : "invalid";
-    return { ok: false, reason, detail: answer.detail, ms };
+    const { reason: why, detail } = answer.problem;
+    return { ok: false, reason: why === "timeout" || why === "offline" || why === "error" ? why : "invalid", detail, ms };
   }
 
   /** A hook that answers nothing (`turn.end`): a notification to the app, if it is connected. */
@@ -416,14 +417,14 @@ export class AppHub extends DurableObject<Env> implements AppPort {
       request.itemId === undefined
         ? await this.callProvider(request.ref, "current", (provider) => ({ provider, conversationId }))
         : await this.callProvider(request.ref, "get", (provider) => ({ provider, id: request.itemId }));
-    if (!answer.ok) return { ...base, status: "missing", reason: answer.reason, detail: answer.detail };
-    const data = MaybeContextData.safeParse(answer.value);
+    if (!answer.ok) return { ...base, status: "missing", reason: answer.problem.reason, detail: answer.problem.detail };
+    const data = MaybeContextData.safeParse(answer.value.value);
     if (!data.success) {
       const first = data.error.issues[0];
       return { ...base, status: "missing", reason: "invalid", detail: `invalid ContextData: ${first?.path.join(".")} ${first?.message}` };
     }
     if (data.data === null) return { ...base, status: "empty" };
-    const title = data.data.title?.trim() || (request.itemId === undefined ? answer.provider.name : `${answer.provider.name}: ${request.itemId}`);
+    const title = data.data.title?.trim() || (request.itemId === undefined ? answer.value.provider.name : `${answer.value.provider.name}: ${request.itemId}`);
     return { ...base, status: "present", title, version: await this.versionOf(request.key, data.data), content: data.data.content };
   }
 
@@ -445,34 +446,34 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     params: (providerId: string) => unknown,
   ): Promise<ProviderAnswer> {
     const provider = this.registry.provider(ref);
-    if (!provider) return { ok: false, reason: "unknown_provider", detail: `no app has registered provider '${ref}'` };
-    if (!provider.methods.includes(method)) return { ok: false, reason: "unsupported", detail: `'${ref}' does not implement '${method}'` };
+    if (!provider) return failWith({ reason: "unknown_provider", detail: `no app has registered provider '${ref}'` });
+    if (!provider.methods.includes(method)) return failWith({ reason: "unsupported", detail: `'${ref}' does not implement '${method}'` });
     const answer = await this.callApp(provider.app, `contexts/${method}`, params(splitQualified(ref).name), providerDeadlineMs(this.env));
-    return answer.ok ? { ...answer, provider } : answer;
+    return answer.ok ? ok({ value: answer.value, provider }) : answer;
   }
 
   /** One request to an app's current socket under a deadline: an answer, or why there is none (never a hang). */
   private async callApp(app: string, method: string, params: unknown, deadlineMs: number): Promise<AppAnswer> {
     const ws = this.socketFor(app);
     const session = ws && sessionOf(ws);
-    if (!ws || !session) return { ok: false, reason: "offline", detail: `app '${app}' is not connected` };
+    if (!ws || !session) return failWith({ reason: "offline", detail: `app '${app}' is not connected` });
     const { id, answer } = this.pending.start(session.sessionId, deadlineMs);
     const frame = rpcRequest(id, method, params);
     // A request one WebSocket message cannot carry fails alone, unsent: a failed send would fail every call in flight.
     if (frame.length * 3 > PLATFORM_MESSAGE_BYTES && new TextEncoder().encode(frame).length > PLATFORM_MESSAGE_BYTES) {
       this.pending.settle(id, session.sessionId, { failure: new AppCallError("invalid", `the request is larger than one WebSocket message (${PLATFORM_MESSAGE_BYTES} bytes) can carry`) });
       return answer.then(
-        (value) => ({ ok: true, value }),
-        (error: AppCallError) => ({ ok: false, reason: error.reason, detail: error.message }),
+        (value): AppAnswer => ok(value),
+        (error: AppCallError): AppAnswer => failWith({ reason: error.reason, detail: error.message }),
       );
     }
     try {
       ws.send(frame);
-      return { ok: true, value: await answer };
+      return ok(await answer);
     } catch (error) {
-      if (error instanceof AppCallError) return { ok: false, reason: error.reason, detail: error.message, sent: true };
+      if (error instanceof AppCallError) return failWith({ reason: error.reason, detail: error.message, sent: true });
       this.pending.failSession(session.sessionId, new AppCallError("offline", "socket failed"));
-      return { ok: false, reason: "offline", detail: `app '${app}' could not be reached` };
+      return failWith({ reason: "offline", detail: `app '${app}' could not be reached` });
     }
   }
 
@@ -501,7 +502,14 @@ const REMEMBERED_VERSIONS = 64;
 const PLATFORM_MESSAGE_BYTES = 1_048_576;
 
 /** `sent`: the request reached the socket before the call failed. */
-type AppAnswer = { ok: true; value: unknown } | { ok: false; reason: MissingReason; detail: string; sent?: true };
+type AppAnswer = Result<unknown, AppFailure>;
+
+/** Why an app gave no answer; `sent`: the request reached the socket before the call failed. */
+interface AppFailure {
+  reason: MissingReason;
+  detail: string;
+  sent?: true;
+}
 
 /** The id of a JSON-RPC frame, read from its start without parsing it all (for a frame too large to parse). */
 function leadingId(frame: string): string | number | null {
@@ -514,11 +522,12 @@ function leadingId(frame: string): string | number | null {
   }
 }
 
-type ProviderAnswer = (Extract<AppAnswer, { ok: true }> & { provider: ProviderRecord }) | Extract<AppAnswer, { ok: false }>;
+type ProviderAnswer = Result<{ value: unknown; provider: ProviderRecord }, AppFailure>;
 
-function unanswered(answer: Extract<ProviderAnswer, { ok: false }>): Result<never> {
-  const type = answer.reason === "unknown_provider" ? "not-found" : answer.reason === "unsupported" ? "invalid-request" : "provider-unavailable";
-  return fail(type, answer.detail);
+function unanswered(answer: { problem: AppFailure }): Result<never> {
+  const { reason, detail } = answer.problem;
+  const type = reason === "unknown_provider" ? "not-found" : reason === "unsupported" ? "invalid-request" : "provider-unavailable";
+  return fail(type, detail);
 }
 
 function outcomeOf(frame: JsonRpcResponse): { result: unknown } | { failure: AppCallError } {

@@ -11,6 +11,7 @@
  * listing returns one level and nothing deeper, and no id can name another
  * level or another tenant's key.
  */
+import { failWith, ok, type Result } from "../core/problem";
 import * as z from "zod";
 import { MEMORY_LIMITS } from "./limits";
 
@@ -111,19 +112,19 @@ export function namespaceFor(
   owner: { tenant: string; user: string },
   level: Level,
   ids: { session?: string | undefined; task?: string | undefined },
-): { ok: true; ns: Namespace } | { ok: false; detail: string } {
+): Result<Namespace, string> {
   const { session, task } = ids;
   switch (level) {
     case "user":
-      if (session !== undefined || task !== undefined) return { ok: false, detail: "level 'user' takes no session or task" };
-      return { ok: true, ns: { ...owner, level } };
+      if (session !== undefined || task !== undefined) return failWith("level 'user' takes no session or task");
+      return ok({ ...owner, level });
     case "session":
-      if (session === undefined) return { ok: false, detail: "level 'session' needs a session" };
-      if (task !== undefined) return { ok: false, detail: "level 'session' takes no task; use level 'task'" };
-      return { ok: true, ns: { ...owner, level, session } };
+      if (session === undefined) return failWith("level 'session' needs a session");
+      if (task !== undefined) return failWith("level 'session' takes no task; use level 'task'");
+      return ok({ ...owner, level, session });
     case "task":
-      if (session === undefined || task === undefined) return { ok: false, detail: "level 'task' needs a session and a task" };
-      return { ok: true, ns: { ...owner, level, session, task } };
+      if (session === undefined || task === undefined) return failWith("level 'task' needs a session and a task");
+      return ok({ ...owner, level, session, task });
   }
 }
 

@@ -1,7 +1,7 @@
 import { contextKey } from "../core/attachments";
 import { LIMITS } from "../protocol/limits";
 import { contextVersion } from "../core/version";
-import { fail, ok, type Result } from "../core/problem";
+import { fail, failWith, ok, type Result } from "../core/problem";
 import type { Toolbox, ToolRun, ToolSpec } from "../protocol/tools";
 import type { HistorySearched } from "../protocol/evidence";
 import { SEARCH_LIMITS, ToolIndex, type CatalogHit } from "./catalog-search";
@@ -105,8 +105,8 @@ export async function runCalls(all: readonly ModelCall[], ctx: RunContext): Prom
     if (!isRuntimeTool(call.name)) continue;
     const started = Date.now();
     const args = parseArguments(call.arguments);
-    const checked = args.ok ? validateArguments(RUNTIME_TOOLS[call.name].parameters, args.value) : { ok: false as const, errors: [args.problem.detail] };
-    const answer = checked.ok ? await runRuntimeTool(call, args.ok ? args.value : {}, ctx, loaded, report, rankers) : fail("invalid-request", invalidArguments(call.name, checked.errors));
+    const checked = args.ok ? validateArguments(RUNTIME_TOOLS[call.name].parameters, args.value) : failWith([args.problem.detail]);
+    const answer = checked.ok ? await runRuntimeTool(call, args.ok ? args.value : {}, ctx, loaded, report, rankers) : fail("invalid-request", invalidArguments(call.name, checked.problem));
     const ranker = rankers.get(call.id);
     const ran: RanCall = { toolCallId: call.id, tool: call.name, servedBy: call.name, outcome: answer.ok ? "ok" : !checked.ok ? "invalid_arguments" : call.name === "delegate" ? "refused" : "not_found", ms: Date.now() - started, ...(ranker ? { ranker } : {}) };
     const result: CallResult = answer.ok ? { toolCallId: call.id, content: answer.value, runtimeWritten: false } : { toolCallId: call.id, content: `[tool error: ${ctx.neutralize(answer.problem.detail)}]`, runtimeWritten: true };

@@ -5,7 +5,7 @@
  */
 import { encodePointer, Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { LIMITS } from "../protocol/limits";
-import { fail, ok, type Result } from "../core/problem";
+import { fail, failWith, ok, type Result } from "../core/problem";
 
 /** Errors a model reads at once: enough to fix a call, few enough to stay short. */
 const MAX_ERRORS = 5;
@@ -52,20 +52,20 @@ export function checkSchema(schema: unknown): Result<true> {
 }
 
 /** Validates a model's arguments; errors read `arguments.date: expected string, got number` (at most 5). */
-export function validateArguments(schema: object, args: unknown): { ok: true } | { ok: false; errors: string[] } {
+export function validateArguments(schema: object, args: unknown): Result<true, string[]> {
   let result;
   try {
     result = validatorFor(schema as Schema).validate(args);
   } catch (error) {
-    return { ok: false, errors: [`arguments: cannot be checked: ${error instanceof Error ? error.message : String(error)}`] };
+    return failWith([`arguments: cannot be checked: ${error instanceof Error ? error.message : String(error)}`]);
   }
-  if (result.valid) return { ok: true };
+  if (result.valid) return ok(true);
   // An additional property refused by `false` comes as two units; the additionalProperties one says it better.
   const extra = new Set(result.errors.flatMap((u) => (u.keyword === "additionalProperties" ? [childPointer(u.instanceLocation, extraKey(u.error))] : [])));
   const units = result.errors.filter((u) => !(u.keyword === "false" && extra.has(u.instanceLocation)));
   const errors = [...new Set(units.flatMap(readable))];
   if (errors.length === 0) errors.push("arguments: do not match the tool's input schema");
-  return { ok: false, errors: errors.length > MAX_ERRORS ? [...errors.slice(0, MAX_ERRORS), `(${errors.length - MAX_ERRORS} more)`] : errors };
+  return failWith(errors.length > MAX_ERRORS ? [...errors.slice(0, MAX_ERRORS), `(${errors.length - MAX_ERRORS} more)`] : errors);
 }
 
 function validatorFor(schema: Schema, json = JSON.stringify(schema)): Validator {

@@ -53,7 +53,7 @@ describe("memory namespaces in KV", () => {
     expect(namespaceFor(owner, "session", {})).toMatchObject({ ok: false });
     expect(namespaceFor(owner, "session", { session: "s", task: "t" })).toMatchObject({ ok: false });
     expect(namespaceFor(owner, "task", { session: "s" })).toMatchObject({ ok: false });
-    expect(namespaceFor(owner, "task", { session: "s", task: "t" })).toEqual({ ok: true, ns: { ...owner, level: "task", session: "s", task: "t" } });
+    expect(namespaceFor(owner, "task", { session: "s", task: "t" })).toEqual({ ok: true, value: { ...owner, level: "task", session: "s", task: "t" } });
   });
 
   it("keep the longest keys within KV's 512 bytes", () => {

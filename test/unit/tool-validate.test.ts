@@ -72,14 +72,14 @@ describe("checkSchema", () => {
 
 describe("validateArguments", () => {
   it("passes arguments that fit", () => {
-    expect(validateArguments(EVENT, { title: "Lunch", date: "2026-11-20", attendees: [{ email: "a@b.c" }], priority: "low" })).toEqual({ ok: true });
+    expect(validateArguments(EVENT, { title: "Lunch", date: "2026-11-20", attendees: [{ email: "a@b.c" }], priority: "low" })).toEqual({ ok: true, value: true });
   });
 
   it("says what is wrong where, in words a model can act on", () => {
     const result = validateArguments(EVENT, { title: "", date: 20261120, attendees: [{ name: "Bo" }], priority: "urgent", extra: 1, "odd key": 9 });
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.errors).toEqual([
+    expect(result.problem).toEqual([
       "arguments.title: String is too short (0 < 1)",
       "arguments.date: expected string, got number",
       "arguments.attendees[0].email: required",
@@ -90,10 +90,10 @@ describe("validateArguments", () => {
   });
 
   it("reports missing required properties and a non-object", () => {
-    expect(validateArguments(EVENT, {})).toEqual({ ok: false, errors: ["arguments.title: required", "arguments.date: required"] });
-    expect(validateArguments(EVENT, "hello")).toEqual({ ok: false, errors: ["arguments: expected object, got string"] });
-    expect(validateArguments(EVENT, { title: "x", date: "2026-1-1" })).toEqual({ ok: false, errors: ["arguments.date: String does not match pattern"] });
-    expect(validateArguments(EVENT, { title: "x", date: "2026-01-01", more: true })).toEqual({ ok: false, errors: ["arguments.more: unexpected property"] });
+    expect(validateArguments(EVENT, {})).toEqual({ ok: false, problem: ["arguments.title: required", "arguments.date: required"] });
+    expect(validateArguments(EVENT, "hello")).toEqual({ ok: false, problem: ["arguments: expected object, got string"] });
+    expect(validateArguments(EVENT, { title: "x", date: "2026-1-1" })).toEqual({ ok: false, problem: ["arguments.date: String does not match pattern"] });
+    expect(validateArguments(EVENT, { title: "x", date: "2026-01-01", more: true })).toEqual({ ok: false, problem: ["arguments.more: unexpected property"] });
   });
 
   it("reuses one compiled validator per schema", () => {
