@@ -22,13 +22,104 @@ const PIECE =
 export function countTokens(text: string): number {
   vocabulary ??= load();
   let tokens = 0;
-  PIECE.lastIndex = 0;
-  for (let m = PIECE.exec(text); m !== null; m = PIECE.exec(text)) {
-    const piece = m[0];
-    // One character of ASCII is one byte, so one token: the commonest piece, spared the rest.
-    tokens += piece.length === 1 && piece.charCodeAt(0) < 0x80 ? 1 : pieceBound(piece);
+  for (let at = 0; at < text.length; ) {
+    const end = asciiPiece(text, at);
+    if (end > 0) {
+      // One character of ASCII is one byte, so one token: the commonest piece, spared the rest.
+      tokens += end - at === 1 ? 1 : asciiBound(text, at, end);
+      at = end;
+      continue;
+    }
+    PIECE.lastIndex = at;
+    const m = PIECE.exec(text);
+    if (m === null) break;
+    tokens += pieceBound(m[0]);
+    at = PIECE.lastIndex;
   }
   return tokens;
+}
+
+/** What `asciiPiece` tells apart among ASCII characters; FOREIGN is any other, END past the text. */
+const UPPER = 0;
+const LOWER = 1;
+const DIGIT = 2;
+const SPACE = 3;
+const NEWLINE = 4;
+const OTHER = 5;
+const FOREIGN = 6;
+const END = 7;
+const KIND = Uint8Array.from({ length: 128 }, (_, c) => {
+  const char = String.fromCharCode(c);
+  if (/[\r\n]/.test(char)) return NEWLINE;
+  if (/\s/u.test(char)) return SPACE;
+  return /\p{Lu}/u.test(char) ? UPPER : /\p{Ll}/u.test(char) ? LOWER : /\p{N}/u.test(char) ? DIGIT : OTHER;
+});
+
+function kindAt(text: string, i: number): number {
+  if (i >= text.length) return END;
+  const c = text.charCodeAt(i);
+  return c < 0x80 ? KIND[c]! : FOREIGN;
+}
+
+/**
+ * Where the piece `PIECE` matches at `at` ends, found by hand when every character that decides it is ASCII (A–Z, a–z
+ * and 0–9 are its only letters and digits, and no letter is both upper and lower case, so no alternative backtracks
+ * far); 0 when one is not, and the pattern itself must decide. A piece depends only on the text from `at` on, so the
+ * pieces are the pattern's, whichever finds each.
+ */
+export function asciiPiece(text: string, at: number): number {
+  const first = kindAt(text, at);
+  if (first === FOREIGN) return 0;
+  let i = at;
+  // [^\r\n\p{L}\p{N}]? before letters
+  if (first === SPACE || first === OTHER) {
+    const second = kindAt(text, at + 1);
+    if (second === FOREIGN) return 0;
+    if (second === UPPER || second === LOWER) i++;
+  }
+  const letter = kindAt(text, i);
+  if (letter === UPPER || letter === LOWER) {
+    // [\p{Lu}…]*[\p{Ll}…]+ or [\p{Lu}…]+[\p{Ll}…]*, then a contraction
+    let k = letter;
+    while (k === UPPER) k = kindAt(text, ++i);
+    while (k === LOWER) k = kindAt(text, ++i);
+    if (k === FOREIGN) return 0;
+    if (text.charCodeAt(i) !== 0x27) return i;
+    const a = text.charCodeAt(i + 1) | 0x20;
+    const b = text.charCodeAt(i + 2) | 0x20;
+    if (a === 0x73 || a === 0x64 || a === 0x6d || a === 0x74) return i + 2; // 's 'd 'm 't
+    return (a === 0x6c && b === 0x6c) || ((a === 0x76 || a === 0x72) && b === 0x65) ? i + 3 : i; // 'll 've 're
+  }
+  if (first === DIGIT) {
+    // \p{N}{1,3}
+    let k = first;
+    while (k === DIGIT && i - at < 3) k = kindAt(text, ++i);
+    return k === FOREIGN && i - at < 3 ? 0 : i;
+  }
+  if (first === OTHER || (text.charCodeAt(at) === 0x20 && kindAt(text, at + 1) === OTHER)) {
+    // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+    if (first !== OTHER) i++;
+    let k = OTHER;
+    while (k === OTHER) k = kindAt(text, ++i);
+    if (k === FOREIGN) return 0;
+    for (let c = text.charCodeAt(i); c === 0x0a || c === 0x0d || c === 0x2f; c = text.charCodeAt(++i));
+    return i;
+  }
+  // White space: \s*[\r\n]+ to the last line break in the run, else \s+(?!\S) short of the last, else \s+.
+  let lastBreak = -1;
+  let k = first;
+  for (; k === SPACE || k === NEWLINE; k = kindAt(text, ++i)) if (k === NEWLINE) lastBreak = i;
+  if (k === FOREIGN) return 0;
+  return lastBreak >= 0 ? lastBreak + 1 : k === END || i - at === 1 ? i : i - 1;
+}
+
+/** `pieceBound` of the ASCII piece `text[from..to)`, which is most often a token, found without making it a string. */
+function asciiBound(text: string, from: number, to: number): number {
+  const n = to - from;
+  if (bytes.length < n) bytes = new Uint8Array(n * 3);
+  for (let i = 0; i < n; i++) bytes[i] = text.charCodeAt(from + i);
+  if (find(0, n) >= 0) return 1;
+  return n > 64 ? replayed(n) : pieceBound(text.slice(from, to));
 }
 
 /** Bounds of recent pieces of up to 64 UTF-16 units: text repeats its words. Emptied when full. */
@@ -47,7 +138,11 @@ function pieceBound(piece: string): number {
 function bounded(piece: string): number {
   const n = utf8(piece);
   // o200k looks the piece itself up as text, and one with a lone surrogate (written here as U+FFFD) is never found.
-  if (!replaced && find(0, n) >= 0) return 1;
+  return !replaced && find(0, n) >= 0 ? 1 : replayed(n);
+}
+
+/** The bound of the `n` bytes in `bytes`, a piece that is not a token. */
+function replayed(n: number): number {
   const units = merge(n);
   // Merging ran to its end, with no two parts side by side forming a token we carry: no part can stay apart but as is.
   return units === 1 || finished ? units : partsBound(n, units);
