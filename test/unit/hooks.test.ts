@@ -16,6 +16,7 @@ import type { Toolbox, ToolSpec } from "../../src/protocol/tools";
 import { gateCalls, GUARD_DENIED_RESULT, HOOK_DENIED_RESULT, MODEL_GUARD, reviewResult } from "../../src/tools/gate";
 import type { GuardModelInput, GuardModelVerdict } from "../../src/tools/guard-model";
 import { SECRET_SAMPLES } from "../fixtures/secret-corpus";
+import { agentInfo } from "./support/fake-scope";
 
 const AWS = "AKIAIOSFODNN7EXAMPLE";
 const GITHUB = SECRET_SAMPLES.find((s) => s.shape === "plain" && s.secrets[0]?.rule === "github-token")!.secrets[0]!.value;
@@ -56,23 +57,7 @@ const spec = (name: string, annotations?: ToolSpec["annotations"]): ToolSpec => 
   ...(annotations ? { annotations } : {}),
   online: true,
 });
-const agent = (over: Partial<AgentInfo> = {}): AgentInfo => ({
-  id: "app:agent",
-  app: "app",
-  name: "Agent",
-  systemPrompt: "",
-  tools: [],
-  catalog: [],
-  skills: [],
-  browseContexts: false,
-  searchHistory: false,
-  attachedContexts: [],
-  memory: false,
-  resultPolicies: {},
-  subagents: [],
-  updatedAt: "",
-  ...over,
-});
+const agent = (over: Partial<AgentInfo> = {}): AgentInfo => agentInfo({ id: "app:agent", name: "Agent", systemPrompt: "", updatedAt: "", ...over });
 const box = (over: Partial<Toolbox> = {}): Toolbox => ({ agent: agent(), bound: [], catalog: [], skills: [], unknown: [], ...over });
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 const GUARD_MODEL: GuardModel = { upstream: "GUARD", failMode: "closed", deadlineMs: 3000, readOnly: false };

@@ -7,25 +7,10 @@ import { MODEL_TOOL_NAME, modelToolName } from "../../src/tools/model-names";
 import { offerTools } from "../../src/tools/offer";
 import { runCalls, servedCalls } from "../../src/tools/run";
 import type { ToolHost } from "../../src/tools/calls";
+import { agentInfo } from "./support/fake-scope";
 
 const spec = (name: string, description = `${name} does its thing`): ToolSpec => ({ name, description, inputSchema: { type: "object", properties: { q: { type: "string" } } }, online: true });
-const agent = (over: Partial<AgentInfo> = {}): AgentInfo => ({
-  id: "app:agent",
-  app: "app",
-  name: "Agent",
-  systemPrompt: "",
-  tools: [],
-  catalog: [],
-  skills: [],
-  browseContexts: false,
-  searchHistory: false,
-  attachedContexts: [],
-  memory: false,
-  resultPolicies: {},
-  subagents: [],
-  updatedAt: "",
-  ...over,
-});
+const agent = (over: Partial<AgentInfo> = {}): AgentInfo => agentInfo({ id: "app:agent", name: "Agent", systemPrompt: "", updatedAt: "", ...over });
 const box = (over: Partial<Toolbox> = {}): Toolbox => ({ agent: agent(), bound: [], catalog: [], skills: [], unknown: [], ...over });
 
 /** A host whose apps answer with the tool's name and arguments; what it was asked is recorded. */
