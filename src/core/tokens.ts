@@ -113,13 +113,35 @@ export function asciiPiece(text: string, at: number): number {
   return lastBreak >= 0 ? lastBreak + 1 : k === END || i - at === 1 ? i : i - 1;
 }
 
-/** `pieceBound` of the ASCII piece `text[from..to)`, which is most often a token, found without making it a string. */
+/**
+ * Bounds of recent ASCII pieces of up to 64 bytes, by a hash of their bytes: slot i holds the piece's hash, its length,
+ * its bound and, at 64 * i, its bytes. Text repeats its words, and this spares making a string of each piece.
+ */
+const CACHED = 4096;
+const cachedHash = new Int32Array(CACHED);
+const cachedLength = new Int32Array(CACHED); // 0: the slot is empty
+const cachedBound = new Int32Array(CACHED);
+const cachedBytes = new Uint8Array(CACHED * 64);
+
+/** `pieceBound` of the ASCII piece `text[from..to)`, found in the cache of recent ASCII pieces, or else worked out and kept there. */
 function asciiBound(text: string, from: number, to: number): number {
   const n = to - from;
   if (bytes.length < n) bytes = new Uint8Array(n * 3);
-  for (let i = 0; i < n; i++) bytes[i] = text.charCodeAt(from + i);
-  if (find(0, n) >= 0) return 1;
-  return n > 64 ? replayed(n) : pieceBound(text.slice(from, to));
+  let h = 0x811c9dc5;
+  for (let i = 0; i < n; i++) h = Math.imul(h ^ (bytes[i] = text.charCodeAt(from + i)), 0x01000193);
+  if (n > 64) return find(0, n) >= 0 ? 1 : replayed(n);
+  const slot = (h ^ (h >>> 12)) & (CACHED - 1);
+  if (cachedLength[slot] === n && cachedHash[slot] === h) {
+    let i = 0;
+    for (const at = slot * 64; i < n && cachedBytes[at + i] === bytes[i]; i++);
+    if (i === n) return cachedBound[slot]!;
+  }
+  const bound = find(0, n) >= 0 ? 1 : replayed(n);
+  cachedHash[slot] = h;
+  cachedLength[slot] = n;
+  cachedBound[slot] = bound;
+  cachedBytes.set(bytes.subarray(0, n), slot * 64);
+  return bound;
 }
 
 /** Bounds of recent pieces of up to 64 UTF-16 units: text repeats its words. Emptied when full. */
