@@ -84,7 +84,7 @@ export class History {
     const fits = store.messages.firstSeqWithinBytes(after, LIMITS.historyReadBytes);
     const readable = fits > after + 1 ? store.messages.groupStartFrom(fits) : fits;
     const from = Math.max(after + 1, readable, Math.min(within, options.loadFrom ?? within));
-    const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.messages.tokensAfter(after) - store.messages.tokensAfter(from - 1) : 0 };
+    const unread = { messages: from - after - 1, tokens: from > after + 1 ? store.messages.tokensBetween(after, from - 1) : 0 };
     const summary = overlay?.text ? overlay : null;
     return { summary, stored: store.messages.list(Number.MAX_SAFE_INTEGER, from), stubs: compactions.stubs(after, compactionId), imagesHiddenThrough, compactionId, coveredThrough: after, unread };
   }

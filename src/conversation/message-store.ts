@@ -2,8 +2,8 @@ import { messageTokens, withKnownTokens } from "../core/assemble";
 import { withoutAppendix } from "../core/reminder";
 import { imagesOf, textOf, type ChatMessage, type ImagePart, type ToolCall } from "../protocol/messages";
 import type { StoredMessage } from "../protocol/frontend";
-import type { Database, Row } from "../storage/database";
-import { numeric, numericOrNull, json, text, textOrNull } from "../storage/decode";
+import type { Database } from "../storage/database";
+import { numeric, numericOrNull, json, jsonCell, numericCell, text, textCell, textOrNullCell } from "../storage/decode";
 import { Images, ToolCalls } from "./columns";
 import type { HistorySearchStore } from "./history-search-store";
 
@@ -19,6 +19,10 @@ export interface OpenCalls {
  * header, not its text.
  */
 const MESSAGE_BYTES = "IFNULL(octet_length(content), 0) + IFNULL(octet_length(tool_calls), 0) + IFNULL(octet_length(images), 0) + 128";
+
+/** The columns `storedMessage` reads, in its order: a read of thousands of rows decodes each row's values by position. */
+const STORED = "seq, turn_id, created_at, tokens, role, content, tool_calls, tool_call_id, images";
+const STORED_COLUMNS = 9;
 
 /**
  * The conversation's messages in its SQLite: only ever appended to. Each row
@@ -67,24 +71,27 @@ export class MessageStore {
   }
 
   list(throughSeq = Number.MAX_SAFE_INTEGER, fromSeq = 0): StoredMessage[] {
-    return this.sql.exec("SELECT * FROM messages WHERE seq >= ? AND seq <= ? ORDER BY seq", fromSeq, throughSeq).toArray().map(storedMessage);
+    const stored: StoredMessage[] = [];
+    for (const cells of this.sql.exec(`SELECT ${STORED} FROM messages WHERE seq >= ? AND seq <= ? ORDER BY seq`, fromSeq, throughSeq).raw()) stored.push(storedMessage(cells));
+    return stored;
   }
 
   /** The messages after `afterSeq`, oldest first: at most `limit` of them, and no more than `maxBytes` (but at least one). */
   page(afterSeq: number, limit: number, maxBytes: number): { messages: StoredMessage[]; hasMore: boolean } {
     const messages: StoredMessage[] = [];
     let bytes = 0;
-    for (const row of this.sql.exec(`SELECT *, ${MESSAGE_BYTES} AS bytes FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, afterSeq, limit + 1)) {
-      bytes += numeric(row, "bytes");
+    for (const cells of this.sql.exec(`SELECT ${STORED}, ${MESSAGE_BYTES} AS bytes FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, afterSeq, limit + 1).raw()) {
+      bytes += numericCell(cells[STORED_COLUMNS], "bytes");
       if (messages.length === limit || (messages.length > 0 && bytes > maxBytes)) return { messages, hasMore: true };
-      messages.push(storedMessage(row));
+      messages.push(storedMessage(cells));
     }
     return { messages, hasMore: false };
   }
 
   /** Every stored message's weight (MESSAGE_BYTES), summed: what the conversation's cap counts, read from the last row's running total. */
   storedBytes(): number {
-    return this.newest("running_bytes") ?? 0;
+    const newest = this.sql.exec("SELECT running_bytes AS n FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0];
+    return newest ? numeric(newest, "n") : 0;
   }
 
   /**
@@ -95,8 +102,7 @@ export class MessageStore {
     const end = this.sql.exec("SELECT seq, running_bytes AS b FROM messages WHERE seq <= ? ORDER BY seq DESC LIMIT 1", throughSeq).toArray()[0];
     if (end === undefined) return Math.min(throughSeq, this.lastSeq()) + 1;
     const endSeq = numeric(end, "seq");
-    const first = this.seqOf(`SELECT MIN(seq) AS seq FROM messages WHERE seq > ? AND seq <= ? AND running_bytes - (${MESSAGE_BYTES}) >= ?`, afterSeq, endSeq, numeric(end, "b") - maxBytes);
-    return first ?? endSeq + 1;
+    return this.firstReaching(`running_bytes - (${MESSAGE_BYTES})`, afterSeq, endSeq, numeric(end, "b") - maxBytes) ?? endSeq + 1;
   }
 
   /** The first group start at or after `seq` (a tool result never opens a group); the last group's start when there is none. */
@@ -112,10 +118,15 @@ export class MessageStore {
       .map((r) => json(Images, r, "images"));
   }
 
-  /** Stored tokens of the messages after `afterSeq`, from the running totals: two row reads. */
+  /** Stored tokens of the messages after `afterSeq`, from the running totals. */
   tokensAfter(afterSeq: number): number {
-    const before = this.sql.exec("SELECT running_tokens AS t FROM messages WHERE seq <= ? ORDER BY seq DESC LIMIT 1", afterSeq).toArray()[0];
-    return (this.newest("running_tokens") ?? 0) - (before ? numeric(before, "t") : 0);
+    return this.tokensBetween(afterSeq, Number.MAX_SAFE_INTEGER);
+  }
+
+  /** Stored tokens of the messages after `afterSeq` through `throughSeq`: the difference of two running totals, in one read. */
+  tokensBetween(afterSeq: number, throughSeq: number): number {
+    const through = "COALESCE((SELECT running_tokens FROM messages WHERE seq <= ? ORDER BY seq DESC LIMIT 1), 0)";
+    return numeric(this.sql.exec(`SELECT ${through} - ${through} AS n`, throughSeq, afterSeq).one(), "n");
   }
 
   /**
@@ -124,10 +135,11 @@ export class MessageStore {
    * to the start of its group, so a tool result never arrives without its call.
    */
   firstSeqWithin(afterSeq: number, maxTokens: number): number {
-    const last = this.newest("running_tokens") ?? 0;
-    const first = this.seqOf("SELECT MIN(seq) AS seq FROM messages WHERE seq > ? AND running_tokens - tokens >= ?", afterSeq, last - maxTokens);
+    const newest = this.sql.exec("SELECT seq, running_tokens AS t FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0];
+    if (newest === undefined) return afterSeq + 1;
+    const lastSeq = numeric(newest, "seq");
     // When not even the last message fits, its group is still what a request needs.
-    const from = first ?? this.lastSeq();
+    const from = this.firstReaching("running_tokens - tokens", afterSeq, lastSeq, numeric(newest, "t") - maxTokens) ?? lastSeq;
     const groupStart = this.seqOf("SELECT MAX(seq) AS seq FROM messages WHERE seq <= ? AND role != 'tool'", from);
     return Math.max(afterSeq + 1, groupStart ?? from);
   }
@@ -193,16 +205,37 @@ export class MessageStore {
   backfillTokens(): void {
     let running = 0;
     for (const row of this.sql.exec("SELECT * FROM messages ORDER BY seq").toArray()) {
-      const tokens = messageTokens(chatMessage(row));
+      const tokens = messageTokens(chatMessage(row.role, row.content, row.tool_calls, row.tool_call_id, row.images));
       running += tokens;
       this.sql.exec("UPDATE messages SET tokens = ?, running_tokens = ? WHERE seq = ?", tokens, running, numeric(row, "seq"));
     }
   }
 
-  /** The `column` of the newest message, or null when there is none. */
-  private newest(column: "running_tokens" | "running_bytes"): number | null {
-    const row = this.sql.exec(`SELECT ${column} AS n FROM messages ORDER BY seq DESC LIMIT 1`).toArray()[0];
-    return row ? numeric(row, "n") : null;
+  /**
+   * The first seq after `afterSeq`, through `throughSeq`, whose `before` (a running total less the row's own part,
+   * which never decreases along seq) is at least `threshold`; null when there is none. Found by halving the seqs
+   * between, a primary-key lookup per step, where MIN(seq) … WHERE would read every row up to it: thousands in a
+   * long conversation.
+   */
+  private firstReaching(before: string, afterSeq: number, throughSeq: number, threshold: number): number | null {
+    // Whether the first row from seq `mid` on has reached it (no row left: it counts as reached). The bounds are cast:
+    // a bound number may arrive as REAL, and (lo + hi) / 2 must halve in integers.
+    const reached = `COALESCE((SELECT ${before} >= ? FROM messages WHERE seq >= (lo + hi) / 2 AND seq <= ? ORDER BY seq LIMIT 1), 1)`;
+    return this.seqOf(
+      `WITH RECURSIVE search(lo, hi) AS (
+         SELECT CAST(? AS INTEGER), CAST(? AS INTEGER)
+         UNION ALL
+         SELECT CASE WHEN ${reached} THEN lo ELSE (lo + hi) / 2 + 1 END, CASE WHEN ${reached} THEN (lo + hi) / 2 ELSE hi END FROM search WHERE lo < hi
+       )
+       SELECT MIN(seq) AS seq FROM messages WHERE seq >= (SELECT lo FROM search WHERE lo = hi) AND seq <= ?`,
+      afterSeq + 1,
+      throughSeq + 1,
+      threshold,
+      throughSeq,
+      threshold,
+      throughSeq,
+      throughSeq,
+    );
   }
 
   /** The `seq` of a query's one row, or null when it has none or its seq is NULL (an aggregate over no rows). */
@@ -212,23 +245,30 @@ export class MessageStore {
   }
 }
 
-function storedMessage(row: Row): StoredMessage {
-  return { seq: numeric(row, "seq"), turnId: textOrNull(row, "turn_id"), createdAt: text(row, "created_at"), message: withKnownTokens(chatMessage(row), numeric(row, "tokens")) };
+/** A row of `SELECT ${STORED}`. */
+function storedMessage(cells: readonly unknown[]): StoredMessage {
+  return {
+    seq: numericCell(cells[0], "seq"),
+    turnId: textOrNullCell(cells[1], "turn_id"),
+    createdAt: textCell(cells[2], "created_at"),
+    message: withKnownTokens(chatMessage(cells[4], cells[5], cells[6], cells[7], cells[8]), numericCell(cells[3], "tokens")),
+  };
 }
 
-function chatMessage(row: Row): ChatMessage {
-  switch (row.role) {
+/** The message of a row's role, content, tool_calls, tool_call_id and images (undefined before migration 0005 added it). */
+function chatMessage(role: unknown, content: unknown, toolCalls: unknown, toolCallId: unknown, images: unknown): ChatMessage {
+  switch (role) {
     case "assistant":
-      return row.tool_calls
-        ? { role: "assistant", content: textOrNull(row, "content"), tool_calls: json(ToolCalls, row, "tool_calls") }
-        : { role: "assistant", content: textOrNull(row, "content") };
+      return toolCalls
+        ? { role: "assistant", content: textOrNullCell(content, "content"), tool_calls: jsonCell(ToolCalls, toolCalls, "tool_calls") }
+        : { role: "assistant", content: textOrNullCell(content, "content") };
     case "tool":
-      return { role: "tool", tool_call_id: text(row, "tool_call_id"), content: text(row, "content") };
+      return { role: "tool", tool_call_id: textCell(toolCallId, "tool_call_id"), content: textCell(content, "content") };
     case "system":
-      return { role: "system", content: text(row, "content") };
+      return { role: "system", content: textCell(content, "content") };
     default:
-      return row.images
-        ? { role: "user", content: [{ type: "text", text: text(row, "content") }, ...json(Images, row, "images")] }
-        : { role: "user", content: text(row, "content") };
+      return images
+        ? { role: "user", content: [{ type: "text", text: textCell(content, "content") }, ...jsonCell(Images, images, "images")] }
+        : { role: "user", content: textCell(content, "content") };
   }
 }

@@ -14,6 +14,8 @@ export interface Rows extends Iterable<Row> {
   toArray(): Row[];
   /** The one row; throws when there is none or more than one. */
   one(): Row;
+  /** Each row as an array of its values, in the query's column order: no object per row, for reads of thousands. */
+  raw(): Iterable<readonly unknown[]>;
 }
 
 export interface Database {

@@ -32,10 +32,37 @@ export function decodeRow<S extends z.ZodType>(schema: S, row: Row, table: strin
 
 /** A JSON column read on its own (a hot path that reads one column of many rows): parsed, then decoded by `schema`. */
 export function json<S extends z.ZodType>(schema: S, row: Row, column: string): z.output<S> {
-  const stored = text(row, column);
+  return jsonCell(schema, row[column], column);
+}
+
+function wrong(column: string, expected: string, value: unknown): never {
+  throw new Error(`stored column ${column} is not ${expected}: ${value === null ? "NULL" : typeof value}`);
+}
+
+export function text(row: Row, column: string): string {
+  return textCell(row[column], column);
+}
+
+export function textOrNull(row: Row, column: string): string | null {
+  return textOrNullCell(row[column], column);
+}
+
+export function numeric(row: Row, column: string): number {
+  return numericCell(row[column], column);
+}
+
+export function numericOrNull(row: Row, column: string): number | null {
+  const value = row[column];
+  return value === null || typeof value === "number" ? value : wrong(column, "a number or NULL", value);
+}
+
+/* One value of `column`, as `Rows.raw()` reads it by position: the same checks as the row helpers above. */
+
+export function jsonCell<S extends z.ZodType>(schema: S, stored: unknown, column: string): z.output<S> {
+  const text = textCell(stored, column);
   let value: unknown;
   try {
-    value = JSON.parse(stored);
+    value = JSON.parse(text);
   } catch {
     throw new Error(`stored column ${column} is not JSON`);
   }
@@ -44,26 +71,14 @@ export function json<S extends z.ZodType>(schema: S, row: Row, column: string): 
   return decoded.data;
 }
 
-function wrong(column: string, expected: string, value: unknown): never {
-  throw new Error(`stored column ${column} is not ${expected}: ${value === null ? "NULL" : typeof value}`);
-}
-
-export function text(row: Row, column: string): string {
-  const value = row[column];
+export function textCell(value: unknown, column: string): string {
   return typeof value === "string" ? value : wrong(column, "text", value);
 }
 
-export function textOrNull(row: Row, column: string): string | null {
-  const value = row[column];
+export function textOrNullCell(value: unknown, column: string): string | null {
   return value === null || typeof value === "string" ? value : wrong(column, "text or NULL", value);
 }
 
-export function numeric(row: Row, column: string): number {
-  const value = row[column];
+export function numericCell(value: unknown, column: string): number {
   return typeof value === "number" ? value : wrong(column, "a number", value);
-}
-
-export function numericOrNull(row: Row, column: string): number | null {
-  const value = row[column];
-  return value === null || typeof value === "number" ? value : wrong(column, "a number or NULL", value);
 }

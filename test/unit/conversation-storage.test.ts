@@ -139,6 +139,46 @@ describe("each table through its repository", () => {
   });
 });
 
+describe("a long history's seeks", () => {
+  it("find by halving what a scan of every row finds: the first message that fits a token or byte budget, and the tokens between two seqs", () => {
+    const { sql, db } = memoryDatabase();
+    // Groups of uneven weight, then gaps in seq (never made by the runtime, which only appends, but the seek must not assume none).
+    for (let i = 0; i < 300; i++) {
+      db.messages.append(null, { role: "user", content: `question ${i} `.repeat(1 + (i % 7)) }, AT);
+      if (i % 3 === 0) {
+        db.messages.append(null, { role: "assistant", content: null, tool_calls: [{ ...call, id: `c${i}` }] }, AT);
+        db.messages.append(null, { role: "tool", tool_call_id: `c${i}`, content: "result line\n".repeat(1 + ((i * 13) % 40)) }, AT);
+      }
+      db.messages.append(null, { role: "assistant", content: `answer ${i}`.repeat(1 + (i % 5)) }, AT);
+    }
+    sql.exec("DELETE FROM messages WHERE seq % 97 = 0");
+    const scan = (query: string, ...bindings: number[]) => (sql.prepare(query).all(...bindings)[0] as { seq: number | null }).seq;
+    const bytes = "IFNULL(octet_length(content), 0) + IFNULL(octet_length(tool_calls), 0) + IFNULL(octet_length(images), 0) + 128";
+    const newest = sql.prepare("SELECT seq, running_tokens AS t FROM messages ORDER BY seq DESC LIMIT 1").all()[0] as { seq: number; t: number };
+    // Budgets that land exactly on a message's running total, and between.
+    const exact = (sql.prepare("SELECT running_tokens - tokens AS t FROM messages WHERE seq IN (2, 300, 650, 900)").all() as { t: number }[]).map((r) => newest.t - r.t);
+    for (const after of [0, 1, 96, 97, 400, 700, newest.seq - 1, newest.seq]) {
+      for (const budget of [0, 1, 50, 333, 2_000, 10_000, 1_000_000, ...exact, ...exact.map((b) => b + 1)]) {
+        const first = scan("SELECT MIN(seq) AS seq FROM messages WHERE seq > ? AND running_tokens - tokens >= ?", after, newest.t - budget) ?? newest.seq;
+        const group = scan("SELECT MAX(seq) AS seq FROM messages WHERE seq <= ? AND role != 'tool'", first) ?? first;
+        expect(db.messages.firstSeqWithin(after, budget), `tokens after ${after} within ${budget}`).toBe(Math.max(after + 1, group));
+        for (const through of [after, after + 50, 700, newest.seq]) {
+          const end = sql.prepare("SELECT seq, running_bytes AS b FROM messages WHERE seq <= ? ORDER BY seq DESC LIMIT 1").all(through)[0] as { seq: number; b: number } | undefined;
+          // The byte budget lands exactly on a message's running total when `budget` is one of `exact`.
+          const before = (sql.prepare(`SELECT running_bytes - (${bytes}) AS b FROM messages WHERE seq >= ? ORDER BY seq LIMIT 1`).all(Math.min(after + budget, newest.seq))[0] as { b: number }).b;
+          const maxBytes = end ? Math.max(0, end.b - before) : budget;
+          const fits = end ? (scan(`SELECT MIN(seq) AS seq FROM messages WHERE seq > ? AND seq <= ? AND running_bytes - (${bytes}) >= ?`, after, end.seq, end.b - maxBytes) ?? end.seq + 1) : 1;
+          expect(db.messages.firstSeqWithinBytes(after, maxBytes, through), `bytes after ${after} through ${through} within ${maxBytes}`).toBe(fits);
+          const total = (seq: number) => (sql.prepare("SELECT running_tokens AS t FROM messages WHERE seq <= ? ORDER BY seq DESC LIMIT 1").all(seq)[0] as { t: number } | undefined)?.t ?? 0;
+          expect(db.messages.tokensBetween(after, through)).toBe(total(through) - total(after));
+        }
+      }
+    }
+    expect(db.messages.firstSeqWithin(0, 1_000_000)).toBe(1);
+    expect(db.messages.tokensAfter(0)).toBe(newest.t);
+  });
+});
+
 describe("rows written by earlier versions", () => {
   it("decode: a conversation from 0001 with its defaults, an old compaction policy, messages before token counts and resources before the trust boundary", () => {
     const { sql, db, rest } = migratedThrough(3);

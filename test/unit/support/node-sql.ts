@@ -50,6 +50,8 @@ function rows(all: Row[]) {
   return {
     [Symbol.iterator]: () => all[Symbol.iterator](),
     toArray: () => all,
+    // node:sqlite keeps the query's column order in each row object.
+    raw: () => all.map((row) => Object.values(row)),
     one() {
       if (all.length !== 1) throw new Error(`expected one row, got ${all.length}`);
       return all[0]!;
