@@ -26,11 +26,24 @@ export async function mintToken(secret: string, credential: Credential, ttlSecon
 
 export async function verifyToken(secret: string, token: string): Promise<Credential | null> {
   try {
-    const parsed = Credential.safeParse(await verify(token, secret, "HS256"));
+    const parsed = Credential.safeParse(await verify(token, await verifyingKey(secret), "HS256"));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * The HMAC key of `secret`, imported once per isolate rather than on every request (hono's `verify` imports a string
+ * secret each time; given a CryptoKey it checks the same header, algorithm, dates and signature). One secret is
+ * configured per Worker, so only the last is kept.
+ */
+let imported: { secret: string; key: Promise<CryptoKey> } | null = null;
+function verifyingKey(secret: string): Promise<CryptoKey> {
+  if (imported?.secret !== secret) {
+    imported = { secret, key: crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]) };
+  }
+  return imported.key;
 }
 
 /** Frontends: `Authorization: Bearer <api key>`; the key names the tenant and user. */
