@@ -73,6 +73,8 @@ export function readFrame(data: unknown): IncomingFrame {
     const message = Array.isArray(data) ? "batches are not supported: send one message per frame" : "a JSON-RPC message is a JSON object";
     return { kind: "invalid", answer: false, id: null, issues: [{ path: "", message }] };
   }
+  const answer = plainAnswer(data);
+  if (answer) return { kind: "response", frame: answer };
   const parsedId = JsonRpcId.safeParse((data as { id?: unknown }).id);
   const id = parsedId.success ? parsedId.data : null;
   if ("method" in data) {
@@ -85,6 +87,23 @@ export function readFrame(data: unknown): IncomingFrame {
   }
   const response = ("error" in data ? JsonRpcFailure : JsonRpcSuccess).safeParse(data);
   return response.success ? { kind: "response", frame: response.data } : { kind: "invalid", answer: true, id, issues: issuesOf(response.error) };
+}
+
+/**
+ * The frame most often read, a well-formed result, checked without zod: exactly what JsonRpcSuccess yields for it
+ * (its members in the schema's order, `result` as sent). Null for anything else, which zod then reads and reports.
+ */
+export function plainAnswer(data: object): JsonRpcResponse | null {
+  // As the strict schema sees members: every enumerable key, inherited ones too.
+  let members = 0;
+  for (const key in data) {
+    if (key !== "jsonrpc" && key !== "id" && key !== "result") return null;
+    members++;
+  }
+  const { jsonrpc, id, result } = data as { jsonrpc?: unknown; id?: unknown; result?: unknown };
+  if (members !== 3 || jsonrpc !== "2.0" || result === undefined) return null;
+  if (typeof id === "string" ? id.length < 1 || id.length > 128 : !Number.isSafeInteger(id)) return null;
+  return { jsonrpc, id: id as JsonRpcId, result };
 }
 
 /** `undefined` is sent as `null`: JSON.stringify would drop the member, and an answer without `result` is invalid. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readFrame, rpcResult } from "../../src/protocol/jsonrpc";
+import { JsonRpcSuccess, plainAnswer, readFrame, rpcResult } from "../../src/protocol/jsonrpc";
 
 describe("readFrame sorts a frame by its shape before validating it", () => {
   it("reads well-formed requests, notifications and answers, an explicit null result included", () => {
@@ -45,5 +45,53 @@ describe("readFrame sorts a frame by its shape before validating it", () => {
 
   it("always writes result, as null when there is none", () => {
     expect(JSON.parse(rpcResult(3, undefined))).toEqual({ jsonrpc: "2.0", id: 3, result: null });
+  });
+
+  it("reads a well-formed result without zod exactly as JsonRpcSuccess does, and leaves every other frame to zod", () => {
+    const result = { items: [1, 2], text: "ok" };
+    const inherited = Object.assign(Object.create({ extra: 1 }) as object, { jsonrpc: "2.0", id: 1, result: 1 });
+    const frames: unknown[] = [
+      { jsonrpc: "2.0", id: 1, result },
+      { result, id: "rt-1", jsonrpc: "2.0" },
+      { jsonrpc: "2.0", id: "x".repeat(128), result: null },
+      { jsonrpc: "2.0", id: -0, result: 0 },
+      { jsonrpc: "2.0", id: Number.MAX_SAFE_INTEGER, result: false },
+      { jsonrpc: "2.0", id: 1, result: "" },
+      // Malformed: each must fall through to zod and be refused there.
+      { jsonrpc: "2.0", id: "x".repeat(129), result: null },
+      { jsonrpc: "2.0", id: "", result: null },
+      { jsonrpc: "2.0", id: 1.5, result: null },
+      { jsonrpc: "2.0", id: 2 ** 60, result: null },
+      { jsonrpc: "2.0", id: Number.NaN, result: null },
+      { jsonrpc: "2.0", id: null, result: null },
+      { jsonrpc: "2.0", id: 1, result: undefined },
+      { jsonrpc: "2.0", id: 1 },
+      { jsonrpc: "2.0", result: 1 },
+      { jsonrpc: 2, id: 1, result: 1 },
+      { jsonrpc: "2.0", id: 1, result: 1, extra: undefined },
+      { jsonrpc: "2.0", id: 1, result: 1, error: { code: 1, message: "m" } },
+      { jsonrpc: "2.0", id: 1, result: 1, method: "x" },
+      inherited,
+      // Well-formed but not a result: zod reads them.
+      { jsonrpc: "2.0", id: 1, error: { code: 1, message: "m" } },
+      { jsonrpc: "2.0", id: 1, method: "x" },
+    ];
+    let fast = 0;
+    for (const frame of frames) {
+      const zod = JsonRpcSuccess.safeParse(frame);
+      const plain = plainAnswer(frame as object);
+      if (plain) {
+        fast++;
+        expect(zod.success, JSON.stringify(frame)).toBe(true);
+        expect(plain).toStrictEqual(zod.data);
+        expect(Object.keys(plain)).toEqual(Object.keys(zod.data!));
+        expect(plain.result === (frame as { result: unknown }).result && zod.data!.result === plain.result).toBe(true);
+        expect(readFrame(frame)).toStrictEqual({ kind: "response", frame: zod.data });
+      } else if ("result" in (frame as object) && !("method" in (frame as object)) && !("error" in (frame as object))) {
+        expect(zod.success, JSON.stringify(frame)).toBe(false);
+        expect(readFrame(frame)).toMatchObject({ kind: "invalid", answer: true });
+      }
+    }
+    expect(fast).toBe(6);
   });
 });
