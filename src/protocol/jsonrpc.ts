@@ -93,7 +93,7 @@ export function readFrame(data: unknown): IncomingFrame {
  * The frame most often read, a well-formed result, checked without zod: exactly what JsonRpcSuccess yields for it
  * (its members in the schema's order, `result` as sent). Null for anything else, which zod then reads and reports.
  */
-export function plainAnswer(data: object): JsonRpcResponse | null {
+export function plainAnswer(data: object): z.output<typeof JsonRpcSuccess> | null {
   // As the strict schema sees members: every enumerable key, inherited ones too.
   let members = 0;
   for (const key in data) {
