@@ -45,12 +45,14 @@ export async function compact(d: AssemblyDraft): Promise<Result<Staged<Compacted
   let offered = { offer: d.offer, hasTools: d.hasTools };
   // A summary that covers a context's injection shows the context again on this message (a continuation shows none),
   // inside a <system_reminder> that the message may not carry yet.
+  // Both read only when a summary is planned: most turns are far under the trigger and plan nothing.
   let costs: ReturnType<typeof reinjectionCosts> | undefined;
-  const wrapper = assembled.ok && assembled.value.envelope.injection.length === 0 ? countTokens(renderReminder([""], nonce)) + 2 : 0;
+  let wrapper: number | undefined;
+  const first = assembled;
   const reinjected = (throughSeq: number) => {
     if (continuation) return 0;
     const tokens = (costs ??= reinjectionCosts(store.ledger.list(), observations, new Set(rendered.seqs), nonce)).reduce((total, c) => total + (c.seq <= throughSeq ? c.tokens : 0), 0);
-    return tokens > 0 ? tokens + wrapper : 0;
+    return tokens > 0 ? tokens + (wrapper ??= first.ok && first.value.envelope.injection.length === 0 ? countTokens(renderReminder([""], nonce)) + 2 : 0) : 0;
   };
   const plan = (input: typeof assembled) => (input.ok ? history.prepare(view, rendered, input.value.requestedTokens - usageOf(rendered.history), d.policy, { protectFromSeq: loadFrom, reinjected }) : null);
   let planned = plan(assembled);
