@@ -23,9 +23,12 @@ export function ageLabel(days: number): string | null {
 
 /** User and assistant text from an earlier day, headed by when it was written; tool output and calls as they are. */
 export function withAges(history: readonly { message: ChatMessage; createdAt: string }[], now: Date): ChatMessage[] {
+  // Read by the thousand on a long conversation: days counted from the parsed time, no Date made per message.
+  const today = Math.floor(now.getTime() / DAY_MS);
   return history.map(({ message, createdAt }) => {
-    const label = ageLabel(daysBetween(new Date(createdAt), now));
-    if (label === null || (message.role !== "user" && message.role !== "assistant") || !message.content) return message;
+    if ((message.role !== "user" && message.role !== "assistant") || !message.content) return message;
+    const label = ageLabel(today - Math.floor(Date.parse(createdAt) / DAY_MS));
+    if (label === null) return message;
     const headed = (text: string) => `[written ${label}]\n${text}`;
     return message.role === "user" ? withText(message, headed) : { ...message, content: headed(message.content) };
   });
