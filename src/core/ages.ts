@@ -8,8 +8,9 @@ import { withText, type ChatMessage } from "../protocol/messages";
  */
 const DAY_MS = 86_400_000;
 
-export function daysBetween(then: Date, now: Date): number {
-  return Math.floor(now.getTime() / DAY_MS) - Math.floor(then.getTime() / DAY_MS);
+/** Calendar days from the time `then` (ISO 8601) was written to `now`; parsed, not made into a Date: read by the thousand. */
+export function daysBetween(then: string, now: Date): number {
+  return Math.floor(now.getTime() / DAY_MS) - Math.floor(Date.parse(then) / DAY_MS);
 }
 
 export function ageLabel(days: number): string | null {
@@ -23,11 +24,9 @@ export function ageLabel(days: number): string | null {
 
 /** User and assistant text from an earlier day, headed by when it was written; tool output and calls as they are. */
 export function withAges(history: readonly { message: ChatMessage; createdAt: string }[], now: Date): ChatMessage[] {
-  // Read by the thousand on a long conversation: days counted from the parsed time, no Date made per message.
-  const today = Math.floor(now.getTime() / DAY_MS);
   return history.map(({ message, createdAt }) => {
     if ((message.role !== "user" && message.role !== "assistant") || !message.content) return message;
-    const label = ageLabel(today - Math.floor(Date.parse(createdAt) / DAY_MS));
+    const label = ageLabel(daysBetween(createdAt, now));
     if (label === null) return message;
     const headed = (text: string) => `[written ${label}]\n${text}`;
     return message.role === "user" ? withText(message, headed) : { ...message, content: headed(message.content) };

@@ -5,8 +5,8 @@ const at = (iso: string) => new Date(iso);
 
 describe("message ages", () => {
   it("counts calendar days, so every label changes together at midnight (UTC)", () => {
-    expect(daysBetween(at("2026-11-22T23:59:00Z"), at("2026-11-23T00:01:00Z"))).toBe(1);
-    expect(daysBetween(at("2026-11-23T00:01:00Z"), at("2026-11-23T23:59:00Z"))).toBe(0);
+    expect(daysBetween("2026-11-22T23:59:00Z", at("2026-11-23T00:01:00Z"))).toBe(1);
+    expect(daysBetween("2026-11-23T00:01:00Z", at("2026-11-23T23:59:00Z"))).toBe(0);
     expect([0, 1, 2, 13, 14, 59, 60, 729, 800].map(ageLabel)).toEqual([
       null, "yesterday", "2 days ago", "13 days ago", "2 weeks ago", "8 weeks ago", "2 months ago", "24 months ago", "2 years ago",
     ]);
