@@ -8,9 +8,13 @@ import { AppCallError, PendingCalls } from "../../src/hub/pending-calls";
 beforeEach(() => void vi.useFakeTimers());
 afterEach(() => void vi.useRealTimers());
 
+interface Watched {
+  outcome: unknown;
+}
+
 /** What became of a call so far: its result, the reason it failed, or "waiting". */
-function watch(answer: Promise<unknown>) {
-  const seen: { outcome: unknown } = { outcome: "waiting" };
+function watch(answer: Promise<unknown>): Watched {
+  const seen: Watched = { outcome: "waiting" };
   answer.then(
     (result) => (seen.outcome = { result }),
     (error: AppCallError) => (seen.outcome = { reason: error.reason, message: error.message }),
@@ -25,7 +29,8 @@ describe("PendingCalls", () => {
     expect(vi.getTimerCount()).toBe(1);
     const later = pending.start("s1", 2_500);
     const sooner = pending.start("s2", 400);
-    const [a, b, c, l, s] = [...batch, later, sooner].map((call) => watch(call.answer));
+    const [a, b, c] = batch.map((call) => watch(call.answer)) as [Watched, Watched, Watched];
+    const [l, s] = [watch(later.answer), watch(sooner.answer)];
     expect(pending.settle(batch[1]!.id, "s1", { result: "answered" })).toBe(true);
 
     await vi.advanceTimersByTimeAsync(399);
