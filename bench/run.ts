@@ -2,11 +2,9 @@
  * `npm run bench`: starts a local runtime (real wrangler dev, embedded state)
  * and prints the spine's figures. TURNS=500 by default.
  */
-import { mintToken } from "../src/http/auth";
-import { ContextClient } from "../src/sdk";
-import { startLocalRuntime } from "../scripts/local-runtime";
+import { benchRuntime } from "./bench-runtime";
 import { summary } from "./stats";
-import { httpFloor, timedFetch } from "./timed-fetch";
+import { httpFloor } from "./timed-fetch";
 import { benchArtifactTokens } from "./artifacts";
 import { benchLongConversation, benchSession } from "./history";
 import { benchMemorySearch } from "./memory";
@@ -15,13 +13,9 @@ import { benchInjectedTokens } from "./tokens";
 import { benchToolSession } from "./tool-session";
 import { benchTurns, printTurnBench } from "./turns";
 
-const secret = `bench-${crypto.randomUUID()}`;
-const runtime = await startLocalRuntime(secret);
+const runtime = await benchRuntime();
 try {
-  const identity = { tenant: "bench", sub: "bench" };
-  const timed = timedFetch();
-  const client = new ContextClient({ url: runtime.url, apiKey: await mintToken(secret, { kind: "frontend", ...identity }), fetch: timed.fetch });
-  const appToken = (app: string) => mintToken(secret, { kind: "app", ...identity, app });
+  const { client, appToken } = runtime;
   const turns = Number(process.env.TURNS ?? 500);
   const perConversation = 25;
   const conversations = Math.ceil((turns + 5) / perConversation);
@@ -31,23 +25,23 @@ try {
   console.log(`  round trip       ${summary(await httpFloor(runtime.url, 300))}`);
   printTurnBench(
     `Turns with three providers answering at once (${conversations} conversations × ${perConversation} turns)`,
-    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: timed.lastServerMs, providerDelaysMs: [0, 0, 0], conversations, turnsPerConversation: perConversation }),
+    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: runtime.lastServerMs, providerDelaysMs: [0, 0, 0], conversations, turnsPerConversation: perConversation }),
   );
   printTurnBench(
     "Turns with providers taking 1, 3 and 5 ms",
-    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: timed.lastServerMs, providerDelaysMs: [1, 3, 5], conversations: Math.ceil(conversations / 2), turnsPerConversation: perConversation }),
+    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: runtime.lastServerMs, providerDelaysMs: [1, 3, 5], conversations: Math.ceil(conversations / 2), turnsPerConversation: perConversation }),
   );
 
   const t = await benchInjectedTokens({ url: runtime.url, appToken: await appToken("tokens"), client, turns: 30 });
   console.log(`\nContext tokens over a scripted ${t.turns}-turn session (contexts changed on ${t.changedTurns} turns)`);
   console.log(`  injected ${t.injected} tokens vs ${t.naive} re-injecting every turn = ${((100 * t.injected) / t.naive).toFixed(1)} % (target ≤ 25 %)`);
 
-  const s = await benchToolSession({ url: runtime.url, appToken: await appToken("tools"), client, lastServerMs: timed.lastServerMs });
+  const s = await benchToolSession({ url: runtime.url, appToken: await appToken("tools"), client, lastServerMs: runtime.lastServerMs });
   console.log(`\nA tool-heavy session: ${s.results} tool results of ~${Math.round(s.rawResultTokens / s.results)} tokens each, through turns' toolResults`);
   console.log(`  the model reads ${s.protectedInputTokens} tokens vs ${s.rawInputTokens} with raw results appended = ${((100 * s.protectedInputTokens) / s.rawInputTokens).toFixed(1)} % (${(100 - (100 * s.protectedInputTokens) / s.rawInputTokens).toFixed(1)} % saved)`);
   console.log(`  a 1 MB tool output through the tool-result path inside the Worker (Server-Timing, against a tiny one): ${s.redactMbPerSecond.toFixed(1)} MB/s (target ≥ 20 MB/s)`);
 
-  const long = await benchLongConversation({ url: runtime.url, appToken: await appToken("history"), client, lastServerMs: timed.lastServerMs });
+  const long = await benchLongConversation({ url: runtime.url, appToken: await appToken("history"), client, lastServerMs: runtime.lastServerMs });
   console.log(`\nA ${long.messages.toLocaleString("en-US")}-message conversation (${long.storedTokens.toLocaleString("en-US")} tokens stored), 128k window`);
   console.log(`  building the request (GET /context): p50 ${long.request.p50.toFixed(2)} ms · p99 ${long.request.p99.toFixed(2)} ms · inside the Worker p50 ${long.request.serverP50} ms`);
   console.log(`  memory: it loads ${long.request.loadedMessages.toLocaleString("en-US")} messages (${(long.request.loadedBytes / 1024).toFixed(0)} KB of message JSON); read whole it would be ${(long.whole.bytes / 1024).toFixed(0)} KB, p50 ${long.whole.serverP50} ms inside the Worker`);
@@ -69,7 +63,7 @@ try {
   console.log(`\nRedaction over the labelled corpus (${r.secrets} secrets, ${r.negatives} negative samples), in Node`);
   for (const line of formatRedactionBench(r)) console.log(line);
 
-  const memoryKey = await mintToken(secret, { kind: "frontend", tenant: "bench", sub: "memory" });
+  const memoryKey = await runtime.apiKey("memory");
   console.log("\nMemory search in one user namespace (GET /v1/memories/search, warm listing cache)");
   for (const m of await benchMemorySearch({ url: runtime.url, apiKey: memoryKey, counts: [1_000, 10_000] })) {
     console.log(`  ${String(m.count).padStart(6)} memories: p50 ${m.p50.toFixed(2)} ms · p90 ${m.p90.toFixed(2)} ms · p99 ${m.p99.toFixed(2)} ms · first search after the cache expires ${m.coldMs.toFixed(0)} ms${m.count === 10_000 ? " (target p50 ≤ 25 ms)" : ""}`);

@@ -51,26 +51,19 @@ export function countTokensByPattern(text: string): number {
   return tokens;
 }
 
-/** What `asciiPiece` tells apart among ASCII characters; FOREIGN is any other, END past the text. */
-const UPPER = 0;
-const LOWER = 1;
-const DIGIT = 2;
-const SPACE = 3;
-const NEWLINE = 4;
-const OTHER = 5;
-const FOREIGN = 6;
-const END = 7;
+/** What `asciiPiece` tells apart among ASCII characters; FOREIGN is any other character, END past the text. */
+const Kind: Readonly<Record<"UPPER" | "LOWER" | "DIGIT" | "SPACE" | "NEWLINE" | "OTHER" | "FOREIGN" | "END", number>> = { UPPER: 0, LOWER: 1, DIGIT: 2, SPACE: 3, NEWLINE: 4, OTHER: 5, FOREIGN: 6, END: 7 };
 const KIND = Uint8Array.from({ length: 128 }, (_, c) => {
   const char = String.fromCharCode(c);
-  if (/[\r\n]/.test(char)) return NEWLINE;
-  if (/\s/u.test(char)) return SPACE;
-  return /\p{Lu}/u.test(char) ? UPPER : /\p{Ll}/u.test(char) ? LOWER : /\p{N}/u.test(char) ? DIGIT : OTHER;
+  if (/[\r\n]/.test(char)) return Kind.NEWLINE;
+  if (/\s/u.test(char)) return Kind.SPACE;
+  return /\p{Lu}/u.test(char) ? Kind.UPPER : /\p{Ll}/u.test(char) ? Kind.LOWER : /\p{N}/u.test(char) ? Kind.DIGIT : Kind.OTHER;
 });
 
 function kindAt(text: string, i: number): number {
-  if (i >= text.length) return END;
+  if (i >= text.length) return Kind.END;
   const c = text.charCodeAt(i);
-  return c < 0x80 ? KIND[c]! : FOREIGN;
+  return c < 0x80 ? KIND[c]! : Kind.FOREIGN;
 }
 
 /**
@@ -81,48 +74,48 @@ function kindAt(text: string, i: number): number {
  */
 export function asciiPiece(text: string, at: number): number {
   const first = kindAt(text, at);
-  if (first === FOREIGN) return 0;
+  if (first === Kind.FOREIGN) return 0;
   let i = at;
   // [^\r\n\p{L}\p{N}]? before letters
-  if (first === SPACE || first === OTHER) {
+  if (first === Kind.SPACE || first === Kind.OTHER) {
     const second = kindAt(text, at + 1);
-    if (second === FOREIGN) return 0;
-    if (second === UPPER || second === LOWER) i++;
+    if (second === Kind.FOREIGN) return 0;
+    if (second === Kind.UPPER || second === Kind.LOWER) i++;
   }
   const letter = kindAt(text, i);
-  if (letter === UPPER || letter === LOWER) {
+  if (letter === Kind.UPPER || letter === Kind.LOWER) {
     // [\p{Lu}…]*[\p{Ll}…]+ or [\p{Lu}…]+[\p{Ll}…]*, then a contraction
     let k = letter;
-    while (k === UPPER) k = kindAt(text, ++i);
-    while (k === LOWER) k = kindAt(text, ++i);
-    if (k === FOREIGN) return 0;
+    while (k === Kind.UPPER) k = kindAt(text, ++i);
+    while (k === Kind.LOWER) k = kindAt(text, ++i);
+    if (k === Kind.FOREIGN) return 0;
     if (text.charCodeAt(i) !== 0x27) return i;
     const a = text.charCodeAt(i + 1) | 0x20;
     const b = text.charCodeAt(i + 2) | 0x20;
     if (a === 0x73 || a === 0x64 || a === 0x6d || a === 0x74) return i + 2; // 's 'd 'm 't
     return (a === 0x6c && b === 0x6c) || ((a === 0x76 || a === 0x72) && b === 0x65) ? i + 3 : i; // 'll 've 're
   }
-  if (first === DIGIT) {
+  if (first === Kind.DIGIT) {
     // \p{N}{1,3}
     let k = first;
-    while (k === DIGIT && i - at < 3) k = kindAt(text, ++i);
-    return k === FOREIGN && i - at < 3 ? 0 : i;
+    while (k === Kind.DIGIT && i - at < 3) k = kindAt(text, ++i);
+    return k === Kind.FOREIGN && i - at < 3 ? 0 : i;
   }
-  if (first === OTHER || (text.charCodeAt(at) === 0x20 && kindAt(text, at + 1) === OTHER)) {
+  if (first === Kind.OTHER || (text.charCodeAt(at) === 0x20 && kindAt(text, at + 1) === Kind.OTHER)) {
     // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
-    if (first !== OTHER) i++;
-    let k = OTHER;
-    while (k === OTHER) k = kindAt(text, ++i);
-    if (k === FOREIGN) return 0;
+    if (first !== Kind.OTHER) i++;
+    let k = Kind.OTHER;
+    while (k === Kind.OTHER) k = kindAt(text, ++i);
+    if (k === Kind.FOREIGN) return 0;
     for (let c = text.charCodeAt(i); c === 0x0a || c === 0x0d || c === 0x2f; c = text.charCodeAt(++i));
     return i;
   }
   // White space: \s*[\r\n]+ to the last line break in the run, else \s+(?!\S) short of the last, else \s+.
   let lastBreak = -1;
   let k = first;
-  for (; k === SPACE || k === NEWLINE; k = kindAt(text, ++i)) if (k === NEWLINE) lastBreak = i;
-  if (k === FOREIGN) return 0;
-  return lastBreak >= 0 ? lastBreak + 1 : k === END || i - at === 1 ? i : i - 1;
+  for (; k === Kind.SPACE || k === Kind.NEWLINE; k = kindAt(text, ++i)) if (k === Kind.NEWLINE) lastBreak = i;
+  if (k === Kind.FOREIGN) return 0;
+  return lastBreak >= 0 ? lastBreak + 1 : k === Kind.END || i - at === 1 ? i : i - 1;
 }
 
 /**
