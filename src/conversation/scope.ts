@@ -8,6 +8,7 @@ import type { Result } from "../core/problem";
 import type { Summariser } from "../history/summary";
 import type { AppPort } from "../hub/port";
 import type { Env } from "../platform/env";
+import { conversationObject } from "../platform/objects";
 import type { DelegationStart } from "../protocol/delegation";
 import type { ToolResultEvidence } from "../protocol/evidence";
 import type { Owner } from "../protocol/owner";
@@ -50,7 +51,7 @@ export interface ConversationObject {
 
 /** The user's other conversations, through the namespace; storage names derive from the authenticated tenant. */
 export function conversationPort(env: Env, owner: Owner): ConversationPort {
-  const object = (conversationId: string) => env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(`${owner.tenant}/${conversationId}`)) as unknown as ConversationObject;
+  const object = (conversationId: string) => conversationObject(env, owner, conversationId) as unknown as ConversationObject;
   return {
     startDelegation: (start) => object(start.childConversationId).startDelegation(owner, start),
     closeInParent: (parentConversationId, done) => object(parentConversationId).closeDelegation(owner, done),

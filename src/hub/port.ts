@@ -7,6 +7,7 @@ import type { Observation } from "../core/ledger";
 import type { Result } from "../core/problem";
 import type { HookAnswer, HookHost } from "../hooks/chain";
 import type { Env } from "../platform/env";
+import { conversationObject, hubObject } from "../platform/objects";
 import type { ContextData, ContextList } from "../protocol/context-data";
 import type { AgentInfo, ConversationSummary, ProviderInfo, ResourceInfo } from "../protocol/frontend";
 import type { HookCallParams, HookSpec } from "../protocol/hooks";
@@ -77,11 +78,11 @@ export interface ConversationInbox {
 /** A conversation of the hub's user, as the hub reaches it: named from the authenticated tenant, never from a frame. */
 export function conversationInbox(env: Env, owner: Owner, conversationId: string): ConversationInbox {
   // The stub's methods are the Conversation object's, which implements ConversationInbox; typed here without importing it.
-  return env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(`${owner.tenant}/${conversationId}`)) as unknown as ConversationInbox;
+  return conversationObject(env, owner, conversationId) as unknown as ConversationInbox;
 }
 
 /** The user's hub as a conversation reaches it (the same object src/hub/stub.ts types as the AppHub class). */
 export function appPort(env: Env, owner: Owner): AppPort {
   // The stub's methods are the AppHub's, which implements AppPort; typed here without importing the class.
-  return env.APP_HUB.get(env.APP_HUB.idFromName(`${owner.tenant}/${owner.user}`)) as unknown as AppPort;
+  return hubObject(env, owner) as unknown as AppPort;
 }
