@@ -84,6 +84,8 @@ export function resultSeqs(messages: readonly AppendableMessage[], seqs: readonl
  */
 export async function runOpenCalls(scope: ConversationScope, body: RunToolsBody): Promise<Result<ToolRunResult>> {
   const { db: store, meta } = scope;
+  // The run's one clock reading, taken as it starts: what it stores carries it, as a turn's rows carry its own.
+  const at = scope.now().toISOString();
   const agent = body.agent ?? meta.agent;
   if (agent === null) return fail("conflict", "this conversation has no agent yet: name one in `agent`");
   const toolbox = await scope.apps.toolbox(agent);
@@ -121,7 +123,6 @@ export async function runOpenCalls(scope: ConversationScope, body: RunToolsBody)
   if (!admitted.ok) return admitted;
   const room = checkRoom(store.messages, admitted.value.messages);
   if (!room.ok) return room;
-  const at = scope.now().toISOString();
   const lastSeq = store.transaction(() => {
     const seqs: number[] = [];
     const last = storeAdmitted(store, runId, admitted.value, at, seqs);

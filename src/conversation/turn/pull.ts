@@ -40,7 +40,8 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
   const known = cache.toolbox?.agent === body.agent ? cache.toolbox : null;
   const answer = await scope.apps.prepareTurn(scope.meta.conversationId, body.agent, continuation ? null : runtime, scope.meta.parent === null, known?.version ?? null);
   if (!answer) return fail("not-found", `no agent '${body.agent}' is registered; an app creates it with agents/create`);
-  const toolbox = answer.toolbox ?? known!.toolbox;
+  const toolbox = answer.toolbox ?? known?.toolbox;
+  if (!toolbox) return fail("provider-unavailable", `the hub sent no toolbox for agent '${body.agent}', and none is kept`);
   if (answer.toolbox) cache.toolbox = { agent: body.agent, version: answer.toolboxVersion, toolbox: answer.toolbox };
   const prepared = { toolbox, pulled: answer.pulled };
   const contextHits: Pulled["contextHits"] = [];
