@@ -4,7 +4,7 @@
 // Usage: node scripts/generate-common-words.mjs [english count] [count for each other language]
 import { readFileSync, writeFileSync } from "node:fs";
 
-const [english = 2000, others = 500] = process.argv.slice(2).map(Number);
+const [english = 3000, others = 700] = process.argv.slice(2).map(Number);
 const languages = { english, french: others, german: others, spanish: others, portuguese: others, italian: others };
 const fold = (w) => w.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/\u2019/g, "'");
 const words = new Set();

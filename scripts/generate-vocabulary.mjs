@@ -8,7 +8,7 @@
 import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
-const [exact = 10_000, ranked = 60_000, bucket = 4096] = process.argv.slice(2).map(Number);
+const [exact = 10_000, ranked = 56_000, bucket = 4096] = process.argv.slice(2).map(Number);
 const require = createRequire(import.meta.url);
 const from = (path) => import(new URL(path, `file://${require.resolve("gpt-tokenizer/package.json")}`).href);
 const { default: ranks } = await from("esm/bpeRanks/o200k_base.js");

@@ -1,4 +1,4 @@
-/** Every variable of the deployment, read in one place: a missing or malformed value is its documented default. */
+/** The deployment's variables, read in one place (but AUTH_SECRET and CORS_ORIGINS, read at the edge, src/http/): a missing or malformed value is its documented default. */
 import type { Env } from "./env";
 
 /** The deployment's memory half-life, when it sets a valid one. */

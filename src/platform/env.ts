@@ -1,7 +1,7 @@
 /**
  * The Worker's bindings and variables, as types only. The Durable Object namespaces are untyped here, so this file
  * imports nothing of the house: each object's own module gives the typed stub (conversation/stub.ts, hub/stub.ts).
- * Every variable is read in ./config.ts.
+ * The variables are read in ./config.ts (AUTH_SECRET by src/http/auth.ts, CORS_ORIGINS by src/http/cors.ts).
  */
 export interface Env {
   CONVERSATIONS: DurableObjectNamespace;
