@@ -310,6 +310,9 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
     });
   }
 
+  /** MCP sessions (src/mcp/serve) subscribe through the hub; their notifications land with the serving module. */
+  async contextChanged(_owner: Owner, _ref: string): Promise<void> {}
+
   async browse(owner: Owner, ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {
     const meta = this.owned(owner);
     return meta.ok ? this.parts(owner).apps.listItems(ref, params) : meta;

@@ -26,9 +26,10 @@ import { Registry, type ProviderRecord, type ToolRecord } from "./registry";
 import { readStoredSkill } from "./skill-store";
 import { saveSession, sessionOf, type SocketSession } from "./socket-session";
 import { GatewayHeads, type GatewayHead } from "./gateway-heads";
+import { ContextWatchers } from "./context-watchers";
 import { ToolVectors } from "./tool-vectors";
 import type { SemanticHit } from "../tools/semantic-search";
-import type { AppPort, PreparedTurn, PulledContext } from "./port";
+import { conversationInbox, type AppPort, type PreparedTurn, type PulledContext } from "./port";
 
 /** An agent's toolbox as built at a registry version, with whether each of its tools' apps was online then. */
 interface BuiltToolbox {
@@ -45,6 +46,7 @@ interface BuiltToolbox {
 export class AppHub extends DurableObject<Env> implements AppPort {
   private readonly registry: Registry;
   private readonly heads: GatewayHeads;
+  private readonly watchers: ContextWatchers;
   private readonly vectors: ToolVectors;
   private readonly pending = new PendingCalls();
   private activeConversation: string | null = null;
@@ -60,6 +62,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     super(ctx, env);
     this.registry = new Registry(ctx.storage);
     this.heads = new GatewayHeads(ctx.storage.sql);
+    this.watchers = new ContextWatchers(ctx.storage.sql);
     this.vectors = new ToolVectors(ctx.storage, env.AI, (work) => ctx.waitUntil(work));
     // Heartbeats are answered without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
@@ -123,7 +126,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   /** A failure behind a method (a Conversation object that threw) is an error answer, never a dropped request. */
   private async answer(ws: WebSocket, session: SocketSession, method: string, params: unknown): Promise<RpcOutcome> {
     try {
-      return await handleAppRequest({ env: this.env, registry: this.registry, ws, session, toolsDeclared: (app) => this.toolsDeclared(app) }, method, params);
+      return await handleAppRequest({ env: this.env, registry: this.registry, ws, session, toolsDeclared: (app) => this.toolsDeclared(app), contextChanged: (ref) => this.contextChanged(ref) }, method, params);
     } catch (error) {
       console.error("app request failed", method, error instanceof Error ? error.message : String(error));
       return { error: { code: ErrorCode.InternalError, message: `'${method}' failed inside the runtime; try again` } };
@@ -241,6 +244,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
 
   conversationEnded(conversationId: string, endedAt?: string): void {
     if (endedAt !== undefined) this.registry.indexConversationEnded(conversationId, endedAt);
+    this.watchers.forget(conversationId);
     if (this.activeConversation !== conversationId) return;
     this.activeConversation = null;
     this.registry.clearActiveConversation(conversationId);
@@ -254,6 +258,20 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   /** The agent's conversations a resent history continues, best first (src/hub/gateway-heads.ts). */
   gatewayConversations(agent: string, chains: readonly string[]): string[] {
     return this.heads.matching(agent, chains);
+  }
+
+  watchContext(conversationId: string, ref: string, watching: boolean): void {
+    this.watchers.watch(conversationId, ref, watching);
+  }
+
+  /** A context changed: each conversation watching it is told in the background; one that fails is only logged. */
+  contextChanged(ref: string): void {
+    const owner = this.registry.identity();
+    if (!owner) return;
+    for (const conversationId of this.watchers.of(ref)) {
+      const told = conversationInbox(this.env, owner, conversationId).contextChanged(owner, ref);
+      this.ctx.waitUntil(told.catch((error: unknown) => console.warn("context change not delivered", conversationId, error instanceof Error ? error.message : String(error))));
+    }
   }
 
   notifyResourceRemoved(conversationId: string, fullId: string): void {

@@ -26,6 +26,8 @@ export interface AppRequestContext {
   session: SocketSession;
   /** The app's tools were (re)declared: the hub updates what it derives from them (their vectors) in the background. */
   toolsDeclared: (app: string) => void;
+  /** An app's provider says its context changed: the conversations watching it are told (src/hub/context-watchers.ts). */
+  contextChanged: (ref: string) => void;
 }
 
 type Handler = (ctx: AppRequestContext, params: unknown) => Promise<RpcOutcome> | RpcOutcome;
@@ -93,8 +95,14 @@ const HANDLERS: Record<string, Handler> = {
       }),
     ),
 
-  // A hint only: the runtime pulls every attached provider before each turn anyway.
-  "contexts/changed": (ctx, raw) => initialized(ctx, () => withParams(ContextsChangedParams, raw, () => ({ result: {} }))),
+  // Turns pull every attached provider anyway; the conversations watching it (MCP subscriptions) are told now.
+  "contexts/changed": (ctx, raw) =>
+    initialized(ctx, () =>
+      withParams(ContextsChangedParams, raw, (params) => {
+        ctx.contextChanged(qualify(ctx.session.app, params.provider));
+        return { result: {} };
+      }),
+    ),
 };
 
 export function handleAppRequest(ctx: AppRequestContext, method: string, params: unknown): Promise<RpcOutcome> | RpcOutcome {

@@ -13,6 +13,7 @@ import mounts from "../../migrations/hub/0012_mounts.sql";
 import agentSearchHistory from "../../migrations/hub/0013_agent_search_history.sql";
 import toolVectors from "../../migrations/hub/0014_tool_vectors.sql";
 import gatewayHeads from "../../migrations/hub/0015_gateway_heads.sql";
+import contextWatchers from "../../migrations/hub/0016_context_watchers.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -31,4 +32,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 13, name: "0013_agent_search_history", sql: agentSearchHistory },
   { version: 14, name: "0014_tool_vectors", sql: toolVectors },
   { version: 15, name: "0015_gateway_heads", sql: gatewayHeads },
+  { version: 16, name: "0016_context_watchers", sql: contextWatchers },
 ];

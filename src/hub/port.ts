@@ -58,6 +58,8 @@ export interface AppPort extends HookHost {
   conversationEnded(conversationId: string, endedAt?: string): Answer<void>;
   notifyResourceRemoved(conversationId: string, fullId: string): Answer<void>;
   gatewayHeadMoved(head: GatewayHead): Answer<void>;
+  /** The conversation starts (or stops) being told when the context `ref`'s app says it changed (`contextChanged`). */
+  watchContext(conversationId: string, ref: string, watching: boolean): Answer<void>;
 }
 
 /** A session resource an app pushes into a conversation (docs/protocol.md, `resources/push`). */
@@ -73,6 +75,8 @@ export interface PushedResource {
 export interface ConversationInbox {
   pushResource(owner: Owner, app: string, resource: PushedResource): Promise<Result<ResourceInfo>>;
   removeResource(owner: Owner, fullId: string, options: { notifyApp: boolean }): Promise<Result<{ removed: string }>>;
+  /** The app of a context this conversation watches says it changed (`contexts/changed`): read it again, tell subscribers. */
+  contextChanged(owner: Owner, ref: string): Promise<void>;
 }
 
 /** A conversation of the hub's user, as the hub reaches it: named from the authenticated tenant, never from a frame. */

@@ -243,6 +243,10 @@ export class FakeApps implements AppPort {
     this.record("notifyResourceRemoved", conversationId, fullId);
   }
 
+  watchContext(conversationId: string, ref: string, watching: boolean): void {
+    this.record("watchContext", conversationId, ref, watching);
+  }
+
   gatewayHeadMoved(head: unknown): void {
     this.record("gatewayHeadMoved", head);
   }
