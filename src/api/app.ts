@@ -13,6 +13,7 @@ import { approvals } from "./approvals";
 import { delegations } from "./delegations";
 import { artifacts } from "./artifacts";
 import { openApiDocument } from "./openapi";
+import { mcpRoute } from "../mcp/serve/route";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
 
 /** The frontend API and the apps' socket: authentication, validation and routing; state lives in the Durable Objects. */
@@ -20,6 +21,7 @@ export const api = new Hono<ApiEnv>();
 
 api.get("/health", (c) => c.json({ ok: true }));
 api.get("/openapi.json", corsForFrontends, (c) => c.json(openApiDocument())); // no auth: the API's description
+api.route("/mcp", mcpRoute); // MCP clients (docs/mcp.md): their own errors' shape, and sessions in the Conversation objects
 
 /** Apps connect here; the hub for the token's tenant+user takes the socket. */
 api.get("/v1/apps/connect", async (c) => {

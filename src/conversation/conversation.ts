@@ -38,6 +38,8 @@ import { ConversationDb, type ConversationMeta } from "./store";
 import { closeDelegateCall, completeChild, startChild } from "./subagent";
 import type { ToolResultReport } from "./tool-results";
 import { runOpenCalls } from "./tool-runs";
+import { McpSessions } from "./mcp-sessions";
+import type { McpTarget } from "../mcp/serve/wire";
 import { takeTurn } from "./turn/index";
 import { replay } from "./turn/replay";
 
@@ -52,6 +54,7 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
   private readonly db: ConversationDb;
   private readonly queue = new SerialQueue();
   private readonly cache = new TurnCache();
+  private readonly mcpSessions = new McpSessions();
   /** A conversation belongs to one user: the parts of its scope that do not change between requests, built once. */
   private shared: Omit<ConversationScope, "meta"> | null = null;
 
@@ -97,9 +100,9 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
    * regenerates on a rejection itself); `run`, the run, refused once a newer request interrupted it.
    */
   turn(owner: Owner, body: TurnBody, gateway?: { outputReviewed?: boolean; run?: string }): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", (scope) => {
+    return this.serve(owner, "queued", async (scope) => {
       const live = runLive(this.db.gateway, gateway?.run);
-      return live.ok ? takeTurn(scope, body, { outputReviewed: gateway?.outputReviewed === true }) : live;
+      return live.ok ? this.announced(scope, await takeTurn(scope, body, { outputReviewed: gateway?.outputReviewed === true })) : live;
     });
   }
 
@@ -142,7 +145,7 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
 
   /** The gateway's turn: taken, and the cursor moved past it, only if the cursor is still where the gateway read it. */
   gatewayTurn(owner: Owner, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }, run: string): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", (scope) => takeGatewayTurn(scope, body, cursor, run));
+    return this.serve(owner, "queued", async (scope) => this.announced(scope, await takeGatewayTurn(scope, body, cursor, run)));
   }
 
   /**
@@ -310,8 +313,39 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
     });
   }
 
-  /** MCP sessions (src/mcp/serve) subscribe through the hub; their notifications land with the serving module. */
-  async contextChanged(_owner: Owner, _ref: string): Promise<void> {}
+  // ── MCP sessions (src/conversation/mcp-sessions.ts; docs/mcp.md, "Serve") ──
+
+  /**
+   * One request of an MCP session, in the queue like every change. An initialize without a conversation makes one (only
+   * once the request is known to be a valid initialize); a session's requests need the conversation live and its agent.
+   */
+  mcp(owner: Owner, request: Request, target: McpTarget): Promise<Response> {
+    return this.queue.run(() =>
+      this.mcpSessions.handle(request, target, async (create) => {
+        if (create) {
+          const made = await this.begin(owner, target.conversationId, target.agent);
+          if (!made.ok) return made;
+          await this.parts(owner).apps.conversationCreated({ id: target.conversationId, agent: target.agent, createdAt: made.value.createdAt });
+          return ok(this.scope(owner, made.value));
+        }
+        const meta = this.live(owner);
+        if (!meta.ok) return meta;
+        if (meta.value.agent !== null && meta.value.agent !== target.agent) return fail("conflict", `this conversation is agent '${meta.value.agent}'s, not '${target.agent}'s`);
+        return ok(this.scope(owner, meta.value));
+      }),
+    );
+  }
+
+  /** A turn's result, once the MCP sessions subscribed to contexts it pulled at a new version are told. */
+  private async announced<T>(scope: ConversationScope, turn: Result<T>): Promise<Result<T>> {
+    if (turn.ok) await this.mcpSessions.pulled(scope);
+    return turn;
+  }
+
+  /** The app of a context an MCP session subscribed to says it changed (through the hub's watchers). */
+  async contextChanged(owner: Owner, ref: string): Promise<void> {
+    await this.serve(owner, "live", async (scope) => ok(await this.mcpSessions.changed(scope, ref)));
+  }
 
   async browse(owner: Owner, ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {
     const meta = this.owned(owner);
@@ -328,7 +362,10 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
 
   /** Ends the session: resources are cleared and each app told; further turns are refused. */
   end(owner: Owner): Promise<Result<ConversationInfo & { resourcesRemoved: number }>> {
-    return this.serve(owner, "queued", async (scope) => ok(await endConversation(scope)));
+    return this.serve(owner, "queued", async (scope) => {
+      await this.mcpSessions.endAll(scope);
+      return ok(await endConversation(scope));
+    });
   }
 
   // ── the scope every request is served over ──

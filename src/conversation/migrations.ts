@@ -16,6 +16,7 @@ import eventIndex from "../../migrations/conversation/0015_event_index.sql";
 import gatewayRun from "../../migrations/conversation/0016_gateway_run.sql";
 import historySearch from "../../migrations/conversation/0017_history_search.sql";
 import gatewayChain from "../../migrations/conversation/0018_gateway_chain.sql";
+import mcpSessions from "../../migrations/conversation/0019_mcp_sessions.sql";
 import type { Migration } from "../storage/migrate";
 import { MIGRATION_STEPS } from "./migration-steps";
 
@@ -38,4 +39,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 16, name: "0016_gateway_run", sql: gatewayRun },
   { version: 17, name: "0017_history_search", sql: historySearch, then: MIGRATION_STEPS[17] },
   { version: 18, name: "0018_gateway_chain", sql: gatewayChain },
+  { version: 19, name: "0019_mcp_sessions", sql: mcpSessions },
 ];

@@ -11,6 +11,7 @@ import { EventStore } from "./event-store";
 import { GatewayStore } from "./gateway-store";
 import { HistorySearchStore } from "./history-search-store";
 import { LedgerStore } from "./ledger-store";
+import { McpSessionStore } from "./mcp-session-store";
 import { MessageStore } from "./message-store";
 import { MetaStore } from "./meta-store";
 import { ResourceStore } from "./resource-store";
@@ -38,6 +39,8 @@ export class ConversationDb {
   readonly delegations: DelegationStore;
   readonly gateway: GatewayStore;
   readonly toolState: ToolStateStore;
+  /** MCP sessions served over this conversation, and what each subscribed to. */
+  readonly mcp: McpSessionStore;
 
   constructor(private readonly db: Database) {
     this.conversation = new MetaStore(db);
@@ -53,6 +56,7 @@ export class ConversationDb {
     this.delegations = new DelegationStore(db);
     this.gateway = new GatewayStore(db);
     this.toolState = new ToolStateStore(db);
+    this.mcp = new McpSessionStore(db);
   }
 
   transaction<T>(run: () => T): T {

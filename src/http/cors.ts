@@ -11,8 +11,8 @@ import type { Env } from "../platform/env";
  */
 
 export const CORS_ALLOW_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS"];
-/** What a page may read: the gateway's conversation, turn and step headers, its request id, retry hints, timings. */
-export const CORS_EXPOSE_HEADERS = ["X-Conversation-Id", "X-Conversation-Also-Matched", "X-Turn-Id", "X-Gateway-Steps", "request-id", "Retry-After", "Server-Timing"];
+/** What a page may read: the MCP session, the gateway's conversation, turn and step headers, its request id, retry hints, timings. */
+export const CORS_EXPOSE_HEADERS = ["Mcp-Session-Id", "X-Conversation-Id", "X-Conversation-Also-Matched", "X-Turn-Id", "X-Gateway-Steps", "request-id", "Retry-After", "Server-Timing"];
 /** Browsers may cache a preflight this long (Chromium caps it at 2 hours). */
 export const CORS_MAX_AGE_SECONDS = 600;
 
@@ -40,6 +40,11 @@ let parsed: { setting: string | undefined; origins: AllowedOrigins } | null = nu
 function originsOf(env: Env): AllowedOrigins {
   if (parsed === null || parsed.setting !== env.CORS_ORIGINS) parsed = { setting: env.CORS_ORIGINS, origins: allowedOrigins(env.CORS_ORIGINS) };
   return parsed.origins;
+}
+
+/** Whether `CORS_ORIGINS` allows a browser page at `origin` (the MCP endpoint refuses the rest: DNS rebinding). */
+export function originAllowed(env: Env, origin: string): boolean {
+  return allowOrigin(originsOf(env), origin) !== null;
 }
 
 /** The value of `Access-Control-Allow-Origin` for `origin`, or null when it is not allowed. */

@@ -33,6 +33,10 @@ export const LIMITS = {
   attachmentsPerConversation: 32,
   resourcesPerConversation: 32,
   attachedContextsPerAgent: 32,
+  /** MCP sessions one conversation serves at once (docs/mcp.md): the oldest ends when a new one would pass it. */
+  mcpSessionsPerConversation: 16,
+  /** Resources one MCP session subscribes to. */
+  mcpSubscriptionsPerSession: 64,
   providersPerApp: 64,
   agentsPerApp: 64,
   toolsPerAgent: 128,

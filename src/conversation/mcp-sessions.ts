@@ -1,0 +1,213 @@
+/**
+ * The MCP sessions a conversation serves (docs/mcp.md, "Serve"): Streamable HTTP, one request at a time, each answered
+ * by the official SDK's server and its web-standard transport. The SDK keeps a session in the memory of the transport
+ * that opened it, which a Durable Object loses when it is evicted; so each request gets a fresh server and a stateless
+ * transport, and the session itself (its id, agent, client, version and subscriptions) lives in SQLite. A GET opens the
+ * session's stream: its server is kept while the stream is open, and notifications (resources updated, tools changed)
+ * go out on it.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { contextKey } from "../core/attachments";
+import { contextVersion } from "../core/version";
+import type { Result } from "../core/problem";
+import { LIMITS } from "../protocol/limits";
+import { agentServer } from "../mcp/serve/server";
+import { parseContextUri } from "../mcp/serve/uris";
+import { MCP_PROTOCOL_VERSIONS, mcpError, sessionConversation, type McpTarget } from "../mcp/serve/wire";
+import type { McpSession } from "./mcp-session-store";
+import { agentView } from "./mcp-view";
+import type { ConversationScope } from "./scope";
+
+/** A session's open stream: the server whose transport holds it. */
+interface OpenStream {
+  server: Server;
+  transport: WebStandardStreamableHTTPServerTransport;
+}
+
+export class McpSessions {
+  private readonly streams = new Map<string, OpenStream>();
+
+  /**
+   * One request of a session. `open` makes (or checks) the conversation for an `initialize`, and only then: a request
+   * that opens no session leaves nothing behind.
+   */
+  async handle(request: Request, target: McpTarget, scopeOf: (create: boolean) => Promise<Result<ConversationScope>>): Promise<Response> {
+    if (request.method === "POST") return this.post(request, target, scopeOf);
+    if (target.sessionId === null) return mcpError(400, "Bad Request: Mcp-Session-Id header is required");
+    const scope = await scopeOf(false);
+    if (!scope.ok) return sessionNotFound();
+    const session = sessionOf(scope.value, target);
+    if (!session) return sessionNotFound();
+    if (request.method === "DELETE") return this.end(scope.value, session);
+    return this.stream(scope.value, session, request);
+  }
+
+  private async post(request: Request, target: McpTarget, scopeOf: (create: boolean) => Promise<Result<ConversationScope>>): Promise<Response> {
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return mcpError(400, "Parse error: the body is not JSON", -32700);
+    }
+    const messages: unknown[] = Array.isArray(body) ? body : [body];
+    const initialize = messages.find((m) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize");
+    if (initialize === undefined) {
+      if (target.sessionId === null) return mcpError(400, "Bad Request: Mcp-Session-Id header is required");
+      const scope = await scopeOf(false);
+      if (!scope.ok) return sessionNotFound();
+      const session = sessionOf(scope.value, target);
+      return session ? this.exchange(scope.value, session, request, body) : sessionNotFound();
+    }
+    if (target.sessionId !== null) return mcpError(400, "Bad Request: initialize opens a session; send it without Mcp-Session-Id");
+    if (messages.length > 1) return mcpError(400, "Invalid Request: initialize must be sent alone", -32600);
+    const parsed = InitializeRequestSchema.safeParse(initialize);
+    if (!parsed.success) return mcpError(400, "Invalid Request: initialize does not match the MCP schema", -32600);
+    const scope = await scopeOf(target.create);
+    if (!scope.ok) return mcpError(scope.problem.type === "not-found" ? 404 : 409, scope.problem.detail);
+    return this.open(scope.value, target, parsed.data.params, request, initialize);
+  }
+
+  /** A new session: its row first, then the SDK answers the initialize (negotiating the version), with the session's id. */
+  private async open(scope: ConversationScope, target: McpTarget, params: { protocolVersion: string; clientInfo: { name: string; version: string } }, request: Request, initialize: unknown): Promise<Response> {
+    const { db, meta } = scope;
+    // Older clients are answered with the latest version, which they may refuse: the oldest served is 2025-06-18.
+    const protocolVersion = MCP_PROTOCOL_VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : MCP_PROTOCOL_VERSIONS[0]!;
+    const negotiated = { ...(initialize as object), params: { ...params, protocolVersion } };
+    const sessions = db.mcp.list();
+    for (const oldest of sessions.slice(0, Math.max(0, sessions.length + 1 - LIMITS.mcpSessionsPerConversation))) await this.forget(scope, oldest, "replaced");
+    const session: McpSession = {
+      sessionId: `${meta.conversationId}.${crypto.randomUUID().replaceAll("-", "")}`,
+      agent: target.agent,
+      protocolVersion,
+      client: { name: params.clientInfo.name, version: params.clientInfo.version },
+      createdAt: scope.now().toISOString(),
+    };
+    db.mcp.add(session);
+    db.events.add(`mcp:${session.sessionId}`, "mcp.session.started", target.agent, { client: session.client, protocolVersion }, session.createdAt);
+    const answered = await this.exchange(scope, session, request, negotiated);
+    const headers = new Headers(answered.headers);
+    headers.set("Mcp-Session-Id", session.sessionId);
+    return new Response(answered.body, { status: answered.status, headers });
+  }
+
+  /** A POST of an open session: answered as JSON once every request in it is answered. */
+  private async exchange(scope: ConversationScope, session: McpSession, request: Request, body: unknown): Promise<Response> {
+    const server = await this.server(scope, session);
+    if (!server) return agentGone(session);
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, { parsedBody: body });
+    } finally {
+      await server.close();
+    }
+  }
+
+  /** The session's stream (GET): a newer one replaces the older, whose connection may already be dead. */
+  private async stream(scope: ConversationScope, session: McpSession, request: Request): Promise<Response> {
+    const server = await this.server(scope, session);
+    if (!server) return agentGone(session);
+    const transport = new WebStandardStreamableHTTPServerTransport({});
+    await server.connect(transport);
+    const response = await transport.handleRequest(request);
+    if (!response.ok) {
+      await server.close();
+      return response;
+    }
+    await this.closeStream(session.sessionId);
+    this.streams.set(session.sessionId, { server, transport });
+    return response;
+  }
+
+  private async server(scope: ConversationScope, session: McpSession): Promise<Server | null> {
+    const toolbox = await scope.apps.toolbox(session.agent);
+    if (!toolbox) return null;
+    const view = agentView(scope, session, toolbox, { toolsChanged: () => void this.streams.get(session.sessionId)?.server.sendToolListChanged().catch(() => this.closeStream(session.sessionId)) });
+    const { agent } = toolbox;
+    return agentServer(view, `${agent.name}${agent.description ? `: ${agent.description}` : ""}. Its contexts are resources (ctx://app/provider), its skills prompts.`);
+  }
+
+  private async end(scope: ConversationScope, session: McpSession): Promise<Response> {
+    await this.forget(scope, session, "client");
+    return new Response(null, { status: 200 });
+  }
+
+  /** A session ends: its row, its subscriptions (the hub stops telling this conversation of refs no one else watches), its stream. */
+  private async forget(scope: ConversationScope, session: McpSession, by: "client" | "replaced" | "conversation"): Promise<void> {
+    const { db, meta, apps } = scope;
+    for (const ref of db.mcp.remove(session.sessionId)) await apps.watchContext(meta.conversationId, ref, false);
+    db.events.add(`mcp:${session.sessionId}`, "mcp.session.ended", session.agent, { by }, scope.now().toISOString());
+    await this.closeStream(session.sessionId);
+  }
+
+  /** The conversation ended: every session with it. */
+  async endAll(scope: ConversationScope): Promise<void> {
+    for (const session of scope.db.mcp.list()) await this.forget(scope, session, "conversation");
+  }
+
+  private async closeStream(sessionId: string): Promise<void> {
+    const open = this.streams.get(sessionId);
+    if (!open) return;
+    this.streams.delete(sessionId);
+    await open.server.close().catch(() => undefined);
+  }
+
+  /** A turn pulled contexts: the subscribed ones it pulled are announced if their version moved (no provider is asked again). */
+  async pulled(scope: ConversationScope): Promise<void> {
+    const refs = scope.db.mcp.watchedRefs();
+    if (refs.length === 0) return;
+    const known = new Map([...scope.cache.contexts].map(([key, context]) => [key, context.version]));
+    for (const ref of refs) await this.changed(scope, ref, known);
+  }
+
+  /**
+   * Contexts of `ref` may have changed (the app said so, or a turn pulled them): each subscribed resource is read
+   * again (or taken from `known`, by context key, as a turn pulled it), and a version other than the one its session
+   * last saw is announced on the session's stream. A session with no stream open is told at the next change after it
+   * opens one.
+   */
+  async changed(scope: ConversationScope, ref: string, known?: ReadonlyMap<string, string>): Promise<void> {
+    const subscriptions = scope.db.mcp.watchers(ref);
+    if (subscriptions.length === 0) return;
+    const versions = new Map<string, string | null>();
+    for (const s of subscriptions) {
+      if (!versions.has(s.uri)) versions.set(s.uri, await currentVersion(scope, s.uri, known));
+      const version = versions.get(s.uri)!;
+      if (version === null || version === s.version) continue;
+      const open = this.streams.get(s.sessionId);
+      const delivered = open ? await open.server.sendResourceUpdated({ uri: s.uri }).then(() => true, () => false) : false;
+      if (!delivered) {
+        await this.closeStream(s.sessionId);
+        continue;
+      }
+      scope.db.mcp.announced(s.sessionId, s.uri, version);
+      scope.db.events.add(`mcp:${s.sessionId}`, "mcp.resource.updated", s.uri, { ref, version }, scope.now().toISOString());
+    }
+  }
+}
+
+/** The version of a subscribed resource now: as a turn pulled it when `known` is given (null if it did not), else read again. */
+async function currentVersion(scope: ConversationScope, uri: string, known?: ReadonlyMap<string, string>): Promise<string | null> {
+  const address = parseContextUri(uri);
+  if (!address) return null;
+  if (known) return known.get(contextKey(address.ref, address.itemId)) ?? null;
+  const read = await scope.apps.readContext(address.ref, address.itemId, scope.meta.conversationId);
+  return read.ok ? contextVersion(read.value ?? { content: "" }) : null;
+}
+
+/** The session a request names, if it is this conversation's and was opened for the agent the path names. */
+function sessionOf(scope: ConversationScope, target: McpTarget): McpSession | null {
+  if (target.sessionId === null || sessionConversation(target.sessionId) !== scope.meta.conversationId) return null;
+  const session = scope.db.mcp.get(target.sessionId);
+  return session?.agent === target.agent ? session : null;
+}
+
+function sessionNotFound(): Response {
+  return mcpError(404, "Session not found: initialize a new session", -32001);
+}
+
+function agentGone(session: McpSession): Response {
+  return mcpError(404, `agent '${session.agent}' is no longer registered; initialize a new session`, -32001);
+}
