@@ -3,6 +3,7 @@ import { api } from "./api/app";
 import { gatewayAnthropic } from "./gateway/anthropic-route";
 import { gatewayOpenAI } from "./gateway/openai-route";
 import { corsForFrontends } from "./http/cors";
+import { withOAuth } from "./http/oauth";
 import type { ApiEnv } from "./http/env";
 import { notFound, onError } from "./http/problem";
 
@@ -18,4 +19,5 @@ worker.route("/", api);
 worker.notFound(notFound);
 worker.onError(onError);
 
-export default worker;
+/** What the Worker answers with: `/mcp` and the OAuth endpoints through the OAuth provider (src/http/oauth.ts), the rest as above. */
+export default withOAuth(worker);

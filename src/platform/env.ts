@@ -7,6 +7,8 @@ export interface Env {
   CONVERSATIONS: DurableObjectNamespace;
   APP_HUB: DurableObjectNamespace;
   MEMORY: KVNamespace;
+  /** OAuth for `/mcp` (src/http/oauth.ts): clients, grants and tokens (hashed), as @cloudflare/workers-oauth-provider stores them. */
+  OAUTH_KV: KVNamespace;
   ARTIFACTS: R2Bucket;
   /** Signs and verifies API keys and app tokens (HS256). */
   AUTH_SECRET: string;
