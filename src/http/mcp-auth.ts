@@ -1,25 +1,39 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { mcpError } from "../mcp/serve/wire";
-import { bearer, frontendOwner } from "./auth";
 import { originAllowed } from "./cors";
 import type { ApiEnv } from "./env";
+import { OAuthProps } from "./oauth";
 
 /**
  * What an MCP request passes before its session (docs/mcp.md, "Authentication"). A browser page's `Origin` must be
  * the Worker's own or one `CORS_ORIGINS` allows: a page on a rebound DNS name reaching a local runtime is refused
- * (403). The owner comes from the bearer token: a frontend API key.
+ * (403). The owner is the one the OAuth provider in front of `/mcp` (./oauth.ts) verified: it checks the bearer token
+ * (an OAuth access token, or a frontend API key) and answers a missing or refused one with the 401 challenge naming
+ * the protected resource metadata, so a request reaches here only with the token's props `{tenant, user}`. One
+ * without them did not come through the provider (an origin it does not serve: plain http on a host that is not
+ * loopback) and is refused the same way.
  */
 export const mcpAuth = createMiddleware<ApiEnv>(async (c, next) => {
   const origin = c.req.header("Origin");
   if (origin !== undefined && origin !== new URL(c.req.url).origin && !originAllowed(c.env, origin)) {
     return mcpError(403, `Forbidden: origin '${origin}' is not allowed (CORS_ORIGINS)`);
   }
-  const owner = await frontendOwner(c.env, bearer(c.req.header("Authorization")));
-  if (!owner) {
-    const refused = mcpError(401, "Unauthorized: send a frontend API key as 'Authorization: Bearer <key>'");
+  const owner = OAuthProps.safeParse(propsOf(c));
+  if (!owner.success) {
+    const refused = mcpError(401, "Unauthorized: /mcp takes an OAuth access token or a frontend API key as 'Authorization: Bearer <token>', over https or on a loopback host");
     refused.headers.set("WWW-Authenticate", 'Bearer realm="context-runtime"');
     return refused;
   }
-  c.set("owner", owner);
+  c.set("owner", owner.data);
   await next();
 });
+
+/** `ctx.props` as the provider set it; hono throws when the request came with no execution context at all. */
+function propsOf(c: Context<ApiEnv>): unknown {
+  try {
+    return c.executionCtx.props;
+  } catch {
+    return undefined;
+  }
+}

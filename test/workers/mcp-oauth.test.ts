@@ -3,7 +3,9 @@
  * the consent page's refusals (a bad key, a missing field, a forged or replayed handle, another site's form). The whole
  * flow with the SDK's client is test/e2e/mcp-oauth.test.ts.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { worker as api } from "../../src/worker";
 import { apiKey, BASE, freshIdentity, worker } from "./support/runtime";
 
 const REDIRECT = "https://client.example/callback";
@@ -84,6 +86,13 @@ describe("OAuth discovery for /mcp", () => {
     const res = await call("/mcp/notes/editor", { method: "POST", headers: { Authorization: "Bearer not-a-token" } });
     expect(res.status).toBe(401);
     expect(res.headers.get("WWW-Authenticate")).toMatch(/resource_metadata=".*\/.well-known\/oauth-protected-resource\/mcp".*error="invalid_token"/);
+  });
+
+  it("takes the owner only from the provider: a key that never passed through it is refused at /mcp", async () => {
+    const headers = { Authorization: `Bearer ${await apiKey(freshIdentity())}`, "Content-Type": "application/json" };
+    const direct = await api.request(`${BASE}/mcp/notes/editor`, { method: "POST", headers, body: "{}" }, env);
+    expect(direct.status).toBe(401);
+    expect(direct.headers.get("WWW-Authenticate")).toContain("Bearer");
   });
 
   it("leaves the frontend API alone: no challenge, the same problem document as before", async () => {
