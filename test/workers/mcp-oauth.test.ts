@@ -95,11 +95,22 @@ describe("OAuth discovery for /mcp", () => {
     expect(direct.headers.get("WWW-Authenticate")).toContain("Bearer");
   });
 
-  it("leaves the frontend API alone: no challenge, the same problem document as before", async () => {
-    const res = await call("/v1/conversations");
-    expect(res.status).toBe(401);
-    expect(res.headers.get("WWW-Authenticate")).toBeNull();
-    expect(res.headers.get("Content-Type")).toBe("application/problem+json");
+  it("leaves everything else alone: the Worker's answers byte for byte, as the app without OAuth gives them", async () => {
+    const key = await apiKey(freshIdentity());
+    const requests: [string, RequestInit][] = [
+      ["/health", {}],
+      ["/v1/conversations", {}],
+      ["/v1/agents", { headers: { Authorization: `Bearer ${key}` } }],
+      ["/v1/chat/completions", { method: "POST", headers: { Authorization: "Bearer nope" }, body: "{}" }],
+      ["/v1/messages", { method: "POST", headers: { "x-api-key": "nope" }, body: "{}" }],
+      ["/authorize", {}],
+    ];
+    const untimed = (res: Response) => [...res.headers].filter(([name]) => name !== "server-timing"); // durations differ
+    for (const [path, init] of requests) {
+      const [through, bare] = await Promise.all([call(path, init), api.request(`${BASE}${path}`, init, env)]);
+      expect([through.status, untimed(through), await through.text()]).toEqual([bare.status, untimed(bare), await bare.text()]);
+      expect(through.headers.get("WWW-Authenticate")).toBeNull();
+    }
   });
 });
 
