@@ -42,9 +42,21 @@ function originsOf(env: Env): AllowedOrigins {
   return parsed.origins;
 }
 
-/** Whether `CORS_ORIGINS` allows a browser page at `origin` (the MCP endpoint refuses the rest: DNS rebinding). */
-export function originAllowed(env: Env, origin: string): boolean {
-  return allowOrigin(originsOf(env), origin) !== null;
+/**
+ * Whether a browser page at `origin` may reach the MCP endpoint (DNS rebinding): a page `CORS_ORIGINS` names (its `*`
+ * does not count here), or a loopback page reaching a runtime on a loopback host (local development). The request's
+ * own origin does not count: behind a rebound DNS name, it is the attacker's.
+ */
+export function mcpOriginAllowed(env: Env, origin: string, requestUrl: string): boolean {
+  const normal = normalOrigin(origin);
+  if (normal === null) return false;
+  const origins = originsOf(env);
+  if (origins !== "*" && origins.has(normal)) return true;
+  return isLoopback(new URL(normal).hostname) && isLoopback(new URL(requestUrl).hostname);
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "127.0.0.1" || hostname === "[::1]";
 }
 
 /** The value of `Access-Control-Allow-Origin` for `origin`, or null when it is not allowed. */

@@ -1,14 +1,14 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { mcpError } from "../mcp/serve/wire";
-import { originAllowed } from "./cors";
+import { mcpOriginAllowed } from "./cors";
 import type { ApiEnv } from "./env";
 import { OAuthProps } from "./oauth";
 
 /**
  * What an MCP request passes before its session (docs/mcp.md, "Authentication"). A browser page's `Origin` must be
- * the Worker's own or one `CORS_ORIGINS` allows: a page on a rebound DNS name reaching a local runtime is refused
- * (403). The owner is the one the OAuth provider in front of `/mcp` (./oauth.ts) verified: it checks the bearer token
+ * one `CORS_ORIGINS` names, or a loopback page's reaching a loopback runtime: a page on a rebound DNS name reaching a
+ * local runtime is refused (403). The owner is the one the OAuth provider in front of `/mcp` (./oauth.ts) verified: it checks the bearer token
  * (an OAuth access token, or a frontend API key) and answers a missing or refused one with the 401 challenge naming
  * the protected resource metadata, so a request reaches here only with the token's props `{tenant, user}`. One
  * without them did not come through the provider (an origin it does not serve: plain http on a host that is not
@@ -16,7 +16,7 @@ import { OAuthProps } from "./oauth";
  */
 export const mcpAuth = createMiddleware<ApiEnv>(async (c, next) => {
   const origin = c.req.header("Origin");
-  if (origin !== undefined && origin !== new URL(c.req.url).origin && !originAllowed(c.env, origin)) {
+  if (origin !== undefined && !mcpOriginAllowed(c.env, origin, c.req.url)) {
     return mcpError(403, `Forbidden: origin '${origin}' is not allowed (CORS_ORIGINS)`);
   }
   const owner = OAuthProps.safeParse(propsOf(c));

@@ -273,10 +273,13 @@ describe("MCP: sessions, isolation and refusals", () => {
   it("refuses a page from an origin CORS_ORIGINS does not allow (DNS rebinding)", async () => {
     const id = freshIdentity();
     await notesApp(id);
-    const res = await post(id, "/mcp/notes/assistant", initialize(), { Origin: "http://evil.example" });
-    expect(res.status).toBe(403);
-    const same = await post(id, "/mcp/notes/assistant", initialize(), { Origin: BASE });
-    expect(same.status).toBe(200);
+    for (const origin of ["http://evil.example", BASE, "http://localhost:6274"]) {
+      expect((await post(id, "/mcp/notes/assistant", initialize(), { Origin: origin })).status).toBe(403);
+    }
+    // A page on a rebound name carries that name as its Host and Origin alike: still refused on a loopback runtime.
+    expect((await post(id, "http://evil.example/mcp/notes/assistant", initialize(), { Origin: "http://evil.example" })).status).toBe(403);
+    // A local page reaching a local runtime (an MCP inspector in the browser, say) is let through.
+    expect((await post(id, "http://localhost:8787/mcp/notes/assistant", initialize(), { Origin: "http://localhost:6274" })).status).toBe(200);
   });
 });
 
@@ -285,7 +288,7 @@ function initialize(protocolVersion = "2025-11-25") {
 }
 
 async function post(id: Identity, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return worker().fetch(`${BASE}${path}`, {
+  return worker().fetch(path.startsWith("http") ? path : `${BASE}${path}`, {
     method: "POST",
     headers: { Authorization: `Bearer ${await apiKey(id)}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
