@@ -58,6 +58,7 @@ import { CompactionPolicy } from "../protocol/policies";
 import { ToolRunResult } from "../protocol/tools";
 import { RefQuery } from "./artifacts";
 import { BatchBody, DeleteQuery, ListQuery, SearchQuery, WriteBody } from "./memory";
+import { McpServerDeclaration, McpServerInfo, McpServerList } from "../protocol/mcp-servers";
 
 // ── answers that are not in src/protocol (memories and artifacts keep theirs in their modules, as TypeScript) ──
 
@@ -98,6 +99,7 @@ const Resolution = z.object({
   tokens: z.number(),
 });
 const ResourceRemoved = z.object({ removed: z.string() });
+const McpServerRemoved = z.object({ removed: z.string() });
 
 /** Every schema the document names, by its name under `components.schemas`. */
 const SCHEMAS = {
@@ -160,6 +162,10 @@ const SCHEMAS = {
   Resolution,
   AgentList,
   ProviderList,
+  McpServerDeclaration,
+  McpServerInfo,
+  McpServerList,
+  McpServerRemoved,
   ChatCompletionRequest,
   ChatCompletion,
   ChatCompletionChunk,
@@ -241,6 +247,15 @@ export const ROUTES: RouteDoc[] = [
   { method: "delete", path: "/v1/memories/{id}", summary: "Delete a memory", query: "MemoryDeleteQuery", responses: { 200: "MemoryDeleted" } },
   { method: "get", path: "/v1/agents", summary: "Registered agents", responses: { 200: "AgentList" } },
   { method: "get", path: "/v1/contexts", summary: "Providers and whether their app is online", responses: { 200: "ProviderList" } },
+  { method: "get", path: "/v1/mcp-servers", summary: "The MCP servers the user's hub consumes as apps (header names, never values)", responses: { 200: "McpServerList" } },
+  {
+    method: "post",
+    path: "/v1/mcp-servers",
+    summary: "Register an MCP server (Streamable HTTP): its tools, prompts and resources join the catalog as `name:…` (docs/mcp.md)",
+    body: "McpServerDeclaration",
+    responses: { 201: "McpServerInfo" },
+  },
+  { method: "delete", path: "/v1/mcp-servers/{name}", summary: "Remove an MCP server the user registered", responses: { 200: "McpServerRemoved" } },
   {
     method: "post",
     path: "/v1/chat/completions",

@@ -28,6 +28,8 @@ import { saveSession, sessionOf, type SocketSession } from "./socket-session";
 import { GatewayHeads, type GatewayHead } from "./gateway-heads";
 import { ContextWatchers } from "./context-watchers";
 import { ToolVectors } from "./tool-vectors";
+import { McpServers } from "./mcp-servers";
+import type { McpServerDeclaration, McpServerInfo } from "../protocol/mcp-servers";
 import type { SemanticHit } from "../tools/semantic-search";
 import { conversationInbox, type AppPort, type PreparedTurn, type PulledContext } from "./port";
 
@@ -48,6 +50,8 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   private readonly heads: GatewayHeads;
   private readonly watchers: ContextWatchers;
   private readonly vectors: ToolVectors;
+  /** The user's MCP servers, each an app of this hub (src/hub/mcp-servers.ts). */
+  private readonly mcp: McpServers;
   private readonly pending = new PendingCalls();
   private activeConversation: string | null = null;
   /** Toolboxes by agent: built again only when a registration or an app's being online moved, not every turn. */
@@ -64,11 +68,17 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     this.heads = new GatewayHeads(ctx.storage.sql);
     this.watchers = new ContextWatchers(ctx.storage.sql);
     this.vectors = new ToolVectors(ctx.storage, env.AI, (work) => ctx.waitUntil(work));
+    this.mcp = new McpServers(ctx.storage.sql, this.registry, {
+      toolsListed: (server) => this.toolsDeclared(server),
+      contextChanged: (ref) => this.resourceChanged(ref),
+      background: (work) => ctx.waitUntil(work.catch((error: unknown) => console.warn("MCP server work failed", error instanceof Error ? error.message : String(error)))),
+    });
     // Heartbeats are answered without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     ctx.blockConcurrencyWhile(async () => {
       migrate(durableDatabase(ctx.storage), HUB_MIGRATIONS);
       this.activeConversation = this.registry.activeConversation();
+      this.mcp.start();
     });
   }
 
@@ -126,7 +136,8 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   /** A failure behind a method (a Conversation object that threw) is an error answer, never a dropped request. */
   private async answer(ws: WebSocket, session: SocketSession, method: string, params: unknown): Promise<RpcOutcome> {
     try {
-      return await handleAppRequest({ env: this.env, registry: this.registry, ws, session, toolsDeclared: (app) => this.toolsDeclared(app), contextChanged: (ref) => this.contextChanged(ref) }, method, params);
+      const ctx = { env: this.env, registry: this.registry, ws, session, toolsDeclared: (app: string) => this.toolsDeclared(app), contextChanged: (ref: string) => this.contextChanged(ref), declareMcpServers: (app: string, servers: readonly McpServerDeclaration[]) => this.mcp.declare(app, servers) };
+      return await handleAppRequest(ctx, method, params);
     } catch (error) {
       console.error("app request failed", method, error instanceof Error ? error.message : String(error));
       return { error: { code: ErrorCode.InternalError, message: `'${method}' failed inside the runtime; try again` } };
@@ -170,11 +181,30 @@ export class AppHub extends DurableObject<Env> implements AppPort {
 
   provider(ref: string): ProviderInfo | null {
     const record = this.registry.provider(ref);
-    return record ? { ...record, online: this.socketFor(record.app) !== null } : null;
+    return record ? { ...record, online: this.appOnline(record.app) } : null;
   }
 
   providers(): ProviderInfo[] {
-    return this.registry.providers().map((p) => ({ ...p, online: this.socketFor(p.app) !== null }));
+    return this.registry.providers().map((p) => ({ ...p, online: this.appOnline(p.app) }));
+  }
+
+  /** An app with a socket now, or an MCP server a call would be tried on (not waiting out a backoff). */
+  private appOnline(app: string): boolean {
+    return this.mcp.isServer(app) ? this.mcp.available(app) : this.socketFor(app) !== null;
+  }
+
+  // ── MCP servers the user registers (src/api/mcp-servers.ts) ──────────────
+
+  mcpServers(): McpServerInfo[] {
+    return this.mcp.list();
+  }
+
+  registerMcpServer(declaration: McpServerDeclaration): Promise<Result<McpServerInfo>> {
+    return this.mcp.register(declaration);
+  }
+
+  removeMcpServer(name: string): Promise<Result<{ removed: string }>> {
+    return this.mcp.remove(name);
   }
 
   /**
@@ -264,6 +294,14 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     this.watchers.watch(conversationId, ref, watching);
   }
 
+  /** An MCP server says one of its resources changed: what was kept of it goes, and the conversations watching it are told. */
+  private resourceChanged(ref: string): void {
+    const { app: server, name: uri } = splitQualified(ref);
+    this.versions.delete(ref);
+    this.versions.delete(`${server}:resources#${uri}`);
+    this.contextChanged(ref);
+  }
+
   /** A context changed: each conversation watching it is told in the background; one that fails is only logged. */
   contextChanged(ref: string): void {
     const owner = this.registry.identity();
@@ -294,10 +332,10 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   /** The agent's toolbox, built again only when the registry's version or an app's being online moved since. */
   private builtToolbox(agentId: string): BuiltToolbox | null {
     const cached = this.toolboxes.get(agentId);
-    if (cached && cached.registry === this.registry.version && cached.online.every(([app, online]) => (this.socketFor(app) !== null) === online)) return cached;
+    if (cached && cached.registry === this.registry.version && cached.online.every(([app, online]) => this.appOnline(app) === online)) return cached;
     const online = new Map<string, boolean>();
     const isOnline = (app: string) => {
-      if (!online.has(app)) online.set(app, this.socketFor(app) !== null);
+      if (!online.has(app)) online.set(app, this.appOnline(app));
       return online.get(app)!;
     };
     const registry = this.registry.version;
@@ -375,6 +413,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     const input = args ?? {};
     const checked = validateArguments(tool.inputSchema, input);
     if (!checked.ok) return failed("invalid_arguments", checked.problem.join("\n"));
+    if (this.mcp.isServer(tool.app)) return this.mcp.callTool(name, input as Record<string, unknown>, toolDeadlineMs(this.env));
     const params = { name: splitQualified(name).name, arguments: input, conversationId: meta.conversationId, toolCallId: meta.toolCallId };
     const answer = await this.callApp(tool.app, "tools/call", params, toolDeadlineMs(this.env));
     if (!answer.ok) {
@@ -422,6 +461,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     const skill = name.includes(":") ? this.registry.skill(name) : null;
     const owner = this.registry.identity();
     if (!skill || !owner) return fail("not-found", `no app has registered skill '${name}'`);
+    if (this.mcp.isServer(skill.app)) return this.mcp.readPrompt(name, skill.description, providerDeadlineMs(this.env));
     const stored = await readStoredSkill(this.env.ARTIFACTS, owner, skill.app, splitQualified(name).name);
     if (!stored) return fail("not-found", `the manual of skill '${name}' is missing; the app registers it again when it reconnects`);
     return ok({ name: skill.name, description: skill.description, ...stored });
@@ -463,6 +503,8 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     method: ProviderMethod,
     params: (providerId: string) => unknown,
   ): Promise<ProviderAnswer> {
+    const server = splitQualified(ref).app;
+    if (this.mcp.isServer(server)) return this.mcp.provide(ref, method, (params(splitQualified(ref).name) ?? {}) as { id?: string }, providerDeadlineMs(this.env));
     const provider = this.registry.provider(ref);
     if (!provider) return failWith({ reason: "unknown_provider", detail: `no app has registered provider '${ref}'` });
     if (!provider.methods.includes(method)) return failWith({ reason: "unsupported", detail: `'${ref}' does not implement '${method}'` });

@@ -12,6 +12,8 @@ import {
   ResourceRemoveParams,
 } from "../protocol/methods";
 import { checkSchema } from "../tools/validate";
+import type { Result } from "../core/problem";
+import type { McpServerDeclaration } from "../protocol/mcp-servers";
 import type { Registry } from "./registry";
 import { deleteSkills, writeSkills } from "./skill-store";
 import { problemToRpc, type RpcFailure } from "./rpc-errors";
@@ -28,6 +30,8 @@ export interface AppRequestContext {
   toolsDeclared: (app: string) => void;
   /** An app's provider says its context changed: the conversations watching it are told (src/hub/context-watchers.ts). */
   contextChanged: (ref: string) => void;
+  /** The app's MCP servers (`initialize.mcpServers`): refused whole when a name is taken, else they replace its last. */
+  declareMcpServers: (app: string, servers: readonly McpServerDeclaration[]) => Result<true>;
 }
 
 type Handler = (ctx: AppRequestContext, params: unknown) => Promise<RpcOutcome> | RpcOutcome;
@@ -45,6 +49,8 @@ const HANDLERS: Record<string, Handler> = {
       if (broken.length > 0) return failure(ErrorCode.InvalidParams, "invalid params", { issues: broken });
       const owner = ctx.registry.identity();
       if (!owner) return failure(ErrorCode.InternalError, "the hub does not know its owner yet; reconnect");
+      const servers = ctx.declareMcpServers(app, params.mcpServers);
+      if (!servers.ok) return { error: problemToRpc(servers.problem) };
       // Manuals go to R2 first (only the changed ones), so a registered skill always has its manual there.
       const before = ctx.registry.skills(app);
       const digests = await writeSkills(ctx.env.ARTIFACTS, owner, app, params.skills, new Map(before.map((s) => [splitQualified(s.name).name, s.sha256])));

@@ -14,6 +14,7 @@ import agentSearchHistory from "../../migrations/hub/0013_agent_search_history.s
 import toolVectors from "../../migrations/hub/0014_tool_vectors.sql";
 import gatewayHeads from "../../migrations/hub/0015_gateway_heads.sql";
 import contextWatchers from "../../migrations/hub/0016_context_watchers.sql";
+import mcpServers from "../../migrations/hub/0017_mcp_servers.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -33,4 +34,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 14, name: "0014_tool_vectors", sql: toolVectors },
   { version: 15, name: "0015_gateway_heads", sql: gatewayHeads },
   { version: 16, name: "0016_context_watchers", sql: contextWatchers },
+  { version: 17, name: "0017_mcp_servers", sql: mcpServers },
 ];

@@ -8,6 +8,8 @@ import type { AgentDefinition, InitializeParams, ProviderMethod, ToolAnnotations
 import type { JsonObject } from "../protocol/json";
 import type { SkillSpec, ToolSpec } from "../protocol/tools";
 import type { HookPoint, HookSpec } from "../protocol/hooks";
+import type { ServerCatalog } from "../mcp/consume/mapping";
+import { MCP_RESOURCES_PROVIDER } from "../protocol/mcp-servers";
 
 type ParsedInit = z.output<typeof InitializeParams>;
 type ParsedAgent = z.output<typeof AgentDefinition>;
@@ -183,6 +185,58 @@ export class Registry {
         );
       }
     });
+  }
+
+  /** Whether an app of this name has registered (an MCP server may not take its name, nor it a server's). */
+  hasApp(name: string): boolean {
+    return this.sql.exec("SELECT 1 FROM apps WHERE name = ?", name).toArray().length > 0;
+  }
+
+  /**
+   * An MCP server's lists, kept as an app's would be: its tools and prompts (as skills) under its name, and its
+   * resources as the provider `name:resources` (list and get). Replaced whole at each listing.
+   */
+  replaceServerCatalog(server: string, catalog: Omit<ServerCatalog, "skipped">, hasResources: boolean): void {
+    this.changes++;
+    this.storage.transactionSync(() => {
+      this.deleteServerRows(server);
+      for (const tool of catalog.tools) {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO tools (app, name, description, input_schema, annotations) VALUES (?, ?, ?, ?, ?)",
+          server,
+          tool.name,
+          tool.description,
+          JSON.stringify(tool.inputSchema),
+          tool.annotations ? JSON.stringify(tool.annotations) : null,
+        );
+      }
+      // A prompt's manual is what `prompts/get` answers when the skill is read: nothing of it is stored.
+      for (const prompt of catalog.prompts) {
+        this.sql.exec("INSERT OR REPLACE INTO skills (app, name, description, references_meta, manual_chars, sha256) VALUES (?, ?, ?, '[]', 0, '')", server, prompt.name, prompt.description);
+      }
+      if (hasResources) {
+        this.sql.exec(
+          "INSERT OR REPLACE INTO providers (app, id, name, description, methods) VALUES (?, ?, ?, ?, ?)",
+          server,
+          MCP_RESOURCES_PROVIDER,
+          `${server} resources`,
+          `The resources of MCP server '${server}', by URI`,
+          JSON.stringify(["list", "get"]),
+        );
+      }
+    });
+  }
+
+  /** A removed MCP server's tools, prompts and provider go with it. */
+  removeServerCatalog(server: string): void {
+    this.changes++;
+    this.storage.transactionSync(() => this.deleteServerRows(server));
+  }
+
+  private deleteServerRows(server: string): void {
+    this.sql.exec("DELETE FROM tools WHERE app = ?", server);
+    this.sql.exec("DELETE FROM skills WHERE app = ?", server);
+    this.sql.exec("DELETE FROM providers WHERE app = ?", server);
   }
 
   /** Every mounted folder, by app then path, with the agent patterns it is for. */

@@ -6,6 +6,7 @@ import { Text } from "./text";
 import { TrimPolicy } from "./policies";
 import { parseJsonPointer } from "./json-pointer";
 import { AgentPattern, HookDeclaration } from "./hooks";
+import { AttachedContextRef, McpServerDeclarations } from "./mcp-servers";
 
 /**
  * The app protocol's methods: each method's params and result, as zod schemas
@@ -260,7 +261,8 @@ export const AgentDefinition = z.object({
    * it, from the first summary or clear on (docs/tools.md, "Searching earlier messages").
    */
   searchHistory: z.boolean().default(false),
-  attachedContexts: z.array(QualifiedName).max(LIMITS.attachedContextsPerAgent).default([]),
+  /** Contexts read every turn: `app:provider`, or an MCP server's resource pinned by URI (`server:uri`). */
+  attachedContexts: z.array(AttachedContextRef).max(LIMITS.attachedContextsPerAgent).default([]),
   /** Whether each turn reads the user's memory (recalled by relevance, fenced as hints). */
   memory: z.boolean().default(false),
   /** How each tool's results are trimmed, by tool name (bare or qualified); others get the default policy. */
@@ -321,6 +323,8 @@ export const InitializeParams = z.object({
   hooks: z.array(HookDeclaration).max(LIMITS.hooksPerApp).default([]),
   /** Folders the app mounts for agents; replaced at each initialize, like the rest. */
   mounts: z.array(MountDeclaration).max(LIMITS.mountsPerApp).default([]),
+  /** MCP servers the app brings (docs/mcp.md, "Consume"): each becomes an app of the user's hub under its own name. */
+  mcpServers: McpServerDeclarations.default([]),
 }).superRefine((init, ctx) => {
   // One of each: a second with the same name (path) would silently replace the first.
   const once = (items: readonly { key: string }[], field: string, what: string) =>
