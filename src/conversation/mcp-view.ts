@@ -148,8 +148,10 @@ export function agentView(scope: ConversationScope, session: McpSession, toolbox
 
     async tools(): Promise<Tool[]> {
       const own = offered();
+      const tools = listed();
+      db.events.add(runId, "mcp.tools.listed", null, { count: tools.length + own.length }, at());
       return [
-        ...listed().map((t): Tool => ({ name: modelToolName(t.name), title: t.name, description: t.description, inputSchema: { ...t.inputSchema, type: "object" }, ...(t.annotations ? { annotations: t.annotations } : {}) })),
+        ...tools.map((t): Tool => ({ name: modelToolName(t.name), title: t.name, description: t.description, inputSchema: { ...t.inputSchema, type: "object" }, ...(t.annotations ? { annotations: t.annotations } : {}) })),
         ...own.map((name): Tool => {
           const schema = RUNTIME_TOOLS[name].parameters;
           return { name, description: RUNTIME_TOOLS[name].description, inputSchema: { ...schema, required: "required" in schema ? [...schema.required] : [] } };
@@ -187,6 +189,7 @@ export function agentView(scope: ConversationScope, session: McpSession, toolbox
     },
 
     async prompts(): Promise<Prompt[]> {
+      db.events.add(runId, "mcp.prompts.listed", null, { count: toolbox.skills.length }, at());
       return toolbox.skills.map((s) => ({ name: s.name, description: s.description }));
     },
 
