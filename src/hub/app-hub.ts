@@ -216,6 +216,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
    * large one costs a copy each way.
    */
   async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active: boolean, knownToolbox: string | null): Promise<PreparedTurn | null> {
+    await this.mcp.opened(providerDeadlineMs(this.env));
     const built = this.builtToolbox(agentId);
     return built && { ...(await this.prepareWith(built, conversationId, runtime, active)), toolbox: built.version === knownToolbox ? null : built.box };
   }

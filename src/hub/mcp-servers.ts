@@ -49,6 +49,18 @@ export class McpServers {
     for (const server of this.store.all()) this.host.background(this.session(server).connect(MCP_CONSUME_LIMITS.registerDeadlineMs));
   }
 
+  /**
+   * Waits, at most `deadlineMs`, for the sessions being opened: a turn right after an app declared its servers (or the
+   * hub woke) then lists their tools, rather than naming them unknown. No wait when none is opening.
+   */
+  async opened(deadlineMs: number): Promise<void> {
+    const opening = [...this.sessions.values()].flatMap((s) => (s.opening ? [s.opening] : []));
+    if (opening.length === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.allSettled(opening), new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs)))]);
+    clearTimeout(timer);
+  }
+
   isServer(name: string): boolean {
     return this.sessions.has(name);
   }

@@ -15,6 +15,7 @@ import {
   type MountDeclaration,
   type SkillDeclaration,
 } from "../protocol/methods";
+import type { McpServerDeclaration } from "../protocol/mcp-servers";
 import { Emitter } from "./emitter";
 import { hookDeclaration, hooksByName, runHookNotification, type AppHook } from "./hook-requests";
 import { declaration, failure, RUNTIME_REQUESTS, toolDeclaration, type AppHandlers, type AppTool, type ContextProvider } from "./provider-requests";
@@ -42,6 +43,11 @@ export interface ContextAppOptions {
   hooks?: AppHook[];
   /** Folders the app mounts for agents: the model is told of them and what it may do in each (docs/reminders.md). */
   mounts?: MountDeclaration[];
+  /**
+   * MCP servers the app brings (docs/mcp.md, "Consume"): the runtime opens a session to each and serves its tools,
+   * prompts and resources as `name:…`, as long as the app declares it. Headers (an API key) go only to the server.
+   */
+  mcpServers?: McpServerDeclaration[];
   /** Defaults to `globalThis.WebSocket`, else the `ws` package. */
   WebSocket?: WebSocketCtor;
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
@@ -102,6 +108,7 @@ export class ContextApp {
       skills: options.skills ?? [],
       hooks: (options.hooks ?? []).map(hookDeclaration),
       mounts: options.mounts ?? [],
+      mcpServers: options.mcpServers ?? [],
     });
     const tools = options.tools ?? [];
     const unhandled = tools.find((t) => typeof t.handler !== "function");

@@ -130,6 +130,27 @@ describe("server-everything, registered through the HTTP API", () => {
   }, 60_000);
 });
 
+describe("server-everything, declared by an app in initialize", () => {
+  it("serves its tools to the app's agent; its name is then taken, for the user and for other apps", async () => {
+    const id = freshIdentity();
+    const app = await startApp(id, { name: "notes", mcpServers: [{ name: "everything", url: everything.url, headers: { Authorization: "Bearer app-secret" } }] });
+    const { agentId } = await app.createAgent({ agentId: "assistant", name: "Assistant", systemPrompt: "You help.", tools: ["everything:get-sum"] });
+    const client = await frontend(id);
+    const { id: conversation } = await client.createConversation({ agent: agentId });
+    await client.turn(conversation, { agent: agentId, message: "Add 2 and 3." });
+    const call = reply(["everything__get-sum", { a: 2, b: 3 }]);
+    const ran = await client.turn(conversation, { agent: agentId, reply: call });
+    expect(results(ran).get(call.tool_calls[0]!.id)).toContain("The sum of 2 and 3 is 5.");
+    const listed = (await api(id, "GET", "/v1/mcp-servers")).json.servers;
+    expect(listed).toEqual([expect.objectContaining({ name: "everything", declaredBy: "notes", headerNames: ["Authorization"] })]);
+    expect(JSON.stringify(listed)).not.toContain("app-secret");
+    // The user cannot take the name, nor remove the app's server (an app named like it: test/workers/mcp-consume.test.ts).
+    expect((await api(id, "POST", "/v1/mcp-servers", { name: "everything", url: everything.url })).status).toBe(409);
+    expect((await api(id, "DELETE", "/v1/mcp-servers/everything")).status).toBe(409);
+    expect((await api(id, "POST", "/v1/mcp-servers", { name: "notes", url: everything.url })).status).toBe(409);
+  }, 60_000);
+});
+
 // ── faults: small servers that misbehave on purpose ──────────────────────────
 
 type Fault = (method: string, req: IncomingMessage, res: ServerResponse, id: unknown) => boolean;

@@ -119,6 +119,11 @@ export class McpServerSession {
     await client.close().catch(() => undefined);
   }
 
+  /** The connection being opened, if one is: a turn about to list the server's tools waits for it (bounded). */
+  get opening(): Promise<unknown> | null {
+    return this.connecting;
+  }
+
   /** Connects now, if it is not connected and its backoff allows: after a registration, or when the hub wakes. */
   async connect(deadlineMs: number): Promise<Result<true, ServerFailure>> {
     const client = await this.ready(this.now() + deadlineMs);
