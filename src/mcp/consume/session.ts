@@ -89,10 +89,11 @@ export class McpServerSession {
         return ok(await withDeadline(call(client.value, { timeout: left, signal: AbortSignal.timeout(left) }), left, this.target.name));
       } catch (error) {
         const failure = failureOf(this.target.name, error);
-        if (isSessionGone(error) || failure.reason === "offline") {
-          this.drop(client.value);
-          if (isSessionGone(error) && attempt === 0 && deadline > this.now()) continue;
-        }
+        // A forgotten session is no fault of the server's (it restarted): open another at once, no backoff.
+        if (isSessionGone(error)) {
+          this.drop(client.value, null);
+          if (attempt === 0 && deadline > this.now()) continue;
+        } else if (failure.reason === "offline") this.drop(client.value, failure);
         return failWith(failure);
       }
     }
@@ -158,7 +159,7 @@ export class McpServerSession {
       client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.refresh(client));
       // The message only: the SDK's errors never carry the headers sent, but a body may be long.
       client.onerror = (error) => console.warn("MCP server stream", this.target.name, error.message.slice(0, 200));
-      client.onclose = () => this.drop(client);
+      client.onclose = () => this.drop(client, { reason: "offline", detail: `MCP server '${this.target.name}': the session ended` });
       const lists = await withDeadline(listsOf(client), CONNECT_MS, this.target.name);
       if (this.closed) {
         void client.close().catch(() => undefined);
@@ -186,13 +187,16 @@ export class McpServerSession {
     return failWith(failure);
   }
 
-  /** The session broke (the transport closed, the server forgot it): the next use, or the retry timer, opens another. */
-  private drop(client: Client): void {
+  /**
+   * The session broke: the next use, or the retry timer, opens another; after `failure` (the connection failed) only
+   * once its backoff has passed, after none (the server forgot the session) at once.
+   */
+  private drop(client: Client, failure: ServerFailure | null): void {
     if (this.client !== client) return;
     this.client = null;
+    client.onclose = undefined;
     void client.close().catch(() => undefined);
-    if (this.closed) return;
-    this.failed({ reason: "offline", detail: `MCP server '${this.target.name}': the session ended` });
+    if (failure && !this.closed) this.failed(failure);
   }
 
   private scheduleRetry(): void {
