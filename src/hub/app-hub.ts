@@ -1,9 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
-import { mergeAttachments, type ContextRequest } from "../core/attachments";
+import { contextKey, mergeAttachments, type ContextRequest } from "../core/attachments";
 import { ContextData, ContextList } from "../protocol/context-data";
 import type { MissingReason } from "../protocol/evidence";
 import { LIMITS } from "../protocol/limits";
-import { splitQualified } from "../protocol/names";
+import { qualify, splitQualified } from "../protocol/names";
 import { fail, failWith, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import { providerDeadlineMs, toolDeadlineMs } from "../platform/config";
@@ -29,7 +29,7 @@ import { GatewayHeads, type GatewayHead } from "./gateway-heads";
 import { ContextWatchers } from "./context-watchers";
 import { ToolVectors } from "./tool-vectors";
 import { McpServers } from "./mcp-servers";
-import type { McpServerDeclaration, McpServerInfo } from "../protocol/mcp-servers";
+import { MCP_RESOURCES_PROVIDER, type McpServerDeclaration, type McpServerInfo } from "../protocol/mcp-servers";
 import type { SemanticHit } from "../tools/semantic-search";
 import { conversationInbox, type AppPort, type PreparedTurn, type PulledContext } from "./port";
 
@@ -295,12 +295,17 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     this.watchers.watch(conversationId, ref, watching);
   }
 
-  /** An MCP server says one of its resources changed: what was kept of it goes, and the conversations watching it are told. */
+  /**
+   * An MCP server says one of its resources changed: what was kept of it goes, and the conversations watching it are
+   * told, as the pinned `server:uri` and as an item of `server:resources` (a watcher of either reads it again).
+   */
   private resourceChanged(ref: string): void {
     const { app: server, name: uri } = splitQualified(ref);
+    const provider = qualify(server, MCP_RESOURCES_PROVIDER);
     this.versions.delete(ref);
-    this.versions.delete(`${server}:resources#${uri}`);
+    this.versions.delete(contextKey(provider, uri));
     this.contextChanged(ref);
+    this.contextChanged(provider);
   }
 
   /** A context changed: each conversation watching it is told in the background; one that fails is only logged. */

@@ -195,6 +195,7 @@ describe("ContextApp registration", () => {
       skills: [],
       hooks: [],
       mounts: [],
+      mcpServers: [],
       agents: [],
     });
   });
