@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { Database } from "../storage/database";
-import { decodeRow, jsonText, text } from "../storage/decode";
+import { decodeRow, jsonText, numeric, text } from "../storage/decode";
 
 /** Who initialised an MCP session: the client's own name for itself (`clientInfo`), for the events and the inspector. */
 export const McpClientInfo = z.object({ name: z.string(), version: z.string() });
@@ -64,6 +64,7 @@ export class McpSessionStore {
   remove(sessionId: string): string[] {
     const refs = this.subscriptions(sessionId).map((s) => s.ref);
     this.sql.exec("DELETE FROM mcp_subscriptions WHERE session_id = ?", sessionId);
+    this.sql.exec("DELETE FROM mcp_stream_events WHERE session_id = ?", sessionId);
     this.sql.exec("DELETE FROM mcp_sessions WHERE session_id = ?", sessionId);
     return [...new Set(refs)].filter((ref) => this.watchers(ref).length === 0);
   }
@@ -103,6 +104,43 @@ export class McpSessionStore {
 
   announced(sessionId: string, uri: string, version: string): void {
     this.sql.exec("UPDATE mcp_subscriptions SET version = ? WHERE session_id = ? AND uri = ?", version, sessionId, uri);
+  }
+}
+
+/** What a session's stream was sent (migration 0020), for a client that reconnects with Last-Event-ID. */
+export interface StreamEvent {
+  seq: number;
+  streamId: string;
+  message: string;
+}
+
+const StreamEventRow = z.object({ seq: z.number(), stream_id: z.string(), message: z.string() });
+
+export class McpStreamEventStore {
+  constructor(private readonly sql: Database) {}
+
+  /** Stores one message sent on a session's stream, keeping the session's last `keep`; its sequence number. */
+  add(sessionId: string, streamId: string, message: string, keep: number): number {
+    const seq = numeric(this.sql.exec("INSERT INTO mcp_stream_events (session_id, stream_id, message) VALUES (?, ?, ?) RETURNING seq", sessionId, streamId, message).one(), "seq");
+    this.sql.exec("DELETE FROM mcp_stream_events WHERE session_id = ? AND seq <= ?", sessionId, seq - keep);
+    return seq;
+  }
+
+  /** The stream an event of this session was sent on; null for one it never sent, or one no longer kept. */
+  streamOf(sessionId: string, seq: number): string | null {
+    const row = this.sql.exec("SELECT stream_id FROM mcp_stream_events WHERE session_id = ? AND seq = ?", sessionId, seq).toArray()[0];
+    return row ? text(row, "stream_id") : null;
+  }
+
+  /** What the session's stream was sent after `seq`, oldest first. */
+  after(sessionId: string, streamId: string, seq: number): StreamEvent[] {
+    return this.sql
+      .exec("SELECT seq, stream_id, message FROM mcp_stream_events WHERE session_id = ? AND stream_id = ? AND seq > ? ORDER BY seq", sessionId, streamId, seq)
+      .toArray()
+      .map((row) => {
+        const r = decodeRow(StreamEventRow, row, "mcp_stream_events");
+        return { seq: r.seq, streamId: r.stream_id, message: r.message };
+      });
   }
 }
 

@@ -7,8 +7,8 @@
  * go out on it.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { WebStandardStreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { InitializeRequestSchema, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { contextKey } from "../core/attachments";
 import { contextVersion } from "../core/version";
 import type { Result } from "../core/problem";
@@ -109,7 +109,7 @@ export class McpSessions {
   private async stream(scope: ConversationScope, session: McpSession, request: Request): Promise<Response> {
     const server = await this.server(scope, session);
     if (!server) return agentGone(session);
-    const transport = new WebStandardStreamableHTTPServerTransport({});
+    const transport = new WebStandardStreamableHTTPServerTransport({ eventStore: streamEvents(scope, session.sessionId) });
     await server.connect(transport);
     const response = await transport.handleRequest(request);
     if (!response.ok) {
@@ -117,8 +117,17 @@ export class McpSessions {
       return response;
     }
     await this.closeStream(session.sessionId);
-    this.streams.set(session.sessionId, { server, transport });
-    return response;
+    const open = { server, transport };
+    this.streams.set(session.sessionId, open);
+    // The stream is forgotten once it ends; what is told after that waits in the event store (see `changed`).
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    void response
+      .body!.pipeTo(writable)
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.streams.get(session.sessionId) === open) void this.closeStream(session.sessionId);
+      });
+    return new Response(readable, { status: response.status, headers: response.headers });
   }
 
   private async server(scope: ConversationScope, session: McpSession): Promise<Server | null> {
@@ -165,8 +174,8 @@ export class McpSessions {
   /**
    * Contexts of `ref` may have changed (the app said so, or a turn pulled them): each subscribed resource is read
    * again (or taken from `known`, by context key, as a turn pulled it), and a version other than the one its session
-   * last saw is announced on the session's stream. A session with no stream open is told at the next change after it
-   * opens one.
+   * was last told of is announced on the session's stream. Every announcement is kept in the stream's event store
+   * first: a client whose stream dropped (or was not open) gets it when it reconnects with Last-Event-ID.
    */
   async changed(scope: ConversationScope, ref: string, known?: ReadonlyMap<string, string>): Promise<void> {
     const subscriptions = scope.db.mcp.watchers(ref);
@@ -177,15 +186,38 @@ export class McpSessions {
       const version = versions.get(s.uri)!;
       if (version === null || version === s.version) continue;
       const open = this.streams.get(s.sessionId);
-      const delivered = open ? await open.server.sendResourceUpdated({ uri: s.uri }).then(() => true, () => false) : false;
-      if (!delivered) {
+      const sent = open ? await open.server.sendResourceUpdated({ uri: s.uri }).then(() => true, () => false) : false;
+      if (!sent) {
         await this.closeStream(s.sessionId);
-        continue;
+        const notification = { jsonrpc: "2.0" as const, method: "notifications/resources/updated", params: { uri: s.uri } };
+        await streamEvents(scope, s.sessionId).storeEvent(STANDALONE_STREAM, notification);
       }
       scope.db.mcp.announced(s.sessionId, s.uri, version);
-      scope.db.events.add(`mcp:${s.sessionId}`, "mcp.resource.updated", s.uri, { ref, version }, scope.now().toISOString());
+      scope.db.events.add(`mcp:${s.sessionId}`, "mcp.resource.updated", s.uri, { ref, version, on: sent ? "stream" : "stored" }, scope.now().toISOString());
     }
   }
+}
+
+/** The SDK's name for a session's GET stream: a replay must name it for the SDK to send on the stream it resumes. */
+const STANDALONE_STREAM = "_GET_stream";
+
+/** The SDK's event store over the conversation's SQLite, for one session: event ids are sequence numbers. */
+function streamEvents(scope: ConversationScope, sessionId: string): EventStore {
+  const events = scope.db.mcpEvents;
+  const seqOf = (eventId: string) => (/^\d{1,15}$/.test(eventId) ? Number(eventId) : null);
+  return {
+    storeEvent: async (streamId, message) => String(events.add(sessionId, streamId, JSON.stringify(message), LIMITS.mcpStreamEventsPerSession)),
+    getStreamIdForEventId: async (eventId) => {
+      const seq = seqOf(eventId);
+      return (seq !== null && events.streamOf(sessionId, seq)) || undefined;
+    },
+    replayEventsAfter: async (eventId, { send }) => {
+      const seq = seqOf(eventId);
+      const streamId = (seq !== null && events.streamOf(sessionId, seq)) || STANDALONE_STREAM;
+      for (const event of events.after(sessionId, streamId, seq ?? 0)) await send(String(event.seq), JSONRPCMessageSchema.parse(JSON.parse(event.message)));
+      return streamId;
+    },
+  };
 }
 
 /** The version of a subscribed resource now: as a turn pulled it when `known` is given (null if it did not), else read again. */

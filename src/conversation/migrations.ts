@@ -17,6 +17,7 @@ import gatewayRun from "../../migrations/conversation/0016_gateway_run.sql";
 import historySearch from "../../migrations/conversation/0017_history_search.sql";
 import gatewayChain from "../../migrations/conversation/0018_gateway_chain.sql";
 import mcpSessions from "../../migrations/conversation/0019_mcp_sessions.sql";
+import mcpStreamEvents from "../../migrations/conversation/0020_mcp_stream_events.sql";
 import type { Migration } from "../storage/migrate";
 import { MIGRATION_STEPS } from "./migration-steps";
 
@@ -40,4 +41,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 17, name: "0017_history_search", sql: historySearch, then: MIGRATION_STEPS[17] },
   { version: 18, name: "0018_gateway_chain", sql: gatewayChain },
   { version: 19, name: "0019_mcp_sessions", sql: mcpSessions },
+  { version: 20, name: "0020_mcp_stream_events", sql: mcpStreamEvents },
 ];

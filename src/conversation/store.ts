@@ -11,7 +11,7 @@ import { EventStore } from "./event-store";
 import { GatewayStore } from "./gateway-store";
 import { HistorySearchStore } from "./history-search-store";
 import { LedgerStore } from "./ledger-store";
-import { McpSessionStore } from "./mcp-session-store";
+import { McpSessionStore, McpStreamEventStore } from "./mcp-session-store";
 import { MessageStore } from "./message-store";
 import { MetaStore } from "./meta-store";
 import { ResourceStore } from "./resource-store";
@@ -41,6 +41,8 @@ export class ConversationDb {
   readonly toolState: ToolStateStore;
   /** MCP sessions served over this conversation, and what each subscribed to. */
   readonly mcp: McpSessionStore;
+  /** What each MCP session's stream was sent, for a client that reconnects with Last-Event-ID. */
+  readonly mcpEvents: McpStreamEventStore;
 
   constructor(private readonly db: Database) {
     this.conversation = new MetaStore(db);
@@ -57,6 +59,7 @@ export class ConversationDb {
     this.gateway = new GatewayStore(db);
     this.toolState = new ToolStateStore(db);
     this.mcp = new McpSessionStore(db);
+    this.mcpEvents = new McpStreamEventStore(db);
   }
 
   transaction<T>(run: () => T): T {

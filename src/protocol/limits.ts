@@ -37,6 +37,8 @@ export const LIMITS = {
   mcpSessionsPerConversation: 16,
   /** Resources one MCP session subscribes to. */
   mcpSubscriptionsPerSession: 64,
+  /** What an MCP session's stream was sent, kept for a client that reconnects with Last-Event-ID: its last this many. */
+  mcpStreamEventsPerSession: 64,
   providersPerApp: 64,
   agentsPerApp: 64,
   toolsPerAgent: 128,

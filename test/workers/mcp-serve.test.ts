@@ -124,6 +124,37 @@ describe("MCP: an agent's view as resources", () => {
     expect(updates).toHaveLength(1);
     await client.close();
   });
+
+  it("keeps what it told a session whose stream dropped, for the client that reconnects with Last-Event-ID", async () => {
+    const id = freshIdentity();
+    const { app, setEditor } = await notesApp(id);
+    const { client, transport } = await connectClient(id, "/mcp/notes/assistant");
+    const sessionId = transport.sessionId!;
+    await client.subscribeResource({ uri: "ctx://notes/editor" });
+    await client.close(); // its stream goes with it; the session stays
+    const headers = { Authorization: `Bearer ${await apiKey(id)}`, Accept: "text/event-stream", "Mcp-Session-Id": sessionId, "MCP-Protocol-Version": "2025-11-25" };
+    const first = await worker().fetch(`${BASE}/mcp/notes/assistant`, { headers });
+    expect(first.headers.get("Content-Type")).toBe("text/event-stream");
+    const reader = first.body!.getReader();
+    setEditor("draft two");
+    await app.request("contexts/changed", { provider: "editor" });
+    const told = await readUntil(reader, "notifications/resources/updated");
+    const seen = /^id: (\S+)$/m.exec(told)![1]!;
+    await reader.cancel();
+    // Told while no stream is open: kept for the reconnect.
+    setEditor("draft three");
+    await app.request("contexts/changed", { provider: "editor" });
+    const resumed = await worker().fetch(`${BASE}/mcp/notes/assistant`, { headers: { ...headers, "Last-Event-ID": seen } });
+    const replay = resumed.body!.getReader();
+    const missed = await readUntil(replay, "notifications/resources/updated");
+    expect(missed).toContain('"uri":"ctx://notes/editor"');
+    expect(/^id: (\S+)$/m.exec(missed)![1]).not.toBe(seen);
+    await replay.cancel();
+    const log = (await events(id, sessionId.split(".")[0]!)).filter((e) => e.type === "mcp.resource.updated");
+    expect(log.map((e) => (e.data as { version: string }).version)).toHaveLength(2);
+    // An event id this session never sent is refused.
+    expect((await worker().fetch(`${BASE}/mcp/notes/assistant`, { headers: { ...headers, "Last-Event-ID": "999999" } })).status).toBe(400);
+  });
 });
 
 describe("MCP: tools and prompts", () => {
@@ -293,6 +324,20 @@ async function post(id: Identity, path: string, body: unknown, headers: Record<s
     headers: { Authorization: `Bearer ${await apiKey(id)}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
+}
+
+/** Reads an SSE body until `marker` appears; what was read. */
+async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string, ms = 3000): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  const until = Date.now() + ms;
+  while (!text.includes(marker)) {
+    if (Date.now() > until) throw new Error(`no '${marker}' in: ${text}`);
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before '${marker}': ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  return text;
 }
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
