@@ -216,7 +216,9 @@ export class AppHub extends DurableObject<Env> implements AppPort {
    * large one costs a copy each way.
    */
   async prepareTurn(conversationId: string, agentId: string, runtime: { ref: string; itemId?: string | undefined }[] | null, active: boolean, knownToolbox: string | null): Promise<PreparedTurn | null> {
-    await this.mcp.opened(providerDeadlineMs(this.env));
+    // Only the servers this agent names: one still connecting holds up no other agent's turn.
+    const agent = this.mcp.anyOpening ? this.registry.agent(agentId) : null;
+    if (agent) await this.mcp.opened([...agent.tools, ...agent.catalog, ...agent.skills, ...agent.attachedContexts].map((name) => splitQualified(name).app), providerDeadlineMs(this.env));
     const built = this.builtToolbox(agentId);
     return built && { ...(await this.prepareWith(built, conversationId, runtime, active)), toolbox: built.version === knownToolbox ? null : built.box };
   }

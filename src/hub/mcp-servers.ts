@@ -50,11 +50,19 @@ export class McpServers {
   }
 
   /**
-   * Waits, at most `deadlineMs`, for the sessions being opened: a turn right after an app declared its servers (or the
-   * hub woke) then lists their tools, rather than naming them unknown. No wait when none is opening.
+   * Waits, at most `deadlineMs`, for the sessions of `names` being opened: a turn right after an app declared its
+   * servers (or the hub woke) then lists their tools, rather than naming them unknown. No wait when none is opening.
    */
-  async opened(deadlineMs: number): Promise<void> {
-    const opening = [...this.sessions.values()].flatMap((s) => (s.opening ? [s.opening] : []));
+  get anyOpening(): boolean {
+    for (const session of this.sessions.values()) if (session.opening) return true;
+    return false;
+  }
+
+  async opened(names: Iterable<string>, deadlineMs: number): Promise<void> {
+    const opening = [...new Set(names)].flatMap((name) => {
+      const pending = this.sessions.get(name)?.opening;
+      return pending ? [pending] : [];
+    });
     if (opening.length === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([Promise.allSettled(opening), new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs)))]);
