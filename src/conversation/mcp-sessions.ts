@@ -13,8 +13,9 @@ import { contextKey } from "../core/attachments";
 import { contextVersion } from "../core/version";
 import type { Result } from "../core/problem";
 import { LIMITS } from "../protocol/limits";
+import { MCP_RESOURCES_PROVIDER } from "../protocol/mcp-servers";
 import { agentServer } from "../mcp/serve/server";
-import { parseContextUri } from "../mcp/serve/uris";
+import { parseContextUri, type ContextAddress } from "../mcp/serve/uris";
 import { MCP_PROTOCOL_VERSIONS, mcpError, sessionConversation, type McpTarget } from "../mcp/serve/wire";
 import type { McpSession } from "./mcp-session-store";
 import { agentView } from "./mcp-view";
@@ -224,9 +225,16 @@ function streamEvents(scope: ConversationScope, sessionId: string): EventStore {
 async function currentVersion(scope: ConversationScope, uri: string, known?: ReadonlyMap<string, string>): Promise<string | null> {
   const address = parseContextUri(uri);
   if (!address) return null;
-  if (known) return known.get(contextKey(address.ref, address.itemId)) ?? null;
+  if (known) return pulledVersion(known, address);
   const read = await scope.apps.readContext(address.ref, address.itemId, scope.meta.conversationId);
   return read.ok ? contextVersion(read.value ?? { content: "" }) : null;
+}
+
+/** The version a turn pulled `address` at, keyed as the turn keys it: an MCP server's pinned resource as `server:uri`. */
+function pulledVersion(known: ReadonlyMap<string, string>, address: ContextAddress): string | null {
+  const own = known.get(contextKey(address.ref, address.itemId));
+  if (own !== undefined || address.itemId === undefined || !address.ref.endsWith(`:${MCP_RESOURCES_PROVIDER}`)) return own ?? null;
+  return known.get(`${address.ref.slice(0, address.ref.indexOf(":"))}:${address.itemId}`) ?? null;
 }
 
 /** The session a request names, if it is this conversation's and was opened for the agent the path names. */

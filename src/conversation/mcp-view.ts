@@ -11,6 +11,7 @@ import { fail, ok, type Result } from "../core/problem";
 import { contextVersion } from "../core/version";
 import { admitText, auditRecords, protectToolResult, resolveTrimPolicy } from "../protect";
 import { LIMITS } from "../protocol/limits";
+import { MCP_RESOURCES_PROVIDER, pinnedUri } from "../protocol/mcp-servers";
 import type { ProviderInfo } from "../protocol/frontend";
 import type { Toolbox, ToolSpec } from "../protocol/tools";
 import { modelToolName } from "../tools/model-names";
@@ -41,10 +42,17 @@ export function agentView(scope: ConversationScope, session: McpSession, toolbox
   let providers: Promise<ProviderInfo[]> | null = null;
   const allProviders = () => (providers ??= Promise.resolve(apps.providers()));
 
-  /** The contexts pinned for the agent and the conversation, as `ctx://` resources. */
+  /**
+   * The contexts pinned for the agent and the conversation, as `ctx://` resources. An MCP server's pinned resource
+   * (`server:uri`) is the item `uri` of the provider `server:resources`, which reads it.
+   */
   const attached = (): ContextAddress[] => {
     const seen = new Map<string, ContextAddress>();
-    for (const ref of agent.attachedContexts) seen.set(contextKey(ref), { ref });
+    for (const ref of agent.attachedContexts) {
+      const uri = pinnedUri(ref);
+      const address = uri === null ? { ref } : { ref: `${ref.slice(0, ref.indexOf(":"))}:${MCP_RESOURCES_PROVIDER}`, itemId: uri };
+      seen.set(contextKey(address.ref, address.itemId), address);
+    }
     for (const a of db.attachments.list()) seen.set(a.key, a.itemId === undefined ? { ref: a.context } : { ref: a.context, itemId: a.itemId });
     return [...seen.values()];
   };
