@@ -43,6 +43,9 @@ const app = new ContextApp({
 });
 const transport = new StreamableHTTPClientTransport(new URL(`${runtime.url}/mcp/bench/reader`), { requestInit: { headers: { Authorization: `Bearer ${await runtime.apiKey("bench")}` } } });
 const client = new Client({ name: "bench-mcp-serve", version: "1.0.0" });
+// A socket dropped mid-run (wrangler dev reloads the Worker when a source file changes) fails the run, and is said.
+let closing = false;
+app.on("disconnected", ({ code, reason }) => closing || console.error(`the app's socket closed (${code} ${reason})`));
 try {
   await app.connect();
   const { agentId: agent } = await app.createAgent({ agentId: "reader", name: "Reader", systemPrompt: "You read documents.", tools: ["echo"], attachedContexts: ["bench:doc"], browseContexts: true });
@@ -77,6 +80,7 @@ try {
   console.log(`  (c) tools/call through /mcp                     ${summary(call.mcp)}`);
   console.log(`  (d) the same tool through POST …/tools/run      ${summary(call.api)}`);
 } finally {
+  closing = true;
   await client.close().catch(() => undefined);
   await app.close();
   await runtime.stop();
