@@ -75,6 +75,8 @@ export function agentView(scope: ConversationScope, session: McpSession, toolbox
   const readAddress = async (uri: string, address: ContextAddress): Promise<Result<ResourceText>> => {
     const answer = await apps.readContext(address.ref, address.itemId, meta.conversationId);
     if (!answer.ok) return answer;
+    // An item the provider does not have is no resource; a provider with nothing current reads as empty text.
+    if (answer.value === null && address.itemId !== undefined) return notFound(uri);
     const data = answer.value ?? { content: "" };
     const admitted = admitText(data.content, { nonce: meta.nonce });
     const version = await contextVersion(data);

@@ -195,13 +195,12 @@ describe("MCP serve end to end: the official SDK Client against wrangler dev", (
     await client.close();
   });
 
-  // Found by this test: an id the provider's getById answers with null is read as an empty resource, not as MCP's
-  // resource-not-found (-32002) that a URI outside the view gets.
-  it.fails("answers an item the provider does not have with resource-not-found", async () => {
+  // An id the provider's getById answers with null is no resource: MCP's resource-not-found, as for a URI outside the view.
+  it("answers an item the provider does not have with resource-not-found", async () => {
     const alice = freshIdentity();
     await notesApp(alice, "alice");
     const { client } = await connect(alice, "/mcp/notes/assistant");
-    await expect(client.readResource({ uri: "ctx://notes/library/missing" })).rejects.toMatchObject({ code: -32002 });
+    await expect(client.readResource({ uri: "ctx://notes/library/missing" })).rejects.toMatchObject({ code: -32002, message: "MCP error -32002: no resource 'ctx://notes/library/missing' in this agent's view" });
     await client.close();
   });
 

@@ -13,7 +13,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -84,11 +83,15 @@ export function agentServer(view: AgentView, instructions: string): Server {
   return server;
 }
 
-/** A view's value, or its problem thrown as the JSON-RPC error the SDK answers with; `notFound`: the code for not-found. */
+/**
+ * A view's value, or its problem thrown as the JSON-RPC error the SDK answers with (it sends a thrown error's `code`
+ * and `message`; McpError would prefix the message with its code, which clients then show twice). `notFound`: the
+ * code for not-found.
+ */
 function answer<T>(result: Result<T>, notFound: number): T {
   if (result.ok) return result.value;
   const { type, detail } = result.problem;
-  throw new McpError(type === "not-found" ? notFound : type === "invalid-request" ? ErrorCode.InvalidParams : ErrorCode.InternalError, detail);
+  throw Object.assign(new Error(detail), { code: type === "not-found" ? notFound : type === "invalid-request" ? ErrorCode.InvalidParams : ErrorCode.InternalError });
 }
 
 /** MCP's own code for a resource that is not there (the spec's -32002). */
