@@ -150,7 +150,10 @@ export class ContextApp {
     await this.call("resources/remove", conversationId === undefined ? { fullId } : { fullId, conversationId }, z.unknown());
   }
 
-  /** A hint that a provider's current state changed; dropped while disconnected (the runtime pulls before each turn anyway). */
+  /**
+   * Says a provider's state changed: MCP clients subscribed to its resources are told (turns pull before each turn
+   * anyway). Dropped while disconnected.
+   */
   notifyChanged(provider: string): void {
     if (!this.handlers.providers.has(provider)) throw new Error(`unknown provider '${provider}'`);
     if (this.registered) this.link?.send(rpcNotification("contexts/changed", { provider }));
