@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { ARTIFACT_LIMITS } from "../../src/protocol/artifact-limits";
 import { ContextList } from "../../src/protocol/context-data";
 import { LIMITS } from "../../src/protocol/limits";
+import { MCP_CONSUME_LIMITS } from "../../src/protocol/mcp-servers";
 import { ImagePart } from "../../src/protocol/messages";
 import { PROBLEMS } from "../../src/core/problem";
 import { providerDeadlineMs, toolDeadlineMs } from "../../src/platform/config";
@@ -36,6 +37,8 @@ const imageUrl = (n: number) => {
 const EXPECTED: Record<string, Expected> = {
   ...LIMITS,
   "memory.textChars": MEMORY_LIMITS.textChars,
+  "mcp.serversPerUser": MCP_CONSUME_LIMITS.serversPerUser,
+  "mcp.serversPerApp": MCP_CONSUME_LIMITS.serversPerApp,
   "artifact.dataBytes": ARTIFACT_LIMITS.dataBytes,
   "status.payloadTooLarge": PROBLEMS["payload-too-large"].status,
   "trimPolicy.maxTokens": maxOf((n) => TrimPolicy.safeParse({ maxTokens: n }).success),
@@ -81,6 +84,8 @@ const README_PHRASES = [
   "reads at most {historyReadBytes} of a conversation's history",
   "a turn's model input {modelInputChars} characters",
   "{loadedToolsPerConversation} catalog tools loaded per conversation",
+  "{mcpSessionsPerConversation} MCP sessions per conversation (with {mcpSubscriptionsPerSession} subscriptions and their stream's last {mcpStreamEventsPerSession} events each)",
+  "{mcp.serversPerUser} MCP servers a user registers and {mcp.serversPerApp} an app declares",
   "a conversation's stored messages {conversationBytes}",
 ];
 
