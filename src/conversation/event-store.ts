@@ -13,6 +13,17 @@ const EventRow = z.object({
   at: z.string(),
 });
 
+/**
+ * Event types renamed to the one dotted style, by their former names. Rows stored before the rename read back renamed,
+ * and each such event names its former type in `formerly`, for one version (docs/evidence.md, "Renamed events").
+ */
+const RENAMED = new Map([
+  ["context:include", "context.include"],
+  ["context:pre_compact", "context.pre_compact"],
+  ["context:post_compact", "context.post_compact"],
+]);
+const FORMERLY = new Map([...RENAMED].map(([former, now]) => [now, former]));
+
 /** The conversation's context events (`events`), oldest first: what happened, for frontends and for later turns. */
 export class EventStore {
   constructor(private readonly sql: Database) {}
@@ -48,7 +59,9 @@ export class EventStore {
       .toArray()
       .map((r) => {
         const e = decodeRow(EventRow, r, "events");
-        return { seq: e.seq, turnId: e.turn_id, type: e.type, subject: e.subject, data: e.data, at: e.at };
+        const type = RENAMED.get(e.type) ?? e.type;
+        const formerly = FORMERLY.get(type);
+        return { seq: e.seq, turnId: e.turn_id, type, ...(formerly ? { formerly } : {}), subject: e.subject, data: e.data, at: e.at };
       });
   }
 

@@ -243,8 +243,8 @@ export class History {
       reinjected,
       reachesTarget: after <= prepared.limits.target,
     };
-    store.events.add(turnId, "context:pre_compact", String(id), { messageCount: store.messages.count(), tokens: plan.before }, at);
-    store.events.add(turnId, "context:post_compact", String(id), { messageCount: store.messages.count(), tokens: after, imagesHidden: report.images?.images ?? 0, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
+    store.events.add(turnId, "context.pre_compact", String(id), { messageCount: store.messages.count(), tokens: plan.before }, at);
+    store.events.add(turnId, "context.post_compact", String(id), { messageCount: store.messages.count(), tokens: after, imagesHidden: report.images?.images ?? 0, cleared: report.cleared.length, summary: report.summary?.coverage ?? null, reinjected }, at);
     return report;
   }
 
@@ -267,8 +267,8 @@ export class History {
     const id = compactions.add("clear", { fromSeq: 1, throughSeq, text: "", summariser: "clear", trust: "user", loss: [], state: null }, { before, after }, at);
     const reinjected = store.ledger.forgetThrough(Number.MAX_SAFE_INTEGER);
     store.conversation.forgetPersonaThrough(throughSeq);
-    store.events.add(null, "context:pre_compact", String(id), { messageCount: store.messages.count(), tokens: before }, at);
-    store.events.add(null, "context:post_compact", String(id), { messageCount: store.messages.count(), tokens: after, cleared: 0, hiddenThroughSeq: throughSeq, reinjected }, at);
+    store.events.add(null, "context.pre_compact", String(id), { messageCount: store.messages.count(), tokens: before }, at);
+    store.events.add(null, "context.post_compact", String(id), { messageCount: store.messages.count(), tokens: after, cleared: 0, hiddenThroughSeq: throughSeq, reinjected }, at);
     return { id, reason: "clear", tokens: { before, after, trigger: null, target: null }, cleared: [], summary: null, reinjected, reachesTarget: true };
   }
 }

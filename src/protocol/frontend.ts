@@ -143,6 +143,8 @@ export const ContextEvent = z.object({
   seq: z.number(),
   turnId: z.string().nullable(),
   type: z.string(),
+  /** The type's former name, on the events renamed to the dotted style (`context.include` was `context:include`); kept for one version. */
+  formerly: z.string().optional(),
   subject: z.string().nullable(),
   data: z.record(z.string(), z.unknown()),
   at: z.string(),

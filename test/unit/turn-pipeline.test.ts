@@ -415,7 +415,7 @@ describe("takeTurn in Node: compact and commit", () => {
     const result = await answered(c, { turnId: "t-1", message: "one" });
     expect(c.db.turns.get("t-1")).toMatchObject({ systemPrompt: textOf(result.messages[0]!), userSeq: 1, historyView: [[1, 1]] });
     expect(c.db.ledger.list()).toEqual([{ kind: "context", key: "notes:editor", title: "Editor", version: c.cache.contexts.get("notes:editor")!.version, messageSeq: 1 }]);
-    expect(eventTypes(c)).toEqual([["context.injection.applied", "notes:editor"], ["turn.assembled", AGENT], ["context:include", null]]);
+    expect(eventTypes(c)).toEqual([["context.injection.applied", "notes:editor"], ["turn.assembled", AGENT], ["context.include", null]]);
     const { agent, identity } = c.db.conversation.get()!;
     expect(agent).toBe(AGENT);
     expect(textOf(result.messages[0]!).startsWith(identity!)).toBe(true);

@@ -70,12 +70,12 @@ describe("compaction", () => {
     expect(storedAfter.slice(0, storedBefore.length)).toEqual(storedBefore);
 
     const events = (await s.frontend.json<{ events: { type: string; data: Record<string, unknown> }[] }>("GET", `${s.path}/events?limit=500`)).events;
-    const pre = events.find((e) => e.type === "context:pre_compact")!;
-    const post = events.find((e) => e.type === "context:post_compact")!;
+    const pre = events.find((e) => e.type === "context.pre_compact")!;
+    const post = events.find((e) => e.type === "context.post_compact")!;
     expect(pre.data).toMatchObject({ tokens: report.tokens.before });
     expect(post.data).toMatchObject({ tokens: report.tokens.after });
     expect(pre.data.messageCount).toBeGreaterThan(0);
-    expect(events.filter((e) => e.type === "context:include").length).toBeGreaterThan(0);
+    expect(events.filter((e) => e.type === "context.include").length).toBeGreaterThan(0);
   });
 
   it("clears old tool results first, keeping the newest three, and each stub's pointer serves the full text", async () => {

@@ -131,15 +131,17 @@ describe("turns", () => {
   it("records context events for the conversation", async () => {
     const { agent, frontend, conversation } = await setup();
     await frontend.turn(conversation, { agent, message: "one" });
-    const { events, nextAfter } = await frontend.json<{ events: { type: string; subject: string | null; data: Record<string, unknown> }[]; nextAfter: number }>(
+    const { events, nextAfter } = await frontend.json<{ events: { type: string; formerly?: string; subject: string | null; data: Record<string, unknown> }[]; nextAfter: number }>(
       "GET",
       `/v1/conversations/${conversation}/events`,
     );
     expect(events.map((e) => [e.type, e.subject])).toEqual([
       ["context.injection.applied", "notes:editor"],
       ["turn.assembled", agent],
-      ["context:include", null],
+      ["context.include", null],
     ]);
+    // Renamed to the dotted style: the former name stays readable for one version.
+    expect(events.map((e) => e.formerly)).toEqual([undefined, undefined, "context:include"]);
     expect(events[2]!.data).toMatchObject({ messageCount: 2, sources: ["notes:editor"] });
     expect(events[2]!.data.tokens).toBeGreaterThan(0);
     const later = await frontend.json<{ events: unknown[] }>("GET", `/v1/conversations/${conversation}/events?after=${nextAfter}`);

@@ -114,5 +114,5 @@ function recordTurnEvents(store: ConversationDb, result: StoredTurnResult, messa
   store.events.add(result.turnId, "turn.assembled", result.agent.id, { usage: result.usage }, at);
   // The contract's name for what a request now includes: message and token counts, and the contexts injected.
   const sources = envelope.injection.filter((i) => i.marker !== "removed").map((i) => i.id);
-  store.events.add(result.turnId, "context:include", null, { messageCount, tokens: result.usage.total, sources }, at);
+  store.events.add(result.turnId, "context.include", null, { messageCount, tokens: result.usage.total, sources }, at);
 }
