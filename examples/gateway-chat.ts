@@ -8,51 +8,16 @@
  * plays three turns of a chat UI (each request resends the whole history) and prints, for each, what the client
  * sent, what the fake model received (the runtime's assembled input) and the answer the client got.
  *
- * The fake model follows three rules, a function of the request it receives:
- *   - the last message is a tool result: answer with a sentence quoting it;
- *   - the tools offer `notes__search` and the user asks which notes mention something: call it with those words;
- *   - otherwise: say what it was told (the user's words, and the contexts injected with them).
+ * The fake model follows three rules (examples/fake-model.ts).
  * A real upstream changes only UPSTREAM_URL, UPSTREAM_MODEL and the secret UPSTREAM_KEY (docs/gateway.md).
  */
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { startLocalRuntime } from "../scripts/local-runtime";
 import { mintToken } from "../src/http/auth";
-import { startFakeOpenAI, type ChatRequest, type ScriptedReply } from "../test/e2e/fake-openai";
+import { startFakeOpenAI } from "../test/e2e/fake-openai";
+import { fakeModel, text, type Message } from "./fake-model";
 import { createNotesApp } from "./notes-app";
-
-interface Message {
-  role: string;
-  content?: unknown;
-  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-  tool_call_id?: string;
-}
-
-/** A message's text (a string, or the text parts of a list). */
-function text(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (p && typeof p === "object" && "text" in p ? String(p.text) : "")).join("");
-  return "";
-}
-
-/** The user's own words: the message without the runtime's `<system_reminder>` block. */
-function userWords(content: unknown): string {
-  return text(content).replace(/\s*<system_reminder[\s\S]*?<\/system_reminder>\s*/g, " ").trim();
-}
-
-/** The fake model's rules: a function of the request it receives. */
-function fakeModel(request: ChatRequest): ScriptedReply {
-  const messages = request.messages as Message[];
-  const last = messages.at(-1);
-  if (last?.role === "tool") return { text: `Your notes say: ${text(last.content).trim()}` };
-  const user = [...messages].reverse().find((m) => m.role === "user");
-  const words = userWords(user?.content);
-  const tools = (request.tools ?? []).map((t) => (t as { function?: { name?: string } }).function?.name);
-  const asked = /\bnotes?\b.*?\b(?:mention|about|say about)\s+(.+?)\??$/i.exec(words);
-  if (tools.includes("notes__search") && asked?.[1]) return { toolCalls: [{ name: "notes__search", arguments: { query: asked[1] } }] };
-  const contexts = [...text(user?.content).matchAll(/^\[Context( updated)?: ([^\]]+)\]$/gm)].map((m) => (m[1] ? `${m[2]} (updated)` : m[2]));
-  return { text: `You said "${words}"${contexts.length ? `, and I was shown ${contexts.length === 1 ? "this context" : "these contexts"}: ${contexts.join(", ")}` : ""}.` };
-}
 
 const indent = (s: string, mark = "  │ ") => s.replace(/^/gm, mark);
 const short = (s: string, max = 100) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);

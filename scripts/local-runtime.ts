@@ -61,3 +61,8 @@ export function freePort(): Promise<number> {
     server.on("error", reject);
   });
 }
+
+/** Where `npm run fake-model` listens and `USE_FAKE_MODEL=1 npm run dev` points the gateway (FAKE_MODEL_PORT, default 8788). */
+export function fakeModelPort(): number {
+  return Number(process.env.FAKE_MODEL_PORT ?? 8788);
+}

@@ -44,7 +44,8 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
-export async function startFakeOpenAI(script: Script): Promise<FakeOpenAI> {
+/** `port`: where to listen on 127.0.0.1 (default: a free port). */
+export async function startFakeOpenAI(script: Script, options: { port?: number } = {}): Promise<FakeOpenAI> {
   const queue = Array.isArray(script) ? [...script] : null;
   const requests: ChatRequest[] = [];
   const headers: IncomingHttpHeaders[] = [];
@@ -117,7 +118,10 @@ export async function startFakeOpenAI(script: Script): Promise<FakeOpenAI> {
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,
