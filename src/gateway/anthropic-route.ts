@@ -7,7 +7,7 @@ import { serverTiming } from "../http/frontend";
 import { MessagesRequest, type AnthropicMessage, type AnthropicStreamEvent } from "../protocol/gateway-anthropic";
 import { LIMITS } from "../protocol/limits";
 import { anthropicError, anthropicUsage, contentBlocks, gatewayRequest, stopReason } from "./anthropic-format";
-import { sseResponse, startRun } from "./core";
+import { sseResponse, startRun, TURN_IDS_HEADER } from "./core";
 import { gatewayError, type GatewayError } from "./errors";
 import { runLoop } from "./loop";
 import { gatewayBody } from "./request-body";
@@ -63,6 +63,7 @@ gatewayAnthropic.post("/messages", messagesBody, async (c) => {
     const answer = await runLoop(ctx, first, null);
     if (!answer.ok) return failure(answer.problem, headers);
     headers["X-Gateway-Steps"] = String(answer.value.steps);
+    headers[TURN_IDS_HEADER] = answer.value.turnIds.join(", ");
     const message: AnthropicMessage = {
       id,
       type: "message",

@@ -7,12 +7,13 @@ import type { ChatRequestMessage, ClientTool } from "../protocol/gateway-openai"
 import { TurnBody } from "../protocol/http";
 import { ConversationId } from "../protocol/methods";
 import { QualifiedName } from "../protocol/names";
-import { keepAliveMs, maxSteps, upstreamConfig, upstreamUrlVar } from "../platform/config";
+import { keepAliveMs, maxSteps, otlpTarget, upstreamConfig, upstreamUrlVar } from "../platform/config";
 import { continuationChains, newPart, readHistory } from "./diff";
 import { fromProblem, gatewayError, type GatewayError } from "./errors";
 import { failWith, ok, type Result } from "../core/problem";
 import { callStep, type HeldAnswer, type LoopContext } from "./loop";
 import type { PendingAnswer } from "./upstream";
+import { RunTrace } from "./trace";
 import type { TurnResult } from "../protocol/frontend";
 
 /**
@@ -25,6 +26,13 @@ import type { TurnResult } from "../protocol/frontend";
 export const CONVERSATION_HEADER = "X-Conversation-Id";
 /** On a request without X-Conversation-Id whose history more than one conversation has consumed: the others, best first. */
 export const ALSO_MATCHED_HEADER = "X-Conversation-Also-Matched";
+/** The turn that took the request's new part (step 1's). */
+export const TURN_HEADER = "X-Turn-Id";
+/**
+ * Every step's turn, in order, comma-separated (the first is X-Turn-Id's): on an answer read whole. A streamed answer's
+ * headers go out before its steps run: it carries X-Turn-Id only (the others: `GET …/events`, docs/gateway.md).
+ */
+export const TURN_IDS_HEADER = "X-Turn-Ids";
 
 export interface GatewayRequest {
   /** `model` as the client sent it: `app:agent`, optionally `@upstream-model`. */
@@ -54,8 +62,13 @@ export interface StartedRun {
  * headers carry X-Conversation-Id and X-Turn-Id once they are known.
  */
 export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Promise<Result<StartedRun, GatewayError>> {
+  const requestStart = Date.now();
   const headers: Record<string, string> = {};
-  const failed = (error: GatewayError) => failWith({ ...error, headers: { ...headers, ...error.headers } });
+  let trace: RunTrace | null = null;
+  const failed = (error: GatewayError) => {
+    trace?.end({ error: error.body.error.code ?? String(error.status) });
+    return failWith({ ...error, headers: { ...headers, ...error.headers } });
+  };
 
   // `model` is the agent, `app:agent`, optionally with the upstream model after an `@`.
   const at = request.model.indexOf("@");
@@ -115,11 +128,18 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
   const run = crypto.randomUUID();
   const id = conversationId ?? crypto.randomUUID();
   const stub = conversationStub(c.env, owner, id);
+  const target = otlpTarget(c.env);
+  if (target) {
+    const run = { agent: agent.data, model: upstreamModel, provider: config.api ?? "openai", server: new URL(config.url).host, tenant: owner.tenant, start: requestStart };
+    trace = new RunTrace(target, (work) => c.executionCtx.waitUntil(work), run);
+  }
+  const turnStart = Date.now();
   const turn =
     conversationId === null ? await stub.gatewayStart(owner, id, body.data, part.consumed, run) : await stub.gatewayTurn(owner, body.data, { expected: cursor, next: part.consumed }, run);
   if (!turn.ok) return failed(modelProblem(fromProblem(turn.problem)));
+  trace?.turn(turn.value, turnStart, Date.now());
   headers[CONVERSATION_HEADER] = id;
-  headers["X-Turn-Id"] = turn.value.turnId;
+  headers[TURN_HEADER] = turn.value.turnId;
 
   const ctx: LoopContext = {
     stub,
@@ -136,6 +156,7 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
     consumed: part.consumed.consumed,
     chain: part.consumed.chain,
     held: request.held,
+    trace,
   };
   const opened = await callStep(ctx, turn.value, 1);
   if (!opened.ok) {

@@ -13,6 +13,7 @@ import { chainLink, messageHash } from "./diff";
 import { callUpstream, stepUsage, type PendingAnswer } from "./upstream";
 import { settleDelegations } from "./subagents";
 import { LIMITS } from "../protocol/limits";
+import type { RunTrace } from "./trace";
 
 /** One gateway request's run: what it was asked, and where it goes. */
 export interface LoopContext {
@@ -34,6 +35,8 @@ export interface LoopContext {
   chain: string | null;
   /** The answer as the client holds it, in chat form: the cursor keeps its hash. */
   held: (answer: HeldAnswer) => ChatRequestMessage;
+  /** The request's trace, when spans are exported (src/gateway/trace.ts). */
+  trace: RunTrace | null;
 }
 
 /** What the client gets back of the run, before its wire format. */
@@ -58,6 +61,8 @@ export interface LoopAnswer {
   /** Prompt tokens the upstream calls wrote to its cache (part of `usage.prompt_tokens`); absent when no call reported any (only an Anthropic upstream does). */
   cacheWriteTokens?: number;
   steps: number;
+  /** Every step's turn, in order: the first took the request's new part. */
+  turnIds: string[];
   /** The run stopped at GATEWAY_MAX_STEPS with the runtime's calls run: the same history resent continues it. */
   stepLimit: boolean;
 }
@@ -86,8 +91,20 @@ export function upstreamBody(ctx: LoopContext, turn: TurnResult, step: number): 
 }
 
 /** The step's upstream call, streamed when the client's request is (the client adds `stream` and `stream_options`). */
-export function callStep(ctx: LoopContext, turn: TurnResult, step: number): Promise<Result<PendingAnswer, GatewayError>> {
-  return callUpstream(ctx.config, upstreamBody(ctx, turn, step), ctx.stream);
+export async function callStep(ctx: LoopContext, turn: TurnResult, step: number): Promise<Result<PendingAnswer, GatewayError>> {
+  const start = Date.now();
+  const opened = await callUpstream(ctx.config, upstreamBody(ctx, turn, step), ctx.stream);
+  const { trace } = ctx;
+  if (!trace) return opened;
+  if (!opened.ok) {
+    trace.chat(turn.turnId, step, start, opened);
+    return opened;
+  }
+  return ok(async (onText) => {
+    const answer = await opened.value(onText);
+    trace.chat(turn.turnId, step, start, answer);
+    return answer;
+  });
 }
 
 const FINISH: Record<string, FinishReason> = { stop: "stop", length: "length", tool_calls: "tool_calls", content_filter: "content_filter", function_call: "tool_calls" };
@@ -110,9 +127,11 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; answe
     const taken = new Set((t.tools ?? []).map((x) => x.function.name));
     return new Set(ctx.clientTools.map((x) => x.function.name).filter((n) => !taken.has(n)));
   };
+  const turnIds = [turn.turnId];
   const fail = async (error: GatewayError): Promise<Result<LoopAnswer, GatewayError>> => {
     // A failed run ends: a retry (or a new message) starts its own.
     await ctx.stub.gatewayRecord(ctx.owner, { usage, run: ctx.run, end: true });
+    ctx.trace?.end({ error: error.body.error.code ?? String(error.status) });
     return failWith(error);
   };
   for (let step = 1; ; step++) {
@@ -141,11 +160,20 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; answe
       // A turnId of its own: a model that repeats a call exactly (a poll) is not taken for a retry.
       const body = TurnBody.safeParse({ turnId: crypto.randomUUID(), agent: ctx.agent, reply });
       if (!body.success) return fail(gatewayError(502, `the upstream model's reply cannot be stored: ${body.error.issues[0]?.message}`, "upstream_invalid"));
+      const turnStart = Date.now();
       const next = await ctx.stub.turn(ctx.owner, body.data, { run: ctx.run, outputReviewed: turn.envelope.hooks?.points.includes("output") === true });
       if (!next.ok) return fail(fromProblem(next.problem));
+      ctx.trace?.turn(next.value, turnStart, Date.now());
+      turnIds.push(next.value.turnId);
       // Subagents the model's `delegate` calls started run here to their final answers (src/gateway/subagents.ts).
       const settled = await settleDelegations(ctx, next.value);
       if (!settled.ok) return fail(settled.problem);
+      if (settled.value.turnId !== next.value.turnId) {
+        // The turn after the children's answers: it ran last, for as long as its stages took.
+        const end = Date.now();
+        ctx.trace?.turn(settled.value, end - (settled.value.envelope.stages ?? []).reduce((n, s) => n + s.ms, 0), end);
+        turnIds.push(settled.value.turnId);
+      }
       turn = settled.value;
       const opened = await callStep(ctx, turn, step + 1);
       if (!opened.ok) return fail(opened.problem);
@@ -159,8 +187,10 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; answe
     const appended = await ctx.stub.appendMessages(ctx.owner, [message.data], undefined, ctx.run);
     if (!appended.ok) return fail(fromProblem(appended.problem));
     if (runtimeCalls.length) {
+      const toolsStart = Date.now();
       const ran = await ctx.stub.runTools(ctx.owner, { agent: ctx.agent }, ctx.run);
       if (!ran.ok) return fail(fromProblem(ran.problem));
+      ctx.trace?.toolsRun(ran.value, toolsStart);
     }
     const finishReason: FinishReason = clientCalls.length ? "tool_calls" : runtimeCalls.length ? "length" : (FINISH[answer.finishReason] ?? "stop");
     const content = texts.length ? texts.join("\n\n") : null;
@@ -169,7 +199,9 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; answe
     const chain = ctx.chain === null ? null : await chainLink(ctx.chain, lastHash);
     // At the step limit the model owes the rest of its answer: the same history resent (nothing new) continues the turn.
     await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash, awaiting: stepLimit, chain }, usage, run: ctx.run });
-    return ok({ content, refusal, toolCalls: clientCalls, finishReason, usage: totalUsage(usage, answer), ...totalCacheWrites(usage), steps: step, stepLimit });
+    const total = totalUsage(usage, answer);
+    ctx.trace?.end({ steps: step, usage: total });
+    return ok({ content, refusal, toolCalls: clientCalls, finishReason, usage: total, ...totalCacheWrites(usage), steps: step, turnIds, stepLimit });
   }
 }
 

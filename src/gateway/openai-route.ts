@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { ApiEnv } from "../http/env";
 import { frontendRequest } from "../http/frontend";
 import { ChatCompletionRequest, PASSED_THROUGH, type ChatCompletion, type ChatCompletionChunk } from "../protocol/gateway-openai";
-import { paramOf, sseResponse, startRun } from "./core";
+import { paramOf, sseResponse, startRun, TURN_IDS_HEADER } from "./core";
 import { errorResponse, gatewayError } from "./errors";
 import { openAIHeld, runLoop, type LoopAnswer } from "./loop";
 import { gatewayBody } from "./request-body";
@@ -40,6 +40,7 @@ gatewayOpenAI.post("/chat/completions", gatewayBody(ChatCompletionRequest, param
     const answer = await runLoop(ctx, first, null);
     if (!answer.ok) return errorResponse(answer.problem, headers);
     headers["X-Gateway-Steps"] = String(answer.value.steps);
+    headers[TURN_IDS_HEADER] = answer.value.turnIds.join(", ");
     return new Response(JSON.stringify(completion(id, created, request.model, answer.value)), { status: 200, headers: { "Content-Type": "application/json", ...headers } });
   }
 

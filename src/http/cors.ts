@@ -11,8 +11,8 @@ import type { Env } from "../platform/env";
  */
 
 export const CORS_ALLOW_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS"];
-/** What a page may read: the MCP session, the gateway's conversation, turn and step headers, its request id, retry hints, timings. */
-export const CORS_EXPOSE_HEADERS = ["Mcp-Session-Id", "X-Conversation-Id", "X-Conversation-Also-Matched", "X-Turn-Id", "X-Gateway-Steps", "request-id", "Retry-After", "Server-Timing"];
+/** What a page may read: the MCP session, the gateway's conversation, turn (the first step's, and every step's) and step headers, its request id, retry hints, timings. */
+export const CORS_EXPOSE_HEADERS = ["Mcp-Session-Id", "X-Conversation-Id", "X-Conversation-Also-Matched", "X-Turn-Id", "X-Turn-Ids", "X-Gateway-Steps", "request-id", "Retry-After", "Server-Timing"];
 /** Browsers may cache a preflight this long (Chromium caps it at 2 hours). */
 export const CORS_MAX_AGE_SECONDS = 600;
 

@@ -78,3 +78,35 @@ export function keepAliveMs(env: Env): number {
   const parsed = raw ? Number(raw) : NaN;
   return Number.isInteger(parsed) && (parsed === 0 || (parsed >= 10 && parsed <= 300_000)) ? parsed : DEFAULT_KEEPALIVE_MS;
 }
+
+/** Where spans go, when the deployment set an endpoint. */
+export interface OtlpTarget {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL: `/v1/traces` is added) and its headers; null when unset or not a URL. */
+export function otlpTarget(env: Env): OtlpTarget | null {
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!base) return null;
+  let url: URL;
+  try {
+    url = new URL(`${base.replace(/\/+$/, "")}/v1/traces`);
+  } catch {
+    return null;
+  }
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part.trim());
+    } catch {
+      return part.trim();
+    }
+  };
+  const headers: Record<string, string> = {};
+  for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    headers[decode(pair.slice(0, at))] = decode(pair.slice(at + 1));
+  }
+  return { url: url.href, headers };
+}

@@ -38,4 +38,10 @@ export interface Env {
   AI?: Ai;
   /** Origins allowed to call the frontend API from a browser, comma-separated; `*` (any) is for local development only. */
   CORS_ORIGINS?: string;
+  /** An OTLP/HTTP collector's base URL: each turn's spans go to `<it>/v1/traces` as JSON (docs/telemetry.md); none when unset. */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** Headers sent with every export, `key=value,key=value` (e.g. a collector's API key; keep it a secret). */
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+  /** Workers Analytics Engine, optional: the counters per tenant and agent are also written here (docs/telemetry.md). */
+  METRICS?: AnalyticsEngineDataset;
 }

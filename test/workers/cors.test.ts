@@ -72,7 +72,7 @@ describe("CORS for frontends in the browser", () => {
     const created = await call("/v1/conversations", { method: "POST", headers: { Origin: APP, Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: "{}" });
     expect(created.status).toBe(201);
     expect(created.headers.get("Access-Control-Allow-Origin")).toBe(APP);
-    expect(created.headers.get("Access-Control-Expose-Headers")!.split(",")).toEqual(["Mcp-Session-Id", "X-Conversation-Id", "X-Conversation-Also-Matched", "X-Turn-Id", "X-Gateway-Steps", "request-id", "Retry-After", "Server-Timing"]);
+    expect(created.headers.get("Access-Control-Expose-Headers")!.split(",")).toEqual(["Mcp-Session-Id", "X-Conversation-Id", "X-Conversation-Also-Matched", "X-Turn-Id", "X-Turn-Ids", "X-Gateway-Steps", "request-id", "Retry-After", "Server-Timing"]);
     expect(created.headers.get("Server-Timing")).toMatch(/total;dur=/);
     expect(created.headers.get("Vary")).toContain("Origin");
     // A browser can read why it was refused.

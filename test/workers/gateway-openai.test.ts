@@ -182,7 +182,7 @@ describe("POST /v1/chat/completions", () => {
   });
 
   it("runs an app's tool itself between two upstream calls, and records each call's usage on its turn", async () => {
-    const { app, chat, stored, events } = await setup();
+    const { app, chat, stored, events, frontend } = await setup();
     upstream.script = [{ text: "Let me look.", toolCalls: [{ name: "notes__lookup", arguments: { q: "lemons" } }] }, { text: "You need lemons." }];
     const res = await chat({ messages: [{ role: "user", content: "Do I need lemons?" }] });
     const completion = await completionOf(res);
@@ -208,6 +208,10 @@ describe("POST /v1/chat/completions", () => {
     ]);
     expect(usage[0]!.turnId).toBe(res.headers.get("X-Turn-Id"));
     expect(usage[1]!.turnId).not.toBe(usage[0]!.turnId);
+    // Every step's turn is named, the first first, and each carries its own step's usage.
+    expect(res.headers.get("X-Turn-Ids")!.split(", ")).toEqual([usage[0]!.turnId, usage[1]!.turnId]);
+    const step2 = await frontend.json<{ reportedUsage: { promptTokens: number; step?: number }[] }>("GET", `/v1/conversations/${conversation}/turns/${usage[1]!.turnId}`);
+    expect(step2.reportedUsage).toMatchObject([{ promptTokens: 200, step: 2 }]);
   });
 
   it("returns calls to the client's own tools, runs the runtime's from the same reply, and continues with the client's results", async () => {
