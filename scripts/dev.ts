@@ -33,6 +33,8 @@ const apps = ["notes", "calendar", "browser"];
 const secret = localSecret();
 const apiKey = await mintToken(secret, { kind: "frontend", tenant, sub: user });
 const appTokens = Object.fromEntries(await Promise.all(apps.map(async (app) => [app, await mintToken(secret, { kind: "app", tenant, sub: user, app })])));
+// The inspector's link carries a key of its own that expires: it ends up in browser history and screenshots.
+const inspectorKey = await mintToken(secret, { kind: "frontend", tenant, sub: user }, 3_600);
 writeFileSync(".dev-credentials.json", `${JSON.stringify({ url, tenant, user, apiKey, appTokens }, null, 2)}\n`);
 
 console.log(`
@@ -41,6 +43,8 @@ Context Runtime (local) → ${url}
   frontend key  ${apiKey}
 ${apps.map((a) => `  app token ${a.padEnd(9)} ${appTokens[a]}`).join("\n")}
   (also in .dev-credentials.json; more with: npm run token -- app --app <name>)
+  inspector     ${url}/inspect#key=${inspectorKey}
+                (this key lasts 1 hour; a new one: npm run token -- frontend --ttl 3600)
 `);
 
 // USE_FAKE_MODEL=1: the gateway's upstream is `npm run fake-model` (examples/fake-model.ts), no network, no key.

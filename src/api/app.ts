@@ -13,6 +13,8 @@ import { approvals } from "./approvals";
 import { delegations } from "./delegations";
 import { artifacts } from "./artifacts";
 import { mcpServers } from "./mcp-servers";
+import { inspect } from "./inspect";
+import { inspectorPage } from "../inspect/route";
 import { openApiDocument } from "./openapi";
 import { mcpRoute } from "../mcp/serve/route";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
@@ -23,6 +25,7 @@ export const api = new Hono<ApiEnv>();
 api.get("/health", (c) => c.json({ ok: true }));
 api.get("/openapi.json", corsForFrontends, (c) => c.json(openApiDocument())); // no auth: the API's description
 api.route("/mcp", mcpRoute); // MCP clients (docs/mcp.md): their own errors' shape, and sessions in the Conversation objects
+api.route("/inspect", inspectorPage); // the inspector page (docs/inspector.md): public; its calls to /v1 carry the key
 
 /** Apps connect here; the hub for the token's tenant+user takes the socket. */
 api.get("/v1/apps/connect", async (c) => {
@@ -58,6 +61,7 @@ v1.route("/conversations", conversationList);
 v1.route("/conversations", history);
 v1.route("/conversations", approvals);
 v1.route("/conversations", delegations);
+v1.route("/conversations", inspect);
 v1.route("/memories", memories);
 v1.route("/", artifacts);
 v1.route("/mcp-servers", mcpServers);

@@ -42,6 +42,7 @@ import { McpSessions } from "./mcp-sessions";
 import type { McpTarget } from "../mcp/serve/wire";
 import { takeTurn } from "./turn/index";
 import { replay } from "./turn/replay";
+import { whatIf, type WhatIfAnswer, type WhatIfBody } from "./inspect";
 
 /**
  * One per conversation: history as the model read it, the context ledger,
@@ -260,6 +261,14 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
   private manager(owner: Owner, options: { live?: boolean } = {}): Result<ConversationContextManager> {
     const meta = options.live ? this.live(owner) : this.owned(owner);
     return meta.ok ? ok(new ConversationContextManager(this.scope(owner, meta.value), this.queue)) : meta;
+  }
+
+  // ── the inspector (src/conversation/inspect.ts; docs/inspector.md) ──
+
+  /** A stored turn fitted again under another budget, window or compaction policy; nothing is stored. */
+  whatIf(owner: Owner, turnId: string, body: WhatIfBody): Result<WhatIfAnswer> {
+    const turn = this.pastTurn(owner, turnId);
+    return turn.ok ? this.read(owner, (scope) => whatIf(turn.value, scope.meta.compactionPolicy, body, scope.meta.nonce)) : turn;
   }
 
   // ── approvals of tool calls (src/conversation/approvals.ts) ──
