@@ -16,6 +16,8 @@ import { mcpServers } from "./mcp-servers";
 import { inspect } from "./inspect";
 import { inspectorPage } from "../inspect/route";
 import { openApiDocument } from "./openapi";
+import { turnExportRoute } from "./turn-export";
+import { metrics } from "./metrics";
 import { mcpRoute } from "../mcp/serve/route";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
 
@@ -62,6 +64,8 @@ v1.route("/conversations", history);
 v1.route("/conversations", approvals);
 v1.route("/conversations", delegations);
 v1.route("/conversations", inspect);
+v1.route("/conversations", turnExportRoute);
+v1.route("/metrics", metrics);
 v1.route("/memories", memories);
 v1.route("/", artifacts);
 v1.route("/mcp-servers", mcpServers);

@@ -57,6 +57,8 @@ import { CompleteDelegationBody, DelegationCompleted, DelegationList } from "../
 import { CompactionPolicy } from "../protocol/policies";
 import { ToolRunResult } from "../protocol/tools";
 import { RefQuery } from "./artifacts";
+import { TurnExport } from "../telemetry/agent-context";
+import { MetricsPage } from "../telemetry/metrics";
 import { BatchBody, DeleteQuery, ListQuery, SearchQuery, WriteBody } from "./memory";
 import { McpServerDeclaration, McpServerInfo, McpServerList } from "../protocol/mcp-servers";
 
@@ -113,6 +115,8 @@ const SCHEMAS = {
   TurnBody,
   TurnResult,
   PastTurn,
+  TurnExport,
+  MetricsPage,
   RunToolsBody,
   ToolRunResult,
   MessagesQuery,
@@ -215,6 +219,7 @@ export const ROUTES: RouteDoc[] = [
   { method: "delete", path: C, summary: "End a conversation (resources cleared, apps told)", responses: { 200: "EndedConversation" } },
   { method: "post", path: `${C}/turns`, summary: "The model input for this turn", body: "TurnBody", responses: { 200: "TurnResult" } },
   { method: "get", path: `${C}/turns/{turnId}`, summary: "A past turn as it was answered", responses: { 200: "PastTurn" } },
+  { method: "get", path: `${C}/turns/{turnId}/export`, summary: "A past turn's evidence in the Agent Context draft's vocabulary, with its exact model input (docs/telemetry.md)", responses: { 200: "TurnExport" } },
   { method: "post", path: `${C}/tools/run`, summary: "Run the open calls the runtime serves, outside a turn", body: "RunToolsBody", bodyOptional: true, responses: { 200: "ToolRunResult" } },
   { method: "get", path: `${C}/messages`, summary: "Stored history, a page at a time", query: "MessagesQuery", responses: { 200: "MessagePage" } },
   { method: "post", path: `${C}/messages`, summary: "Append the model's reply, tool calls and results (and the model's real usage)", body: "AppendMessagesBody", responses: { 201: "AppendResult" } },
@@ -246,6 +251,7 @@ export const ROUTES: RouteDoc[] = [
   { method: "get", path: "/v1/memories", summary: "List a level's memories", query: "MemoryListQuery", responses: { 200: "MemoryPage" } },
   { method: "delete", path: "/v1/memories/{id}", summary: "Delete a memory", query: "MemoryDeleteQuery", responses: { 200: "MemoryDeleted" } },
   { method: "get", path: "/v1/agents", summary: "Registered agents", responses: { 200: "AgentList" } },
+  { method: "get", path: "/v1/metrics", summary: "The caller's counters per agent: turns, tokens, cached share, compactions, tool calls and failures, hook failures, reminders (docs/telemetry.md)", responses: { 200: "MetricsPage" } },
   { method: "get", path: "/v1/contexts", summary: "Providers and whether their app is online", responses: { 200: "ProviderList" } },
   { method: "get", path: "/v1/mcp-servers", summary: "The MCP servers the user's hub consumes as apps (header names, never values)", responses: { 200: "McpServerList" } },
   {

@@ -42,6 +42,7 @@ import { McpSessions } from "./mcp-sessions";
 import type { McpTarget } from "../mcp/serve/wire";
 import { takeTurn } from "./turn/index";
 import { replay } from "./turn/replay";
+import { observeToolRun, observeTurn, observeUsage } from "./telemetry";
 import { whatIf, type WhatIfAnswer, type WhatIfBody } from "./inspect";
 
 /**
@@ -103,7 +104,11 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
   turn(owner: Owner, body: TurnBody, gateway?: { outputReviewed?: boolean; run?: string }): Promise<Result<TurnResult>> {
     return this.serve(owner, "queued", async (scope) => {
       const live = runLive(this.db.gateway, gateway?.run);
-      return live.ok ? this.announced(scope, await takeTurn(scope, body, { outputReviewed: gateway?.outputReviewed === true })) : live;
+      if (!live.ok) return live;
+      const start = Date.now();
+      const turn = await takeTurn(scope, body, { outputReviewed: gateway?.outputReviewed === true });
+      observeTurn(this.env, this.waitUntil, scope, turn, start, gateway === undefined);
+      return this.announced(scope, turn);
     });
   }
 
@@ -131,9 +136,12 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
 
   /** The open calls the runtime serves, run outside a turn; their results are stored like appended ones. */
   runTools(owner: Owner, body: RunToolsBody, run?: string): Promise<Result<ToolRunResult>> {
-    return this.serve(owner, "live", (scope) => {
+    return this.serve(owner, "live", async (scope) => {
       const live = runLive(this.db.gateway, run);
-      return live.ok ? runOpenCalls(scope, body) : live;
+      if (!live.ok) return live;
+      const ran = await runOpenCalls(scope, body);
+      observeToolRun(this.env, this.waitUntil, scope, ran);
+      return ran;
     });
   }
 
@@ -146,7 +154,11 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
 
   /** The gateway's turn: taken, and the cursor moved past it, only if the cursor is still where the gateway read it. */
   gatewayTurn(owner: Owner, body: TurnBody, cursor: { expected: GatewayCursor | null; next: GatewayCursor }, run: string): Promise<Result<TurnResult>> {
-    return this.serve(owner, "queued", async (scope) => this.announced(scope, await takeGatewayTurn(scope, body, cursor, run)));
+    return this.serve(owner, "queued", async (scope) => {
+      const turn = await takeGatewayTurn(scope, body, cursor, run);
+      observeTurn(this.env, this.waitUntil, scope, turn, 0, false);
+      return this.announced(scope, turn);
+    });
   }
 
   /**
@@ -164,6 +176,7 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
           return turn;
         }
         await this.parts(owner).apps.conversationCreated({ id: conversationId, agent: body.agent, createdAt: made.value.createdAt });
+        observeTurn(this.env, this.waitUntil, this.scope(owner, made.value), turn, 0, false);
         return turn;
       } catch (error) {
         // Whatever failed (the turn, the hub's listing), nothing is left half made.
@@ -175,7 +188,10 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
 
   /** The gateway's bookkeeping after a step: its cursor, its run's end, the upstream's usage. */
   gatewayRecord(owner: Owner, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
-    return this.serve(owner, "queued", (scope) => recordGatewayStep(scope, record));
+    return this.serve(owner, "queued", (scope) => {
+      observeUsage(this.env, this.waitUntil, scope, record.usage ?? []);
+      return recordGatewayStep(scope, record);
+    });
   }
 
   /** The gateway's check of one model answer by the agent's output hooks. */
@@ -200,7 +216,10 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
     const appended = await manager.value.addMessages(messages, () =>
       run === undefined ? reviewAppended(this.scope(owner, this.db.conversation.get()!), messages) : runLive(this.db.gateway, run),
     );
-    if (appended.ok && usage) this.recordUsage(usage, appended.value.lastSeq);
+    if (appended.ok && usage) {
+      this.recordUsage(usage, appended.value.lastSeq);
+      observeUsage(this.env, this.waitUntil, this.scope(owner, this.db.conversation.get()!), [usage]);
+    }
     return appended;
   }
 
@@ -404,6 +423,9 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
     };
     return this.shared;
   }
+
+  /** Work after the answer (telemetry: src/conversation/telemetry.ts). */
+  private readonly waitUntil = (work: Promise<unknown>) => this.ctx.waitUntil(work);
 
   private scope(owner: Owner, meta: ConversationMeta): ConversationScope {
     return { ...this.parts(owner), meta };

@@ -50,7 +50,8 @@ async function settle(run: ChildRun, stub: DurableObjectStub<Conversation>, agen
     const done = await runChild(run, child);
     if (!done.ok) return done;
   }
-  const next = await stub.turn(run.owner, { turnId: crypto.randomUUID(), agent }, gatewayRun === undefined ? undefined : { run: gatewayRun });
+  // Marked as the gateway's (`{}` without its run): its spans are the request's, not a trace of their own.
+  const next = await stub.turn(run.owner, { turnId: crypto.randomUUID(), agent }, gatewayRun === undefined ? {} : { run: gatewayRun });
   return next.ok ? ok(next.value) : failWith(fromProblem(next.problem));
 }
 

@@ -26,6 +26,8 @@ import { Registry, type ProviderRecord, type ToolRecord } from "./registry";
 import { readStoredSkill } from "./skill-store";
 import { saveSession, sessionOf, type SocketSession } from "./socket-session";
 import { GatewayHeads, type GatewayHead } from "./gateway-heads";
+import { MetricsStore } from "./metrics-store";
+import type { Counts, MetricsPage } from "../telemetry/metrics";
 import { ContextWatchers } from "./context-watchers";
 import { ToolVectors } from "./tool-vectors";
 import { McpServers } from "./mcp-servers";
@@ -48,6 +50,7 @@ interface BuiltToolbox {
 export class AppHub extends DurableObject<Env> implements AppPort {
   private readonly registry: Registry;
   private readonly heads: GatewayHeads;
+  private readonly metrics: MetricsStore;
   private readonly watchers: ContextWatchers;
   private readonly vectors: ToolVectors;
   /** The user's MCP servers, each an app of this hub (src/hub/mcp-servers.ts). */
@@ -66,6 +69,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     super(ctx, env);
     this.registry = new Registry(ctx.storage);
     this.heads = new GatewayHeads(ctx.storage.sql);
+    this.metrics = new MetricsStore(durableDatabase(ctx.storage));
     this.watchers = new ContextWatchers(ctx.storage.sql);
     this.vectors = new ToolVectors(ctx.storage, env.AI, (work) => ctx.waitUntil(work));
     this.mcp = new McpServers(ctx.storage.sql, this.registry, {
@@ -286,6 +290,16 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   /** The model gateway's cursor in a conversation moved (src/hub/gateway-heads.ts). */
   gatewayHeadMoved(head: GatewayHead): void {
     this.heads.moved(head);
+  }
+
+  /** A turn's or a usage report's counts, added to the agent's counters (src/telemetry/metrics.ts). */
+  countMetrics(agent: string, counts: Counts): void {
+    this.metrics.add(agent, counts, new Date().toISOString());
+  }
+
+  /** The user's counters, one row per agent (GET /v1/metrics). */
+  metricsPage(): MetricsPage {
+    return { agents: this.metrics.list() };
   }
 
   /** The agent's conversations a resent history continues, best first (src/hub/gateway-heads.ts). */

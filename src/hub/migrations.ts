@@ -15,6 +15,7 @@ import toolVectors from "../../migrations/hub/0014_tool_vectors.sql";
 import gatewayHeads from "../../migrations/hub/0015_gateway_heads.sql";
 import contextWatchers from "../../migrations/hub/0016_context_watchers.sql";
 import mcpServers from "../../migrations/hub/0017_mcp_servers.sql";
+import metrics from "../../migrations/hub/0018_metrics.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -35,4 +36,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 15, name: "0015_gateway_heads", sql: gatewayHeads },
   { version: 16, name: "0016_context_watchers", sql: contextWatchers },
   { version: 17, name: "0017_mcp_servers", sql: mcpServers },
+  { version: 18, name: "0018_metrics", sql: metrics },
 ];

@@ -3,6 +3,7 @@
  * the hub's stub as an `AppPort`; tests of the turn in Node give it a fake. This module imports no Durable Object, so
  * the conversation and the hub never import each other.
  */
+import type { Counts } from "../telemetry/metrics";
 import type { Observation } from "../core/ledger";
 import type { Result } from "../core/problem";
 import type { HookAnswer, HookHost } from "../hooks/chain";
@@ -58,6 +59,8 @@ export interface AppPort extends HookHost {
   conversationEnded(conversationId: string, endedAt?: string): Answer<void>;
   notifyResourceRemoved(conversationId: string, fullId: string): Answer<void>;
   gatewayHeadMoved(head: GatewayHead): Answer<void>;
+  /** Counts added to the agent's counters (src/telemetry/metrics.ts): after a turn, a usage report, a tool run. */
+  countMetrics(agent: string, counts: Counts): Answer<void>;
   /** The conversation starts (or stops) being told when the context `ref`'s app says it changed (`contextChanged`). */
   watchContext(conversationId: string, ref: string, watching: boolean): Answer<void>;
 }

@@ -251,6 +251,10 @@ export class FakeApps implements AppPort {
     this.record("gatewayHeadMoved", head);
   }
 
+  countMetrics(agent: string, counts: unknown): void {
+    this.record("countMetrics", agent, counts);
+  }
+
   /** The agent's toolbox from the registry: bound tools in its order, catalog and skills by pattern, its hooks. */
   private build(agentId: string): Toolbox | null {
     const agent = this.agents.get(agentId);
