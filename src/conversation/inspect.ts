@@ -106,7 +106,9 @@ export function whatIf(turn: PastTurn, policy: CompactionPolicy, body: WhatIfBod
   let fits = true;
   if (maxTokens !== null) {
     const items = compacted.flatMap((p) => (p.item ? [{ ...p.item, id: p.id, tokens: p.tokens }] : []));
-    const fixed = sum(compacted.filter((p) => !p.item).map((p) => p.tokens));
+    // What the pieces do not count (seams between the words and the appendix blocks) is as fixed as the system prompt.
+    const unseen = turn.usage.total - sum(pieces.map((p) => p.tokens));
+    const fixed = sum(compacted.filter((p) => !p.item).map((p) => p.tokens)) + unseen;
     const fit = fitBudget(items, maxTokens - fixed);
     const given = fit.ok ? new Set(fit.truncations.map((t) => t.id)) : new Set(dropOrder(items).map((i) => i.id));
     truncations = fit.ok ? fit.truncations : dropOrder(items).map(({ id, kind, priority, tokens }) => ({ id, kind, priority, tokens }));

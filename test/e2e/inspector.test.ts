@@ -1,0 +1,377 @@
+/**
+ * The inspector page (`GET /inspect`, docs/inspector.md) in headless Chromium (Debian's `chromium`), over the DevTools
+ * protocol, against the shared `wrangler dev`: a scripted conversation with an app on a real socket (contexts that
+ * change, a tool round trip, an input hook's rewrite, a call the guard denies, a subagent, a compaction on a small
+ * window, reported usage), then the page's DOM is read: every block of a known turn with the runtime's token count,
+ * the diff naming the changed context, the prefix break naming the compaction, and a what-if under a smaller budget
+ * reading fewer tokens. Screenshots go to test/e2e/artifacts/ (ignored by git).
+ *
+ * Chromium missing: skipped with a message, except in CI (`CI` set), where it fails.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ContextProvider, PastTurn, TurnResult } from "../../src/sdk";
+import { apiKey, freshIdentity, frontend, runtimeUrl, startApp } from "./support";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+const IN_CI = Boolean(process.env.CI);
+const ARTIFACTS = join(import.meta.dirname, "artifacts");
+
+if (!CHROMIUM && !IN_CI) console.warn("inspector: skipped, no chromium here (apt-get install -y chromium; CI installs it and fails without it)");
+
+type Reply = NonNullable<Parameters<Awaited<ReturnType<typeof frontend>>["turn"]>[1]["reply"]>;
+const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, type: "function" as const, function: { name, arguments: JSON.stringify(args) } });
+const calls = (...toolCalls: ReturnType<typeof call>[]): Reply => ({ role: "assistant", content: null, tool_calls: toolCalls });
+const says = (content: string): Reply => ({ role: "assistant", content });
+
+const DOSSIER = [
+  "The launch of Project Heron is planned for 14 March at the Lisbon office, with a press call at 10:00 WET.",
+  "Budget line 7 (events) holds EUR 18,400; line 9 (travel) holds EUR 6,250 after the February revision.",
+  "Owners: Ana Ribeiro (product), Tomás Vidal (engineering), Priya Nair (marketing).",
+  "Open risks: the payment provider's sandbox certificate expires on 2 March; the Portuguese translation is at 80 %.",
+].join("\n");
+
+/** The scripted conversation: what the page is then asked about. */
+interface Scripted {
+  conversation: string;
+  key: string;
+  turns: TurnResult[];
+  /** The turn whose context `desk:doc` changed. */
+  docChanged: TurnResult;
+  compacted: TurnResult;
+  childConversation: string;
+}
+
+async function script(): Promise<Scripted> {
+  const id = freshIdentity();
+  const doc = { version: "v1", body: "Project Heron launch plan.\nIntro: we launch in spring." };
+  const contexts: ContextProvider[] = [
+    { id: "doc", name: "Document", description: "The open document", getCurrent: () => ({ title: "Launch plan", content: doc.body, version: doc.version }) },
+    { id: "profile", name: "Profile", description: "Who the user is", getCurrent: () => ({ title: "Profile", content: "Name: Ana Ribeiro\nRole: product lead" }) },
+  ];
+  const app = await startApp(id, {
+    name: "desk",
+    contexts,
+    tools: [
+      { name: "lookup", description: "Look up facts in the launch dossier.", inputSchema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] }, handler: ({ query }) => `Entry for "${String(query)}".\n${DOSSIER}` },
+      { name: "wipe", description: "Delete the launch plan.", inputSchema: { type: "object", properties: {} }, annotations: { destructiveHint: true }, handler: () => "wiped" },
+    ],
+    hooks: [{ name: "spelling", point: "input", handler: ({ message }) => (message.includes("colour") ? { action: "rewrite", message: message.replaceAll("colour", "color") } : undefined) }],
+  });
+  await app.createAgent({ agentId: "researcher", name: "Researcher", systemPrompt: "You are the Researcher.", tools: ["lookup"] });
+  const { agentId: agent } = await app.createAgent({
+    agentId: "writer",
+    name: "Launch Writer",
+    systemPrompt: "You are the Launch Writer. You help the user write the launch plan.",
+    attachedContexts: ["desk:doc", "desk:profile"],
+    tools: ["lookup", "wipe"],
+    subagents: ["researcher"],
+    guard: { rules: [{ tool: "desk:wipe", verdict: "deny", reason: "the plan is never deleted from a chat" }] },
+  });
+  const client = await frontend(id);
+  const { id: conversation } = await client.createConversation({ agent, compaction: { contextWindow: 2_048, outputReserve: 256, target: 0.5, tailGroups: 2, tailTokens: 0, keepToolResults: 1 } });
+  const turns: TurnResult[] = [];
+  const turn = async (body: Omit<Parameters<typeof client.turn>[1], "agent">) => {
+    const result = await client.turn(conversation, { agent, ...body });
+    turns.push(result);
+    return result;
+  };
+
+  await turn({ message: "Hello! Let's work on the launch plan." });
+  doc.version = "v2";
+  doc.body = "Project Heron launch plan.\nIntro: we launch on 14 March in Lisbon.";
+  const docChanged = await turn({ reply: says("Happy to help."), message: "I rewrote the intro; please read it." });
+  await turn({ reply: says("The intro names the date now."), message: "Which colour is the logo?" });
+  await turn({ reply: calls(call("call_logo", "desk__lookup", { query: "logo" })) });
+  await turn({ reply: says("Teal."), message: "Delete the plan, please." });
+  await turn({ reply: calls(call("call_wipe", "desk__wipe", {})) });
+  await turn({ reply: says("I may not delete it."), message: "Ask the researcher about our competitors." });
+  const delegating = await turn({ reply: calls(call("call_delegate", "delegate", { agent: "desk:researcher", task: "List the competitors of Project Heron." })) });
+  const childConversation = delegating.envelope.tools?.delegated?.[0]?.childConversationId;
+  expect(childConversation, "the delegate call started a subagent").toBeDefined();
+  await client.completeDelegation(childConversation!, says("Kestrel Labs and Osprey AI."));
+  await turn({});
+  // Lookups grow the history past the small window's trigger: the turn that crosses it compacts first.
+  let compacted: TurnResult | undefined;
+  for (let i = 0; i < 12 && !compacted; i++) {
+    await turn({ reply: says(`Noted (${i}).`), message: `What does the dossier say about item ${i}?` });
+    const looked = await turn({ reply: calls(call(`call_${i}`, "desk__lookup", { query: `item ${i}` })) });
+    compacted = turns.slice(-2).find((t) => t.envelope.compaction) ?? (looked.envelope.compaction ? looked : undefined);
+  }
+  expect(compacted, "a turn compacted on the small window").toBeDefined();
+  // The model's real usage, as a frontend reports it with its reply.
+  const last = await turn({ reply: says("That is the dossier."), message: "Thanks." });
+  await client.appendMessages(conversation, [{ role: "assistant", content: "Glad to help." }], { promptTokens: last.usage.total + 11, completionTokens: 4, cachedTokens: 512, turnId: last.turnId });
+
+  expect(turns.some((t) => t.envelope.hooks?.calls.some((c) => c.hook === "desk:spelling" && c.verdict === "rewrite"))).toBe(true);
+  expect(turns.some((t) => t.envelope.tools?.ran?.some((r) => r.tool === "desk__wipe" && r.deniedBy === "guard"))).toBe(true);
+  return { conversation, key: await apiKey(id), turns, docChanged, compacted: compacted!, childConversation: childConversation! };
+}
+
+describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () => {
+  const work = mkdtempSync(join(tmpdir(), "inspector-"));
+  let browser: Chromium;
+  let page: Cdp;
+  let scripted: Scripted;
+
+  beforeAll(async () => {
+    if (!CHROMIUM) throw new Error("chromium is not installed: CI must install it (apt-get install -y chromium; see .ci/run)");
+    mkdirSync(ARTIFACTS, { recursive: true });
+    [browser, scripted] = await Promise.all([Chromium.launch(CHROMIUM, work), script()]);
+    page = await browser.open();
+  }, 180_000);
+
+  afterAll(async () => {
+    page?.close();
+    await browser?.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const turnHash = (turnId: string) => `#/c/${encodeURIComponent(scripted.conversation)}/t/${encodeURIComponent(turnId)}`;
+
+  it("takes the key from the fragment, forgets it from the address, and lists the user's conversations, newest first", async () => {
+    await page.navigate(`${runtimeUrl()}/inspect#key=${encodeURIComponent(scripted.key)}`);
+    await page.until(`document.querySelector("#conversations [data-conversation]") !== null`);
+    const listed = await page.eval<string[]>(`[...document.querySelectorAll("#conversations [data-conversation]")].map((r) => r.dataset.conversation)`);
+    // The subagent's conversation started after the parent: newest first.
+    expect(listed.indexOf(scripted.childConversation)).toBeLessThan(listed.indexOf(scripted.conversation));
+    expect(listed).toContain(scripted.conversation);
+    expect(await page.eval<string>("location.hash")).toBe("#/");
+    expect(await page.eval<string | null>(`sessionStorage.getItem("context-runtime:inspector-key")`)).toBe(scripted.key);
+    await page.screenshot("inspector-conversations");
+  }, 60_000);
+
+  it("shows the conversation's turns on a timeline: the hook's rewrite, the denied call, the compaction, the subagent linked", async () => {
+    await page.navigate(`${runtimeUrl()}/inspect#/c/${encodeURIComponent(scripted.conversation)}`);
+    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#timeline") !== null`);
+    const rows = await page.eval<number>(`document.querySelectorAll("#timeline [data-turn]").length`);
+    expect(rows).toBe(scripted.turns.length);
+    const text = await page.eval<string>(`document.querySelector("#timeline").textContent`);
+    expect(text).toContain("desk:spelling rewrite");
+    expect(text).toContain("desk__wipe denied by guard");
+    expect(text).toMatch(/auto [\d,]+→[\d,]+/);
+    expect(await page.eval<string | null>(`document.querySelector('#subagents [data-child] a')?.getAttribute("href") ?? null`)).toBe(`#/c/${scripted.childConversation}`);
+    await page.screenshot("inspector-conversation");
+  }, 60_000);
+
+  it("shows every block of a turn with the runtime's token count, and the diff names the context that changed", async () => {
+    const turn = scripted.docChanged;
+    await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
+    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#block-table") !== null`);
+    const shown = await page.eval<{ block: string; tokens: string; text: string }[]>(
+      `[...document.querySelectorAll("#block-table [data-block]")].map((r) => ({ block: r.dataset.block, tokens: r.dataset.tokens, text: r.children[1].textContent }))`,
+    );
+    const expected = turn.envelope.assembly.blocks.map((b) => ({ block: b.id ? `${b.kind}:${b.id}` : b.kind, tokens: String(b.tokens), text: b.tokens.toLocaleString("en-US") }));
+    expect(shown).toEqual(expected);
+    expect(expected.some((b) => b.block === "context:desk:doc")).toBe(true);
+    const changes = await page.eval<string>(`document.querySelector("#changes")?.textContent ?? ""`);
+    expect(changes).toContain("context changed desk:doc (updated)");
+    expect(changes).not.toContain("desk:profile");
+    expect(await page.eval<string>(`document.querySelector("#left-out").textContent`)).toMatch(/desk:profile\s*omitted\s*unchanged/);
+    await page.screenshot("inspector-turn");
+  }, 60_000);
+
+  it("names the compaction where the prefix broke, at the first divergent byte", async () => {
+    const turn = scripted.compacted;
+    await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
+    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#prefix") !== null`);
+    expect(await page.eval<string>(`document.querySelector("#prefix").dataset.prefix`)).toBe("broken");
+    const reasons = await page.eval<string>(`document.querySelector("#prefix-reasons").textContent`);
+    expect(reasons).toContain("a compaction in this turn (auto)");
+    // The byte the page names is where the two inputs, as the API gave them, part.
+    const index = scripted.turns.findIndex((t) => t.turnId === turn.turnId);
+    const [before, after] = await Promise.all([pastTurn(scripted, scripted.turns[index - 1]!.turnId), pastTurn(scripted, turn.turnId)]);
+    const tools = JSON.stringify(after.tools ?? []);
+    const a = JSON.stringify(before.messages).slice(0, -1);
+    const b = JSON.stringify(after.messages);
+    let at = 0;
+    while (at < a.length && a[at] === b[at]) at++;
+    const byte = (JSON.stringify(before.tools ?? []) === tools ? Buffer.byteLength(tools) : 0) + Buffer.byteLength(b.slice(0, at));
+    expect(await page.eval<string>(`document.querySelector("#prefix").dataset.byte`)).toBe(String(byte));
+    await page.screenshot("inspector-prefix-break");
+  }, 60_000);
+
+  it("re-assembles a turn under a smaller budget: fewer tokens, nothing stored", async () => {
+    const turn = scripted.turns.at(-1)!;
+    await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
+    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#whatif-form") !== null`);
+    const eventsBefore = await eventCount(scripted);
+    // Between what is never given up (system prompt, tools, the user's words) and the whole input.
+    const budget = Math.floor((turn.usage.total + turn.usage.system + turn.usage.tools + turn.usage.message) / 2);
+    await page.eval(`(() => { document.querySelector("#whatif-budget").value = "${budget}"; document.querySelector("#whatif-form").requestSubmit(); return true; })()`);
+    await page.until(`document.querySelector("#whatif-result").dataset.state === "ready"`);
+    const before = Number(await page.eval<string>(`document.querySelector("#whatif-result").dataset.before`));
+    const after = Number(await page.eval<string>(`document.querySelector("#whatif-result").dataset.after`));
+    expect(before).toBe(turn.usage.total);
+    expect(after, await page.eval<string>(`document.querySelector("#whatif-result").textContent`)).toBeLessThanOrEqual(budget);
+    expect(after).toBeLessThan(before);
+    expect(await page.eval<string>(`document.querySelector("#whatif-summary").textContent`)).toContain("fits");
+    expect(await eventCount(scripted)).toBe(eventsBefore);
+    await page.screenshot("inspector-what-if");
+  }, 60_000);
+
+  it("shows the reported prompt and cached tokens beside the runtime's count", async () => {
+    const turn = scripted.turns.at(-1)!;
+    await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
+    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#usage-table") !== null`);
+    const cells = await page.eval<string[]>(`[...document.querySelectorAll("#usage-table tbody td")].map((td) => td.textContent)`);
+    expect(cells.slice(3)).toEqual([(turn.usage.total + 11).toLocaleString("en-US"), expect.stringMatching(/^512 \(\d+ %\)$/), turn.usage.total.toLocaleString("en-US"), expect.stringMatching(/^\+11 /)]);
+  }, 60_000);
+
+  it("asks for a key when it has none, and a refused key sends it back to the form", async () => {
+    await page.eval(`sessionStorage.clear()`);
+    await page.navigate(`${runtimeUrl()}/inspect#/`);
+    await page.until(`document.querySelector("#key-form") !== null`);
+    await page.eval(`(() => { document.querySelector("#key-input").value = "not-a-key"; document.querySelector("#key-form").requestSubmit(); return true; })()`);
+    await page.until(`document.querySelector("#key-form p")?.textContent.includes("refused") === true`);
+    expect(await page.eval<string | null>(`sessionStorage.getItem("context-runtime:inspector-key")`)).toBeNull();
+  }, 60_000);
+
+  it("reports the page's load times (Performance timing over the DevTools protocol)", async () => {
+    const list = await page.timeTo(`${runtimeUrl()}/inspect#key=${encodeURIComponent(scripted.key)}`, `document.querySelector("#conversations [data-conversation]") !== null`);
+    const turn = await page.timeTo(`${runtimeUrl()}/inspect${turnHash(scripted.docChanged.turnId)}`, `document.body.dataset.state === "ready" && document.querySelector("#block-table") !== null`);
+    writeFileSync(join(ARTIFACTS, "inspector-timing.json"), `${JSON.stringify({ conversationsList: list, turnView: turn }, null, 2)}\n`);
+    console.log(`inspector timing: conversations list ${JSON.stringify(list)}, turn view ${JSON.stringify(turn)}`);
+    expect(list.readyMs).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+async function pastTurn(s: Scripted, turnId: string): Promise<PastTurn> {
+  const response = await fetch(`${runtimeUrl()}/v1/conversations/${s.conversation}/turns/${turnId}`, { headers: { Authorization: `Bearer ${s.key}` } });
+  return (await response.json()) as PastTurn;
+}
+
+async function eventCount(s: Scripted): Promise<number> {
+  const response = await fetch(`${runtimeUrl()}/v1/conversations/${s.conversation}/events?limit=500`, { headers: { Authorization: `Bearer ${s.key}` } });
+  return ((await response.json()) as { events: unknown[] }).events.length;
+}
+
+/** Headless Chromium, started with the flags browser-sdk.test.ts uses, driven over the DevTools protocol. */
+class Chromium {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly http: string,
+  ) {}
+
+  static async launch(executable: string, work: string): Promise<Chromium> {
+    const flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--window-size=1400,1000", `--user-data-dir=${join(work, "profile")}`, "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "about:blank"];
+    const child = spawn(executable, flags, { stdio: ["ignore", "ignore", "pipe"], detached: true });
+    let stderr = "";
+    const endpoint = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`chromium did not start in 30 s:\n${stderr}`)), 30_000);
+      child.stderr!.on("data", (d: Buffer) => {
+        stderr += d;
+        const match = /DevTools listening on (ws:\/\/[^\s]+)/.exec(stderr);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      });
+      child.once("exit", (code) => reject(new Error(`chromium exited (${code}):\n${stderr}`)));
+    });
+    return new Chromium(child, `http://${new URL(endpoint).host}`);
+  }
+
+  async open(): Promise<Cdp> {
+    const created = (await (await fetch(`${this.http}/json/new?${encodeURIComponent("about:blank")}`, { method: "PUT" })).json()) as { webSocketDebuggerUrl: string };
+    const page = await Cdp.connect(created.webSocketDebuggerUrl);
+    await page.send("Page.enable");
+    await page.send("Performance.enable");
+    return page;
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
+    process.kill(-this.child.pid!, "SIGTERM");
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+    if (this.child.exitCode === null) process.kill(-this.child.pid!, "SIGKILL");
+  }
+}
+
+/** One DevTools protocol session on a page: navigate, evaluate, wait, screenshot; keeps what the page logs for failures. */
+class Cdp {
+  private next = 1;
+  private readonly waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+  readonly console: string[] = [];
+
+  private constructor(private readonly socket: WebSocket) {
+    socket.on("message", (data) => {
+      const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: Record<string, any> };
+      if (message.id !== undefined) {
+        const waiter = this.waiting.get(message.id);
+        this.waiting.delete(message.id);
+        if (message.error) waiter?.reject(new Error(message.error.message));
+        else waiter?.resolve(message.result);
+      } else if (message.method === "Runtime.consoleAPICalled") {
+        this.console.push(message.params!.args.map((a: { value?: unknown; description?: string }) => a.value ?? a.description).join(" "));
+      } else if (message.method === "Runtime.exceptionThrown") {
+        this.console.push(`exception: ${message.params!.exceptionDetails.exception?.description ?? message.params!.exceptionDetails.text}`);
+      }
+    });
+  }
+
+  static async connect(url: string): Promise<Cdp> {
+    const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+    await new Promise((resolve, reject) => {
+      socket.once("open", resolve);
+      socket.once("error", reject);
+    });
+    const cdp = new Cdp(socket);
+    await cdp.send("Runtime.enable");
+    return cdp;
+  }
+
+  send<T = any>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.socket.send(JSON.stringify({ id, method, params }));
+    });
+  }
+
+  /** Loads `url` afresh (a new fragment alone would not reload the page). */
+  async navigate(url: string): Promise<void> {
+    await this.send("Page.navigate", { url: "about:blank" });
+    await this.send("Page.navigate", { url });
+  }
+
+  async eval<T>(expression: string): Promise<T> {
+    const { result, exceptionDetails } = await this.send<{ result: { value: T }; exceptionDetails?: { text: string; exception?: { description?: string } } }>("Runtime.evaluate", { expression, returnByValue: true });
+    if (exceptionDetails) throw new Error(`page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+    return result.value;
+  }
+
+  async until(condition: string, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (await this.eval<boolean>(`(() => { try { return Boolean(${condition}); } catch { return false; } })()`).catch(() => false)) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const status = await this.eval<string>(`document.getElementById("status")?.textContent ?? ""`).catch(() => "");
+    throw new Error(`the page did not reach ${condition} in ${timeoutMs} ms; status: ${status}; console: ${this.console.join(" | ")}`);
+  }
+
+  /** Navigation to `condition`: the page's own clock at that moment, and Chromium's DOMContentLoaded, both from navigation start. */
+  async timeTo(url: string, condition: string): Promise<{ domContentLoadedMs: number; readyMs: number }> {
+    await this.navigate(url);
+    await this.until(condition);
+    const readyMs = Math.round(await this.eval<number>("performance.now()"));
+    const { metrics } = await this.send<{ metrics: { name: string; value: number }[] }>("Performance.getMetrics");
+    const metric = (name: string) => metrics.find((m) => m.name === name)?.value ?? 0;
+    return { domContentLoadedMs: Math.round((metric("DomContentLoaded") - metric("NavigationStart")) * 1000), readyMs };
+  }
+
+  async screenshot(name: string): Promise<void> {
+    const { data } = await this.send<{ data: string }>("Page.captureScreenshot", { format: "png", captureBeyondViewport: true });
+    writeFileSync(join(ARTIFACTS, `${name}.png`), Buffer.from(data, "base64"));
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}
