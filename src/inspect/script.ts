@@ -330,16 +330,21 @@ function prefixOf(prev, turn) {
   var beforeTools = JSON.stringify(prev.tools || []), afterTools = JSON.stringify(turn.tools || []);
   var before = JSON.stringify(prev.messages).slice(0, -1), after = JSON.stringify(turn.messages);
   var toolsSame = beforeTools === afterTools;
+  if (!toolsSame) {
+    var t = firstDivergence(beforeTools, afterTools);
+    return { kept: false, toolsSame: false, byte: utf8Length(afterTools.slice(0, t)), message: -1, prefixBytes: utf8Length(afterTools.slice(0, t)),
+      before: beforeTools.slice(Math.max(0, t - 60), t + 80), after: afterTools.slice(Math.max(0, t - 60), t + 80) };
+  }
   var at = firstDivergence(before, after);
-  var kept = toolsSame && at === before.length;
+  var kept = at === before.length;
   var message = -1, offset = 1;
   for (var i = 0; i < turn.messages.length; i++) {
     var len = JSON.stringify(turn.messages[i]).length + 1;
     if (at < offset + len - 1) { message = i; break; }
     offset += len;
   }
-  return { kept: kept, toolsSame: toolsSame, char: at, byte: utf8Length(after.slice(0, at)) + (toolsSame ? utf8Length(afterTools) : 0), message: message,
-    prefixBytes: toolsSame ? utf8Length(afterTools) + utf8Length(before.slice(0, at)) : 0, before: before.slice(Math.max(0, at - 60), at + 80), after: after.slice(Math.max(0, at - 60), at + 80) };
+  var prefixBytes = utf8Length(afterTools) + utf8Length(after.slice(0, at));
+  return { kept: kept, toolsSame: true, byte: prefixBytes, message: message, prefixBytes: prefixBytes, before: before.slice(Math.max(0, at - 60), at + 80), after: after.slice(Math.max(0, at - 60), at + 80) };
 }
 function breakReasons(prev, turn, between, prefix) {
   var reasons = [], env = turn.envelope;
@@ -374,7 +379,7 @@ function diffView(prev, turn, between) {
   var prefixPart = prefix.kept
     ? el("p", { id: "prefix", "data-prefix": "kept" }, [chip("prefix kept", "ok"), " the previous turn's input (" + num(utf8Length(JSON.stringify(prev.messages))) + " bytes) is a byte-for-byte prefix of this one: a provider's cache can serve it."])
     : el("div", { id: "prefix", "data-prefix": "broken", "data-byte": prefix.byte }, [
-        el("p", {}, [chip("prefix broken", "bad"), " first divergent byte " + num(prefix.byte) + (prefix.message >= 0 ? ", in message #" + prefix.message + " (" + turn.messages[prefix.message].role + ")" : "") + "."]),
+        el("p", {}, [chip("prefix broken", "bad"), " first divergent byte " + num(prefix.byte) + (prefix.message >= 0 ? ", in message #" + prefix.message + " (" + turn.messages[prefix.message].role + ")" : prefix.toolsSame ? "" : ", in the tool list (read before the messages)") + "."]),
         el("p", {}, ["Why: "]), el("ul", { id: "prefix-reasons" }, breakReasons(prev, turn, between, prefix).map(function (r) { return el("li", { text: r }); })),
         el("div", { class: "pair" }, [el("div", {}, [el("div", { class: "part-name", text: "previous" }), el("pre", { text: "…" + prefix.before + "…" })]), el("div", {}, [el("div", { class: "part-name", text: "this turn" }), el("pre", { text: "…" + prefix.after + "…" })])])
       ]);

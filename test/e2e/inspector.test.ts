@@ -185,12 +185,13 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     // The byte the page names is where the two inputs, as the API gave them, part.
     const index = scripted.turns.findIndex((t) => t.turnId === turn.turnId);
     const [before, after] = await Promise.all([pastTurn(scripted, scripted.turns[index - 1]!.turnId), pastTurn(scripted, turn.turnId)]);
-    const tools = JSON.stringify(after.tools ?? []);
-    const a = JSON.stringify(before.messages).slice(0, -1);
-    const b = JSON.stringify(after.messages);
+    // The tool list is read first: the first summary brought search_history into it.
+    const [toolsBefore, toolsAfter] = [JSON.stringify(before.tools ?? []), JSON.stringify(after.tools ?? [])];
+    expect(toolsAfter).not.toBe(toolsBefore);
     let at = 0;
-    while (at < a.length && a[at] === b[at]) at++;
-    const byte = (JSON.stringify(before.tools ?? []) === tools ? Buffer.byteLength(tools) : 0) + Buffer.byteLength(b.slice(0, at));
+    while (at < toolsBefore.length && toolsBefore[at] === toolsAfter[at]) at++;
+    const byte = Buffer.byteLength(toolsAfter.slice(0, at));
+    expect(await page.eval<string>(`document.querySelector("#prefix").textContent`)).toContain("in the tool list");
     expect(await page.eval<string>(`document.querySelector("#prefix").dataset.byte`)).toBe(String(byte));
     await page.screenshot("inspector-prefix-break");
   }, 60_000);
