@@ -58,6 +58,7 @@ import { CompactionPolicy } from "../protocol/policies";
 import { ToolRunResult } from "../protocol/tools";
 import { RefQuery } from "./artifacts";
 import { TurnExport } from "../telemetry/agent-context";
+import { WhatIfAnswer, WhatIfBody } from "../conversation/inspect";
 import { MetricsPage } from "../telemetry/metrics";
 import { BatchBody, DeleteQuery, ListQuery, SearchQuery, WriteBody } from "./memory";
 import { McpServerDeclaration, McpServerInfo, McpServerList } from "../protocol/mcp-servers";
@@ -116,6 +117,8 @@ const SCHEMAS = {
   TurnResult,
   PastTurn,
   TurnExport,
+  WhatIfBody,
+  WhatIfAnswer,
   MetricsPage,
   RunToolsBody,
   ToolRunResult,
@@ -220,6 +223,7 @@ export const ROUTES: RouteDoc[] = [
   { method: "post", path: `${C}/turns`, summary: "The model input for this turn", body: "TurnBody", responses: { 200: "TurnResult" } },
   { method: "get", path: `${C}/turns/{turnId}`, summary: "A past turn as it was answered", responses: { 200: "PastTurn" } },
   { method: "get", path: `${C}/turns/{turnId}/export`, summary: "A past turn's evidence in the Agent Context draft's vocabulary, with its exact model input (docs/telemetry.md)", responses: { 200: "TurnExport" } },
+  { method: "post", path: `${C}/turns/{turnId}/what-if`, summary: "A past turn fitted again under another budget, window or compaction policy; nothing stored (docs/inspector.md)", body: "WhatIfBody", bodyOptional: true, responses: { 200: "WhatIfAnswer" } },
   { method: "post", path: `${C}/tools/run`, summary: "Run the open calls the runtime serves, outside a turn", body: "RunToolsBody", bodyOptional: true, responses: { 200: "ToolRunResult" } },
   { method: "get", path: `${C}/messages`, summary: "Stored history, a page at a time", query: "MessagesQuery", responses: { 200: "MessagePage" } },
   { method: "post", path: `${C}/messages`, summary: "Append the model's reply, tool calls and results (and the model's real usage)", body: "AppendMessagesBody", responses: { 201: "AppendResult" } },

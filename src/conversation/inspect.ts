@@ -15,10 +15,10 @@ import { countTokens, MESSAGE_OVERHEAD_TOKENS } from "../core/tokens";
 import { planCompaction, viewGroups, type CompactionPlan } from "../history/plan";
 import { compactionLimits } from "../history/policy";
 import { renderStub, renderSummary } from "../history/view";
-import type { BudgetKind, Priority, Truncation } from "../protocol/evidence";
+import { Truncation, type BudgetKind, type Priority } from "../protocol/evidence";
 import type { PastTurn } from "../protocol/frontend";
 import { textOf, type ChatMessage } from "../protocol/messages";
-import { CompactionPolicy, type CompactionLimits } from "../protocol/policies";
+import { CompactionLimits, CompactionPolicy } from "../protocol/policies";
 
 /** POST …/turns/{turnId}/what-if: what to change; what is not named stays as the conversation has it. */
 export const WhatIfBody = z
@@ -33,32 +33,36 @@ export const WhatIfBody = z
   .strict();
 export type WhatIfBody = z.infer<typeof WhatIfBody>;
 
-/** One layer of a model input: what it is, its tokens, and whether the what-if keeps it. */
-export interface WhatIfLayer {
-  kind: "system_prompt" | "tools" | "summary" | "session_history" | "tool_results" | "user_message" | "persona" | "memory" | "task_state" | "contexts" | "notes";
-  tokens: number;
-  /** History layers: how many messages. */
-  messages?: number;
-}
+/** One layer of a model input: what it is and its tokens (history layers: how many messages). */
+export const WhatIfLayer = z.object({
+  kind: z.enum(["system_prompt", "tools", "summary", "session_history", "tool_results", "user_message", "persona", "memory", "task_state", "contexts", "notes"]),
+  tokens: z.number(),
+  messages: z.number().optional(),
+});
+export type WhatIfLayer = z.infer<typeof WhatIfLayer>;
 
-export interface WhatIfAnswer {
-  turnId: string;
+/** The answer of POST …/what-if. */
+export const WhatIfAnswer = z.object({
+  turnId: z.string(),
   /** The policy the what-if ran under (the conversation's, with the body's changes), and its thresholds. */
-  policy: CompactionPolicy;
-  limits: CompactionLimits | null;
+  policy: CompactionPolicy,
+  limits: CompactionLimits.nullable(),
   /** The bound the fit used: the budget, the window's usable part, whichever is smaller; null when neither. */
-  maxTokens: number | null;
-  before: { tokens: number; layers: WhatIfLayer[] };
-  after: { tokens: number; layers: WhatIfLayer[] };
+  maxTokens: z.number().nullable(),
+  before: z.object({ tokens: z.number(), layers: z.array(WhatIfLayer) }),
+  after: z.object({ tokens: z.number(), layers: z.array(WhatIfLayer) }),
   /** What compaction would do to this view under the policy (null when it would do nothing or has no window). */
-  compaction: { before: number; after: number; clearedResults: number; summarisedGroups: number; summarisedMessages: number; summaryEstimate: number; reachesTarget: boolean } | null;
+  compaction: z
+    .object({ before: z.number(), after: z.number(), clearedResults: z.number(), summarisedGroups: z.number(), summarisedMessages: z.number(), summaryEstimate: z.number(), reachesTarget: z.boolean() })
+    .nullable(),
   /** What the budget gave up, in the order it gave it up. */
-  truncations: Truncation[];
+  truncations: z.array(Truncation),
   /** False when even the system prompt, the tools and the user's words do not fit: `after` is then what is left. */
-  fits: boolean;
+  fits: z.boolean(),
   /** after − before, in tokens. */
-  difference: number;
-}
+  difference: z.number(),
+});
+export type WhatIfAnswer = z.infer<typeof WhatIfAnswer>;
 
 /** The appendix the runtime stapled to the user's words, by the tag each block opens with. */
 const APPENDIX_BLOCK = /\n\n(?=<(persona_switch|memory_fence|task_state|system_reminder)[ >])/;

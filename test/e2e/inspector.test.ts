@@ -215,6 +215,17 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     await page.screenshot("inspector-what-if");
   }, 60_000);
 
+  it("refuses a what-if it cannot run with a problem document: a policy the schema refuses, a turn there is not", async () => {
+    const post = (turnId: string, body: unknown) =>
+      fetch(`${runtimeUrl()}/v1/conversations/${scripted.conversation}/turns/${turnId}/what-if`, { method: "POST", headers: { Authorization: `Bearer ${scripted.key}`, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const refused = await post(scripted.docChanged.turnId, { compaction: { target: 0.9, trigger: 0.85 } });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("Content-Type")).toBe("application/problem+json");
+    expect(await refused.json()).toMatchObject({ type: "urn:context-runtime:problem:invalid-request", issues: [{ path: "compaction.target", message: "target must be below trigger" }] });
+    expect((await post(scripted.docChanged.turnId, { budget: 10 })).status).toBe(400);
+    expect((await post("no-such-turn", {})).status).toBe(404);
+  });
+
   it("shows the reported prompt and cached tokens beside the runtime's count", async () => {
     const turn = scripted.turns.at(-1)!;
     await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
