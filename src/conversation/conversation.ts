@@ -56,7 +56,7 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
   private readonly db: ConversationDb;
   private readonly queue = new SerialQueue();
   private readonly cache = new TurnCache();
-  private readonly mcpSessions = new McpSessions();
+  private readonly mcpSessions = new McpSessions((at) => this.ctx.storage.setAlarm(at));
   /** A conversation belongs to one user: the parts of its scope that do not change between requests, built once. */
   private shared: Omit<ConversationScope, "meta"> | null = null;
 
@@ -368,6 +368,14 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
   private async announced<T>(scope: ConversationScope, turn: Result<T>): Promise<Result<T>> {
     if (turn.ok) await this.mcpSessions.pulled(scope);
     return turn;
+  }
+
+  /** The alarm: MCP sessions idle for a day end (the only alarm this object sets). */
+  override async alarm(): Promise<void> {
+    await this.queue.run(async () => {
+      const meta = this.db.conversation.get();
+      if (meta) await this.mcpSessions.expire(this.scope({ tenant: meta.tenant, user: meta.user }, meta));
+    });
   }
 
   /** The app of a context an MCP session subscribed to says it changed (through the hub's watchers). */

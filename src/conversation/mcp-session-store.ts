@@ -51,13 +51,33 @@ export class McpSessionStore {
 
   add(s: McpSession): void {
     this.sql.exec(
-      "INSERT INTO mcp_sessions (session_id, agent, protocol_version, client, created_at) VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO mcp_sessions (session_id, agent, protocol_version, client, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?)",
       s.sessionId,
       s.agent,
       s.protocolVersion,
       JSON.stringify(s.client),
       s.createdAt,
+      s.createdAt,
     );
+  }
+
+  /** The session was used now. */
+  seen(sessionId: string, at: string): void {
+    this.sql.exec("UPDATE mcp_sessions SET last_seen_at = ? WHERE session_id = ?", at, sessionId);
+  }
+
+  /** The sessions last used before `before`, oldest first. */
+  idleSince(before: string): McpSession[] {
+    return this.sql
+      .exec("SELECT * FROM mcp_sessions WHERE last_seen_at < ? ORDER BY last_seen_at", before)
+      .toArray()
+      .map((row) => session(decodeRow(SessionRow, row, "mcp_sessions")));
+  }
+
+  /** When the session used least recently was last used; null without sessions. */
+  oldestSeen(): string | null {
+    const row = this.sql.exec("SELECT MIN(last_seen_at) AS at FROM mcp_sessions").toArray()[0];
+    return row && typeof row.at === "string" ? row.at : null;
   }
 
   /** The session and its subscriptions; the refs it alone watched, so the hub can stop telling this conversation of them. */
@@ -119,17 +139,38 @@ const StreamEventRow = z.object({ seq: z.number(), stream_id: z.string(), messag
 export class McpStreamEventStore {
   constructor(private readonly sql: Database) {}
 
-  /** Stores one message sent on a session's stream, keeping the session's last `keep`; its sequence number. */
-  add(sessionId: string, streamId: string, message: string, keep: number): number {
-    const seq = numeric(this.sql.exec("INSERT INTO mcp_stream_events (session_id, stream_id, message) VALUES (?, ?, ?) RETURNING seq", sessionId, streamId, message).one(), "seq");
-    this.sql.exec("DELETE FROM mcp_stream_events WHERE session_id = ? AND seq <= ?", sessionId, seq - keep);
+  /**
+   * Stores one message sent on a session's stream (`held`: while it had none open), keeping the session's last `keep`;
+   * its sequence number. Numbers are the conversation's, shared by its sessions.
+   */
+  add(sessionId: string, streamId: string, message: string, keep: number, held = false): number {
+    const seq = numeric(this.sql.exec("INSERT INTO mcp_stream_events (session_id, stream_id, message, held) VALUES (?, ?, ?, ?) RETURNING seq", sessionId, streamId, message, held ? 1 : 0).one(), "seq");
+    this.sql.exec(
+      "DELETE FROM mcp_stream_events WHERE session_id = ? AND seq < (SELECT MIN(seq) FROM (SELECT seq FROM mcp_stream_events WHERE session_id = ? ORDER BY seq DESC LIMIT ?))",
+      sessionId,
+      sessionId,
+      keep,
+    );
     return seq;
   }
 
-  /** The stream an event of this session was sent on; null for one it never sent, or one no longer kept. */
-  streamOf(sessionId: string, seq: number): string | null {
-    const row = this.sql.exec("SELECT stream_id FROM mcp_stream_events WHERE session_id = ? AND seq = ?", sessionId, seq).toArray()[0];
-    return row ? text(row, "stream_id") : null;
+  /** The highest number the session's stream was given; 0 before any. */
+  last(sessionId: string): number {
+    const row = this.sql.exec("SELECT MAX(seq) AS seq FROM mcp_stream_events WHERE session_id = ?", sessionId).toArray()[0];
+    return row && typeof row.seq === "number" ? row.seq : 0;
+  }
+
+  /** What was kept while the session had no stream open, oldest first; no longer held once taken. */
+  takeHeld(sessionId: string): StreamEvent[] {
+    const held = this.sql
+      .exec("SELECT seq, stream_id, message FROM mcp_stream_events WHERE session_id = ? AND held = 1 ORDER BY seq", sessionId)
+      .toArray()
+      .map((row) => {
+        const r = decodeRow(StreamEventRow, row, "mcp_stream_events");
+        return { seq: r.seq, streamId: r.stream_id, message: r.message };
+      });
+    this.sql.exec("UPDATE mcp_stream_events SET held = 0 WHERE session_id = ? AND held = 1", sessionId);
+    return held;
   }
 
   /** What the session's stream was sent after `seq`, oldest first. */

@@ -8,7 +8,7 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { InitializeRequestSchema, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { InitializeRequestSchema, JSONRPCMessageSchema, JSONRPCNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { contextKey } from "../core/attachments";
 import { contextVersion } from "../core/version";
 import type { Result } from "../core/problem";
@@ -27,8 +27,14 @@ interface OpenStream {
   transport: WebStandardStreamableHTTPServerTransport;
 }
 
+/** A session unused this long ends (the Conversation object's alarm): its subscriptions stop being watched. */
+export const MCP_SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
+
 export class McpSessions {
   private readonly streams = new Map<string, OpenStream>();
+
+  /** `wakeAt`: sets the object's alarm, at which `expire` runs. */
+  constructor(private readonly wakeAt: (at: Date) => Promise<void>) {}
 
   /**
    * One request of a session. `open` makes (or checks) the conversation for an `initialize`, and only then: a request
@@ -42,6 +48,7 @@ export class McpSessions {
     const session = sessionOf(scope.value, target);
     if (!session) return sessionNotFound();
     if (request.method === "DELETE") return this.end(scope.value, session);
+    scope.value.db.mcp.seen(session.sessionId, scope.value.now().toISOString());
     return this.stream(scope.value, session, request);
   }
 
@@ -59,7 +66,9 @@ export class McpSessions {
       const scope = await scopeOf(false);
       if (!scope.ok) return sessionNotFound();
       const session = sessionOf(scope.value, target);
-      return session ? this.exchange(scope.value, session, request, body) : sessionNotFound();
+      if (!session) return sessionNotFound();
+      scope.value.db.mcp.seen(session.sessionId, scope.value.now().toISOString());
+      return this.exchange(scope.value, session, request, body);
     }
     if (target.sessionId !== null) return mcpError(400, "Bad Request: initialize opens a session; send it without Mcp-Session-Id");
     if (messages.length > 1) return mcpError(400, "Invalid Request: initialize must be sent alone", -32600);
@@ -87,6 +96,7 @@ export class McpSessions {
     };
     db.mcp.add(session);
     db.events.add(`mcp:${session.sessionId}`, "mcp.session.started", target.agent, { client: session.client, protocolVersion }, session.createdAt);
+    await this.scheduleExpiry(scope);
     const answered = await this.exchange(scope, session, request, negotiated);
     const headers = new Headers(answered.headers);
     headers.set("Mcp-Session-Id", session.sessionId);
@@ -120,6 +130,9 @@ export class McpSessions {
     await this.closeStream(session.sessionId);
     const open = { server, transport };
     this.streams.set(session.sessionId, open);
+    // What was kept while no stream was open goes out first: a resumed stream (Last-Event-ID) has had it replayed.
+    const held = scope.db.mcpEvents.takeHeld(session.sessionId);
+    if (!request.headers.has("last-event-id")) for (const event of held) await server.notification(JSONRPCNotificationSchema.parse(JSON.parse(event.message)));
     // The stream is forgotten once it ends; what is told after that waits in the event store (see `changed`).
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     void response
@@ -145,11 +158,23 @@ export class McpSessions {
   }
 
   /** A session ends: its row, its subscriptions (the hub stops telling this conversation of refs no one else watches), its stream. */
-  private async forget(scope: ConversationScope, session: McpSession, by: "client" | "replaced" | "conversation"): Promise<void> {
+  private async forget(scope: ConversationScope, session: McpSession, by: "client" | "replaced" | "conversation" | "idle"): Promise<void> {
     const { db, meta, apps } = scope;
     for (const ref of db.mcp.remove(session.sessionId)) await apps.watchContext(meta.conversationId, ref, false);
     db.events.add(`mcp:${session.sessionId}`, "mcp.session.ended", session.agent, { by }, scope.now().toISOString());
     await this.closeStream(session.sessionId);
+  }
+
+  /** The alarm: sessions idle past MCP_SESSION_IDLE_MS end, and the alarm is set for the next that could. */
+  async expire(scope: ConversationScope): Promise<void> {
+    const before = new Date(scope.now().getTime() - MCP_SESSION_IDLE_MS).toISOString();
+    for (const session of scope.db.mcp.idleSince(before)) await this.forget(scope, session, "idle");
+    await this.scheduleExpiry(scope);
+  }
+
+  private async scheduleExpiry(scope: ConversationScope): Promise<void> {
+    const oldest = scope.db.mcp.oldestSeen();
+    if (oldest !== null) await this.wakeAt(new Date(Date.parse(oldest) + MCP_SESSION_IDLE_MS));
   }
 
   /** The conversation ended: every session with it. */
@@ -190,8 +215,8 @@ export class McpSessions {
       const sent = open ? await open.server.sendResourceUpdated({ uri: s.uri }).then(() => true, () => false) : false;
       if (!sent) {
         await this.closeStream(s.sessionId);
-        const notification = { jsonrpc: "2.0" as const, method: "notifications/resources/updated", params: { uri: s.uri } };
-        await streamEvents(scope, s.sessionId).storeEvent(STANDALONE_STREAM, notification);
+        const notification = { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: s.uri } };
+        scope.db.mcpEvents.add(s.sessionId, STANDALONE_STREAM, JSON.stringify(notification), LIMITS.mcpStreamEventsPerSession, true);
       }
       scope.db.mcp.announced(s.sessionId, s.uri, version);
       scope.db.events.add(`mcp:${s.sessionId}`, "mcp.resource.updated", s.uri, { ref, version, on: sent ? "stream" : "stored" }, scope.now().toISOString());
@@ -199,24 +224,24 @@ export class McpSessions {
   }
 }
 
-/** The SDK's name for a session's GET stream: a replay must name it for the SDK to send on the stream it resumes. */
+/** The SDK's name for a session's GET stream (its only stream here: POSTs are answered with JSON); a replay names it. */
 const STANDALONE_STREAM = "_GET_stream";
 
 /** The SDK's event store over the conversation's SQLite, for one session: event ids are sequence numbers. */
 function streamEvents(scope: ConversationScope, sessionId: string): EventStore {
   const events = scope.db.mcpEvents;
-  const seqOf = (eventId: string) => (/^\d{1,15}$/.test(eventId) ? Number(eventId) : null);
+  // An id up to the last this session was given names its stream, even once no longer kept: the replay then starts at
+  // the oldest event kept. Any other id (a later number, not a number) is refused, as the SDK does, with 400.
+  const seqOf = (eventId: string) => {
+    const seq = /^\d{1,15}$/.test(eventId) ? Number(eventId) : null;
+    return seq !== null && seq <= events.last(sessionId) ? seq : null;
+  };
   return {
     storeEvent: async (streamId, message) => String(events.add(sessionId, streamId, JSON.stringify(message), LIMITS.mcpStreamEventsPerSession)),
-    getStreamIdForEventId: async (eventId) => {
-      const seq = seqOf(eventId);
-      return (seq !== null && events.streamOf(sessionId, seq)) || undefined;
-    },
+    getStreamIdForEventId: async (eventId) => (seqOf(eventId) === null ? undefined : STANDALONE_STREAM),
     replayEventsAfter: async (eventId, { send }) => {
-      const seq = seqOf(eventId);
-      const streamId = (seq !== null && events.streamOf(sessionId, seq)) || STANDALONE_STREAM;
-      for (const event of events.after(sessionId, streamId, seq ?? 0)) await send(String(event.seq), JSONRPCMessageSchema.parse(JSON.parse(event.message)));
-      return streamId;
+      for (const event of events.after(sessionId, STANDALONE_STREAM, seqOf(eventId) ?? events.last(sessionId))) await send(String(event.seq), JSONRPCMessageSchema.parse(JSON.parse(event.message)));
+      return STANDALONE_STREAM;
     },
   };
 }

@@ -108,17 +108,17 @@ export function agentView(scope: ConversationScope, session: McpSession, toolbox
       const resources = cursor === undefined ? attached().map((a) => describe(a, providersById)) : [];
       const sources = await browsable("list");
       // One browsable provider's page per call: a provider that does not answer is passed over, never failing the list.
+      let next: z.infer<typeof Cursor> | null = null;
       for (let p = state.p; p < sources.length; p++) {
         const provider = sources[p]!;
         const page = await apps.listItems(provider.id, p === state.p && state.c !== undefined ? { cursor: state.c } : {});
         if (!page.ok) continue;
         resources.push(...page.value.items.map((item): Resource => ({ uri: contextUri(provider.id, item.id), name: `${provider.id}/${item.id}`, title: item.title, ...(item.summary ? { description: item.summary } : {}), mimeType: "text/plain" })));
-        const next = page.value.nextCursor !== undefined ? { p, c: page.value.nextCursor } : p + 1 < sources.length ? { p: p + 1 } : null;
-        db.events.add(runId, "mcp.resources.listed", null, { count: resources.length }, at());
-        return ok(next ? { resources, nextCursor: encodeCursor(next) } : { resources });
+        next = page.value.nextCursor !== undefined ? { p, c: page.value.nextCursor } : p + 1 < sources.length ? { p: p + 1 } : null;
+        break;
       }
       db.events.add(runId, "mcp.resources.listed", null, { count: resources.length }, at());
-      return ok({ resources });
+      return ok(next ? { resources, nextCursor: encodeCursor(next) } : { resources });
     },
 
     async templates(): Promise<ResourceTemplate[]> {
@@ -136,13 +136,15 @@ export function agentView(scope: ConversationScope, session: McpSession, toolbox
 
     async subscribe(uri: string, subscribed: boolean): Promise<Result<void>> {
       const address = parseContextUri(uri);
-      if (!address || !(await reachable(address))) return notFound(uri);
-      if (!subscribed) {
+      // Unsubscribing needs only the subscription: the resource may have left the view since.
+      if (!subscribed && address && db.mcp.subscriptions(session.sessionId).some((s) => s.uri === uri)) {
         const unwatched = db.mcp.unsubscribe(session.sessionId, uri, address.ref);
         if (unwatched) await apps.watchContext(meta.conversationId, unwatched, false);
         db.events.add(runId, "mcp.resource.unsubscribed", uri, { ref: address.ref }, at());
         return ok(undefined);
       }
+      if (!address || !(await reachable(address))) return notFound(uri);
+      if (!subscribed) return ok(undefined);
       const existing = db.mcp.subscriptions(session.sessionId);
       if (!existing.some((s) => s.uri === uri) && existing.length >= LIMITS.mcpSubscriptionsPerSession) {
         return fail("invalid-request", `a session subscribes to at most ${LIMITS.mcpSubscriptionsPerSession} resources; unsubscribe from one first`);

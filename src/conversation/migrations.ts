@@ -18,6 +18,7 @@ import historySearch from "../../migrations/conversation/0017_history_search.sql
 import gatewayChain from "../../migrations/conversation/0018_gateway_chain.sql";
 import mcpSessions from "../../migrations/conversation/0019_mcp_sessions.sql";
 import mcpStreamEvents from "../../migrations/conversation/0020_mcp_stream_events.sql";
+import mcpSessionActivity from "../../migrations/conversation/0021_mcp_session_activity.sql";
 import type { Migration } from "../storage/migrate";
 import { MIGRATION_STEPS } from "./migration-steps";
 
@@ -42,4 +43,5 @@ export const CONVERSATION_MIGRATIONS: Migration[] = [
   { version: 18, name: "0018_gateway_chain", sql: gatewayChain },
   { version: 19, name: "0019_mcp_sessions", sql: mcpSessions },
   { version: 20, name: "0020_mcp_stream_events", sql: mcpStreamEvents },
+  { version: 21, name: "0021_mcp_session_activity", sql: mcpSessionActivity },
 ];

@@ -126,7 +126,8 @@ const PAGE_HEADERS = {
   "Cache-Control": "no-store",
   "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
   "X-Frame-Options": "DENY",
-  "Referrer-Policy": "no-referrer",
+  // Not no-referrer: under it a browser sends the form's POST with `Origin: null`, which the same-origin check refuses.
+  "Referrer-Policy": "same-origin",
 };
 
 async function page(status: 200 | 400 | 403 | 413, body: Markup, extra?: Headers): Promise<Response> {

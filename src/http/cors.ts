@@ -42,21 +42,11 @@ function originsOf(env: Env): AllowedOrigins {
   return parsed.origins;
 }
 
-/**
- * Whether a browser page at `origin` may reach the MCP endpoint (DNS rebinding): a page `CORS_ORIGINS` names (its `*`
- * does not count here), or a loopback page reaching a runtime on a loopback host (local development). The request's
- * own origin does not count: behind a rebound DNS name, it is the attacker's.
- */
-export function mcpOriginAllowed(env: Env, origin: string, requestUrl: string): boolean {
-  const normal = normalOrigin(origin);
-  if (normal === null) return false;
+/** Whether `CORS_ORIGINS` names `origin` itself (its `*` does not count): the MCP endpoint's list (src/http/mcp-auth.ts). */
+export function originListed(env: Env, origin: string): boolean {
   const origins = originsOf(env);
-  if (origins !== "*" && origins.has(normal)) return true;
-  return isLoopback(new URL(normal).hostname) && isLoopback(new URL(requestUrl).hostname);
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "127.0.0.1" || hostname === "[::1]";
+  const normal = normalOrigin(origin);
+  return origins !== "*" && normal !== null && origins.has(normal);
 }
 
 /** The value of `Access-Control-Allow-Origin` for `origin`, or null when it is not allowed. */

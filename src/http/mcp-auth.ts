@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { mcpError } from "../mcp/serve/wire";
-import { mcpOriginAllowed } from "./cors";
+import { normalOrigin, originListed } from "./cors";
 import type { ApiEnv } from "./env";
 import { OAuthProps } from "./oauth";
 
@@ -36,4 +36,19 @@ function propsOf(c: Context<ApiEnv>): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether a browser page at `origin` may reach the MCP endpoint (DNS rebinding): a page `CORS_ORIGINS` names, or a
+ * loopback page reaching a runtime on a loopback host (local development). The request's own origin does not count:
+ * behind a rebound DNS name, it is the attacker's.
+ */
+function mcpOriginAllowed(env: ApiEnv["Bindings"], origin: string, requestUrl: string): boolean {
+  if (originListed(env, origin)) return true;
+  const normal = normalOrigin(origin);
+  return normal !== null && isLoopback(new URL(normal).hostname) && isLoopback(new URL(requestUrl).hostname);
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "127.0.0.1" || hostname === "[::1]";
 }

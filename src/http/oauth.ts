@@ -63,15 +63,29 @@ export function withOAuth(worker: FetchHandler): FetchHandler {
   }
 
   return {
-    fetch(request, env, ctx) {
+    async fetch(request, env, ctx) {
       const url = new URL(request.url);
       const site = OAUTH_PATHS.test(url.pathname) ? siteFor(url.origin) : null;
-      return site ? site.provider.fetch(request, env, ctx) : worker.fetch(request, env, ctx);
+      if (!site) return worker.fetch(request, env, ctx);
+      const answered = await site.provider.fetch(request, env, ctx);
+      return url.pathname.startsWith(`${MCP_PATH}/`) ? exposingSession(answered) : answered;
     },
   };
 }
 
 const MAX_ORIGINS = 8;
+
+/**
+ * The provider answers `/mcp` with its own CORS headers, exposing only its challenge: a page the MCP route let through
+ * (src/http/mcp-auth.ts) must also read the session's id.
+ */
+function exposingSession(response: Response): Response {
+  const exposed = response.headers.get("Access-Control-Expose-Headers");
+  if (exposed === null || /(^|,)\s*mcp-session-id\s*(,|$)/i.test(exposed)) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Access-Control-Expose-Headers", `${exposed}, Mcp-Session-Id`);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers, ...(response.webSocket ? { webSocket: response.webSocket } : {}) });
+}
 
 interface Site {
   options: OAuthProviderOptions<Env>;

@@ -18,6 +18,9 @@ import { McpServerStore, USER_DECLARED, type StoredServer } from "./mcp-server-s
 import type { Registry } from "./registry";
 
 type ProviderRecord = Omit<ProviderInfo, "online">;
+
+/** MCP's error code for a resource the server does not have. */
+const RESOURCE_NOT_FOUND = -32002;
 /** A provider's answer from a server: the context (or list) already in the runtime's shape, or why there is none. */
 export type ServerProviderAnswer = Result<{ value: ContextData | ContextList | null; provider: ProviderRecord }, { reason: MissingReason; detail: string }>;
 
@@ -49,15 +52,16 @@ export class McpServers {
     for (const server of this.store.all()) this.host.background(this.session(server).connect(MCP_CONSUME_LIMITS.registerDeadlineMs));
   }
 
-  /**
-   * Waits, at most `deadlineMs`, for the sessions of `names` being opened: a turn right after an app declared its
-   * servers (or the hub woke) then lists their tools, rather than naming them unknown. No wait when none is opening.
-   */
+  /** Whether any session is being opened now. */
   get anyOpening(): boolean {
     for (const session of this.sessions.values()) if (session.opening) return true;
     return false;
   }
 
+  /**
+   * Waits, at most `deadlineMs`, for the sessions of `names` being opened: a turn right after an app declared its
+   * servers (or the hub woke) then lists their tools, rather than naming them unknown. No wait when none is opening.
+   */
   async opened(names: Iterable<string>, deadlineMs: number): Promise<void> {
     const opening = [...new Set(names)].flatMap((name) => {
       const pending = this.sessions.get(name)?.opening;
@@ -151,10 +155,16 @@ export class McpServers {
       return listed.ok ? ok({ value: listOf(listed.value, params.query, params.limit ?? 100), provider }) : listed;
     }
     const target = uri ?? params.id!;
-    const read = await session.request(deadlineMs, (client, options) => client.readResource({ uri: target }, options));
+    // MCP's resource-not-found is the server's "no such item", which a provider answers with null, not a failure.
+    const read = await session.request(deadlineMs, (client, options) =>
+      client.readResource({ uri: target }, options).catch((error: unknown) => {
+        if ((error as { code?: unknown })?.code === RESOURCE_NOT_FOUND) return null;
+        throw error;
+      }),
+    );
     if (!read.ok) return read;
     if (uri) session.watch(uri);
-    return ok({ value: contextOf(server, target, read.value), provider });
+    return ok({ value: read.value === null ? null : contextOf(server, target, read.value), provider });
   }
 
   /** One tool call; `disconnected` when the session broke after the call went out (it may have run). */

@@ -125,6 +125,8 @@ describe("The consent page", () => {
     const res = await call(path);
     expect(res.headers.get("X-Frame-Options")).toBe("DENY");
     expect(res.headers.get("Cache-Control")).toBe("no-store");
+    // Under no-referrer a browser would post the form with `Origin: null`, which the page's same-origin check refuses.
+    expect(res.headers.get("Referrer-Policy")).toBe("same-origin");
   });
 
   it("shows the page again with an error (400) for a bad key, then completes with a good one, redirecting with a code", async () => {

@@ -152,8 +152,44 @@ describe("MCP: an agent's view as resources", () => {
     await replay.cancel();
     const log = (await events(id, sessionId.split(".")[0]!)).filter((e) => e.type === "mcp.resource.updated");
     expect(log.map((e) => (e.data as { version: string }).version)).toHaveLength(2);
+    // An id the session was given that is no longer its newest replays what came after it.
+    const fromStart = await worker().fetch(`${BASE}/mcp/notes/assistant`, { headers: { ...headers, "Last-Event-ID": "1" } });
+    expect(fromStart.status).toBe(200);
+    const again = fromStart.body!.getReader();
+    expect(await readUntil(again, "notifications/resources/updated")).toContain('"uri":"ctx://notes/editor"');
+    await again.cancel();
     // An event id this session never sent is refused.
     expect((await worker().fetch(`${BASE}/mcp/notes/assistant`, { headers: { ...headers, "Last-Event-ID": "999999" } })).status).toBe(400);
+  });
+});
+
+describe("MCP: a session that never opened its stream", () => {
+  it("is sent what was kept for it first when it opens one, with no Last-Event-ID", async () => {
+    const id = freshIdentity();
+    const { app, setEditor } = await notesApp(id);
+    const opened = await post(id, "/mcp/notes/assistant", initialize());
+    const sessionId = opened.headers.get("Mcp-Session-Id")!;
+    const session = { "Mcp-Session-Id": sessionId, "MCP-Protocol-Version": "2025-11-25" };
+    expect((await post(id, "/mcp/notes/assistant", { jsonrpc: "2.0", id: 2, method: "resources/subscribe", params: { uri: "ctx://notes/editor" } }, session)).status).toBe(200);
+    setEditor("changed before any stream");
+    await app.request("contexts/changed", { provider: "editor" });
+    // The hub tells the conversation in the background: the change is kept before the stream opens.
+    await waitFor(async () => (await events(id, sessionId.split(".")[0]!)).some((e) => e.type === "mcp.resource.updated"));
+    const stream = await worker().fetch(`${BASE}/mcp/notes/assistant`, { headers: { Authorization: `Bearer ${await apiKey(id)}`, Accept: "text/event-stream", ...session } });
+    const reader = stream.body!.getReader();
+    expect(await readUntil(reader, "notifications/resources/updated")).toContain('"uri":"ctx://notes/editor"');
+    await reader.cancel();
+    const updated = (await events(id, sessionId.split(".")[0]!)).filter((e) => e.type === "mcp.resource.updated");
+    expect(updated.map((e) => (e.data as { on: string }).on)).toEqual(["stored"]);
+  });
+
+  it("refuses a request that carries a protocol version this server does not speak", async () => {
+    const id = freshIdentity();
+    await notesApp(id);
+    const sessionId = (await post(id, "/mcp/notes/assistant", initialize())).headers.get("Mcp-Session-Id")!;
+    const old = await post(id, "/mcp/notes/assistant", { jsonrpc: "2.0", id: 2, method: "ping" }, { "Mcp-Session-Id": sessionId, "MCP-Protocol-Version": "2024-11-05" });
+    expect(old.status).toBe(400);
+    expect(await old.text()).toContain("2025-11-25, 2025-06-18");
   });
 });
 
@@ -309,8 +345,12 @@ describe("MCP: sessions, isolation and refusals", () => {
     }
     // A page on a rebound name carries that name as its Host and Origin alike: still refused on a loopback runtime.
     expect((await post(id, "http://evil.example/mcp/notes/assistant", initialize(), { Origin: "http://evil.example" })).status).toBe(403);
-    // A local page reaching a local runtime (an MCP inspector in the browser, say) is let through.
-    expect((await post(id, "http://localhost:8787/mcp/notes/assistant", initialize(), { Origin: "http://localhost:6274" })).status).toBe(200);
+    // A local page reaching a local runtime (an MCP inspector in the browser, say) is let through, and may read the
+    // session's id from the answer.
+    const local = await post(id, "http://localhost:8787/mcp/notes/assistant", initialize(), { Origin: "http://localhost:6274" });
+    expect(local.status).toBe(200);
+    expect(local.headers.get("Access-Control-Allow-Origin")).toBe("http://localhost:6274");
+    expect(local.headers.get("Access-Control-Expose-Headers")?.split(/,\s*/)).toContain("Mcp-Session-Id");
   });
 });
 
