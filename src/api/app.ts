@@ -18,7 +18,7 @@ import { inspectorPage } from "../inspect/route";
 import { openApiDocument } from "./openapi";
 import { turnExportRoute } from "./turn-export";
 import { metrics } from "./metrics";
-import { mcpRoute } from "../mcp/serve/route";
+import { mcpRoute } from "./mcp";
 import { APP_SUBPROTOCOL, CloseCode } from "../protocol/methods";
 
 /** The frontend API and the apps' socket: authentication, validation and routing; state lives in the Durable Objects. */

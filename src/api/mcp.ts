@@ -6,14 +6,14 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as z from "zod";
-import { conversationStub } from "../../conversation/stub";
-import { corsForFrontends } from "../../http/cors";
-import type { ApiEnv } from "../../http/env";
-import { mcpAuth } from "../../http/mcp-auth";
-import { LIMITS } from "../../protocol/limits";
-import { ConversationId } from "../../protocol/methods";
-import { Name } from "../../protocol/names";
-import { MCP_PROTOCOL_VERSIONS, mcpError, sessionConversation } from "./wire";
+import { conversationStub } from "../conversation/stub";
+import { corsForFrontends } from "../http/cors";
+import type { ApiEnv } from "../http/env";
+import { mcpAuth } from "../http/mcp-auth";
+import { LIMITS } from "../protocol/limits";
+import { ConversationId } from "../protocol/methods";
+import { Name } from "../protocol/names";
+import { MCP_PROTOCOL_VERSIONS, mcpError, sessionConversation } from "../mcp/serve/wire";
 
 const McpPath = z.object({ app: Name, agent: Name });
 /** `?conversation=`: an initialize that joins a conversation the user already has, rather than making one. */
