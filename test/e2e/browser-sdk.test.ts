@@ -8,18 +8,15 @@
  * This file starts its own runtime (CORS_ORIGINS must name the page's origin, and the shared one has none).
  * Chromium missing: skipped with a message, except in CI (`CI` set), where it fails (.ci/run installs it).
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startLocalRuntime } from "../../scripts/local-runtime";
 import { mintToken } from "../../src/http/auth";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-const IN_CI = Boolean(process.env.CI);
+import { CHROMIUM, Chromium, IN_CI } from "./chromium";
 
 if (!CHROMIUM && !IN_CI) console.warn("browser-sdk: skipped, no chromium here (apt-get install -y chromium; CI installs it and fails without it)");
 
@@ -61,7 +58,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the SDK in headless Chromium", () => {
   }
 
   it("runs a turn: the page's app serves a context over its WebSocket and the page's ContextClient gets the turn back", async () => {
-    const result = await browser.run(await pageUrl("127.0.0.1"));
+    const result = await runPage(browser, await pageUrl("127.0.0.1"));
     expect(result.status, JSON.stringify(result)).toBe("ok");
     expect(result).toMatchObject({ agent: "page:assistant", messages: 2, listed: true });
     expect(result.reminder).toContain("[Context: Page State]");
@@ -72,7 +69,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the SDK in headless Chromium", () => {
 
   it("is refused by the browser from an origin CORS_ORIGINS does not name", async () => {
     // Same page, same port, but `localhost` is another origin than `127.0.0.1`.
-    const result = await browser.run(await pageUrl("localhost"), { stopAt: "client" });
+    const result = await runPage(browser, await pageUrl("localhost"), { stopAt: "client" });
     expect(result.status).toBe("error");
     expect(result.error).toMatch(/Failed to fetch/);
   }, 60_000);
@@ -133,117 +130,19 @@ interface PageResult {
   [key: string]: unknown;
 }
 
-/** Headless Chromium driven over the DevTools protocol: open a page, wait for its #result, close it. */
-class Chromium {
-  private constructor(
-    private readonly child: ChildProcess,
-    private readonly http: string,
-  ) {}
-
-  static async launch(executable: string, work: string): Promise<Chromium> {
-    const flags = [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-      `--user-data-dir=${join(work, "profile")}`,
-      "--remote-debugging-address=127.0.0.1",
-      "--remote-debugging-port=0",
-      "about:blank",
-    ];
-    const child = spawn(executable, flags, { stdio: ["ignore", "ignore", "pipe"], detached: true });
-    let stderr = "";
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`chromium did not start in 30 s:\n${stderr}`)), 30_000);
-      child.stderr!.on("data", (d: Buffer) => {
-        stderr += d;
-        const match = /DevTools listening on (ws:\/\/[^\s]+)/.exec(stderr);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      child.once("exit", (code) => reject(new Error(`chromium exited (${code}):\n${stderr}`)));
-    });
-    return new Chromium(child, `http://${new URL(endpoint).host}`);
-  }
-
-  async run(url: string, options: { stopAt?: "client" } = {}): Promise<PageResult> {
-    const target = url + (options.stopAt ? `&stopAt=${options.stopAt}` : "");
-    const created = (await (await fetch(`${this.http}/json/new?${encodeURIComponent("about:blank")}`, { method: "PUT" })).json()) as { id: string; webSocketDebuggerUrl: string };
-    const page = await Cdp.connect(created.webSocketDebuggerUrl);
-    try {
-      await page.send("Page.enable");
-      await page.send("Page.navigate", { url: target });
-      const deadline = Date.now() + 45_000;
-      while (Date.now() < deadline) {
-        const { result } = (await page.send("Runtime.evaluate", { expression: `document.getElementById("result")?.textContent ?? ""`, returnByValue: true })) as { result: { value: string } };
-        if (result.value && result.value !== "running") return JSON.parse(result.value) as PageResult;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(`the page wrote no result in 45 s; console: ${page.console.join(" | ")}`);
-    } finally {
-      page.close();
-      await fetch(`${this.http}/json/close/${created.id}`).catch(() => undefined);
+/** Opens `url` in a new tab and waits for the page to write its result into #result. */
+async function runPage(browser: Chromium, url: string, options: { stopAt?: "client" } = {}): Promise<PageResult> {
+  const page = await browser.open();
+  try {
+    await page.send("Page.navigate", { url: url + (options.stopAt ? `&stopAt=${options.stopAt}` : "") });
+    const deadline = Date.now() + 45_000;
+    while (Date.now() < deadline) {
+      const written = await page.eval<string>(`document.getElementById("result")?.textContent ?? ""`);
+      if (written && written !== "running") return JSON.parse(written) as PageResult;
+      await new Promise((r) => setTimeout(r, 100));
     }
-  }
-
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once("exit", resolve));
-    process.kill(-this.child.pid!, "SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-    if (this.child.exitCode === null) process.kill(-this.child.pid!, "SIGKILL");
-  }
-}
-
-/** One DevTools protocol session over a page's WebSocket; keeps what the page logs, for failure messages. */
-class Cdp {
-  private next = 1;
-  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  readonly console: string[] = [];
-
-  private constructor(private readonly socket: WebSocket) {
-    socket.on("message", (data) => {
-      const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: Record<string, any> };
-      if (message.id !== undefined) {
-        const waiter = this.waiting.get(message.id);
-        this.waiting.delete(message.id);
-        if (message.error) waiter?.reject(new Error(message.error.message));
-        else waiter?.resolve(message.result);
-      } else if (message.method === "Runtime.consoleAPICalled") {
-        this.console.push(message.params!.args.map((a: { value?: unknown; description?: string }) => a.value ?? a.description).join(" "));
-      } else if (message.method === "Runtime.exceptionThrown") {
-        this.console.push(`exception: ${message.params!.exceptionDetails.exception?.description ?? message.params!.exceptionDetails.text}`);
-      }
-    });
-  }
-
-  static async connect(url: string): Promise<Cdp> {
-    const socket = new WebSocket(url);
-    await new Promise((resolve, reject) => {
-      socket.once("open", resolve);
-      socket.once("error", reject);
-    });
-    const cdp = new Cdp(socket);
-    await cdp.send("Runtime.enable");
-    return cdp;
-  }
-
-  send(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.socket.send(JSON.stringify({ id, method, params }));
-    });
-  }
-
-  close(): void {
-    this.socket.close();
+    throw new Error(`the page wrote no result in 45 s; console: ${page.console.join(" | ")}`);
+  } finally {
+    await page.close();
   }
 }

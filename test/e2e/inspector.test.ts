@@ -8,17 +8,14 @@
  *
  * Chromium missing: skipped with a message, except in CI (`CI` set), where it fails.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ContextProvider, PastTurn, TurnResult } from "../../src/sdk";
+import { CHROMIUM, Chromium, IN_CI, type Cdp } from "./chromium";
 import { apiKey, freshIdentity, frontend, runtimeUrl, startApp } from "./support";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
-const IN_CI = Boolean(process.env.CI);
 const ARTIFACTS = join(import.meta.dirname, "artifacts");
 
 if (!CHROMIUM && !IN_CI) console.warn("inspector: skipped, no chromium here (apt-get install -y chromium; CI installs it and fails without it)");
@@ -126,7 +123,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
   }, 180_000);
 
   afterAll(async () => {
-    page?.close();
+    await page?.close();
     await browser?.close();
     rmSync(work, { recursive: true, force: true });
   });
@@ -142,7 +139,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     expect(listed).toContain(scripted.conversation);
     expect(await page.eval<string>("location.hash")).toBe("#/");
     expect(await page.eval<string | null>(`sessionStorage.getItem("context-runtime:inspector-key")`)).toBe(scripted.key);
-    await page.screenshot("inspector-conversations");
+    await screenshot(page, "inspector-conversations");
   }, 60_000);
 
   it("shows the conversation's turns on a timeline: the hook's rewrite, the denied call, the compaction, the subagent linked", async () => {
@@ -155,7 +152,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     expect(text).toContain("desk__wipe denied by guard");
     expect(text).toMatch(/auto [\d,]+→[\d,]+/);
     expect(await page.eval<string | null>(`document.querySelector('#subagents [data-child] a')?.getAttribute("href") ?? null`)).toBe(`#/c/${scripted.childConversation}`);
-    await page.screenshot("inspector-conversation");
+    await screenshot(page, "inspector-conversation");
   }, 60_000);
 
   it("shows every block of a turn with the runtime's token count, and the diff names the context that changed", async () => {
@@ -172,7 +169,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     expect(changes).toContain("context changed desk:doc (updated)");
     expect(changes).not.toContain("desk:profile");
     expect(await page.eval<string>(`document.querySelector("#left-out").textContent`)).toMatch(/desk:profile\s*omitted\s*unchanged/);
-    await page.screenshot("inspector-turn");
+    await screenshot(page, "inspector-turn");
   }, 60_000);
 
   it("names the compaction where the prefix broke, at the first divergent byte", async () => {
@@ -193,7 +190,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     const byte = Buffer.byteLength(toolsAfter.slice(0, at));
     expect(await page.eval<string>(`document.querySelector("#prefix").textContent`)).toContain("in the tool list");
     expect(await page.eval<string>(`document.querySelector("#prefix").dataset.byte`)).toBe(String(byte));
-    await page.screenshot("inspector-prefix-break");
+    await screenshot(page, "inspector-prefix-break");
   }, 60_000);
 
   it("re-assembles a turn under a smaller budget: fewer tokens, nothing stored", async () => {
@@ -212,7 +209,7 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     expect(after).toBeLessThan(before);
     expect(await page.eval<string>(`document.querySelector("#whatif-summary").textContent`)).toContain("fits");
     expect(await eventCount(scripted)).toBe(eventsBefore);
-    await page.screenshot("inspector-what-if");
+    await screenshot(page, "inspector-what-if");
   }, 60_000);
 
   it("refuses a what-if it cannot run with a problem document: a policy the schema refuses, a turn there is not", async () => {
@@ -244,8 +241,8 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
   }, 60_000);
 
   it("reports the page's load times (Performance timing over the DevTools protocol)", async () => {
-    const list = await page.timeTo(`${runtimeUrl()}/inspect#key=${encodeURIComponent(scripted.key)}`, `document.querySelector("#conversations [data-conversation]") !== null`);
-    const turn = await page.timeTo(`${runtimeUrl()}/inspect${turnHash(scripted.docChanged.turnId)}`, `document.body.dataset.state === "ready" && document.querySelector("#block-table") !== null`);
+    const list = await timeTo(page, `${runtimeUrl()}/inspect#key=${encodeURIComponent(scripted.key)}`, `document.querySelector("#conversations [data-conversation]") !== null`);
+    const turn = await timeTo(page, `${runtimeUrl()}/inspect${turnHash(scripted.docChanged.turnId)}`, `document.body.dataset.state === "ready" && document.querySelector("#block-table") !== null`);
     writeFileSync(join(ARTIFACTS, "inspector-timing.json"), `${JSON.stringify({ conversationsList: list, turnView: turn }, null, 2)}\n`);
     console.log(`inspector timing: conversations list ${JSON.stringify(list)}, turn view ${JSON.stringify(turn)}`);
     expect(list.readyMs).toBeGreaterThan(0);
@@ -262,128 +259,18 @@ async function eventCount(s: Scripted): Promise<number> {
   return ((await response.json()) as { events: unknown[] }).events.length;
 }
 
-/** Headless Chromium, started with the flags browser-sdk.test.ts uses, driven over the DevTools protocol. */
-class Chromium {
-  private constructor(
-    private readonly child: ChildProcess,
-    private readonly http: string,
-  ) {}
-
-  static async launch(executable: string, work: string): Promise<Chromium> {
-    const flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--window-size=1400,1000", `--user-data-dir=${join(work, "profile")}`, "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "about:blank"];
-    const child = spawn(executable, flags, { stdio: ["ignore", "ignore", "pipe"], detached: true });
-    let stderr = "";
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`chromium did not start in 30 s:\n${stderr}`)), 30_000);
-      child.stderr!.on("data", (d: Buffer) => {
-        stderr += d;
-        const match = /DevTools listening on (ws:\/\/[^\s]+)/.exec(stderr);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      child.once("exit", (code) => reject(new Error(`chromium exited (${code}):\n${stderr}`)));
-    });
-    return new Chromium(child, `http://${new URL(endpoint).host}`);
-  }
-
-  async open(): Promise<Cdp> {
-    const created = (await (await fetch(`${this.http}/json/new?${encodeURIComponent("about:blank")}`, { method: "PUT" })).json()) as { webSocketDebuggerUrl: string };
-    const page = await Cdp.connect(created.webSocketDebuggerUrl);
-    await page.send("Page.enable");
-    await page.send("Performance.enable");
-    return page;
-  }
-
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once("exit", resolve));
-    process.kill(-this.child.pid!, "SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-    if (this.child.exitCode === null) process.kill(-this.child.pid!, "SIGKILL");
-  }
+/** Loads `url` and waits for `condition`: the page's own clock then, and Chromium's DOMContentLoaded, from navigation start. */
+async function timeTo(page: Cdp, url: string, condition: string): Promise<{ domContentLoadedMs: number; readyMs: number }> {
+  await page.navigate(url);
+  await page.until(condition);
+  const readyMs = Math.round(await page.eval<number>("performance.now()"));
+  const { metrics } = await page.send<{ metrics: { name: string; value: number }[] }>("Performance.getMetrics");
+  const metric = (name: string) => metrics.find((m) => m.name === name)?.value ?? 0;
+  return { domContentLoadedMs: Math.round((metric("DomContentLoaded") - metric("NavigationStart")) * 1000), readyMs };
 }
 
-/** One DevTools protocol session on a page: navigate, evaluate, wait, screenshot; keeps what the page logs for failures. */
-class Cdp {
-  private next = 1;
-  private readonly waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
-  readonly console: string[] = [];
-
-  private constructor(private readonly socket: WebSocket) {
-    socket.on("message", (data) => {
-      const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: Record<string, any> };
-      if (message.id !== undefined) {
-        const waiter = this.waiting.get(message.id);
-        this.waiting.delete(message.id);
-        if (message.error) waiter?.reject(new Error(message.error.message));
-        else waiter?.resolve(message.result);
-      } else if (message.method === "Runtime.consoleAPICalled") {
-        this.console.push(message.params!.args.map((a: { value?: unknown; description?: string }) => a.value ?? a.description).join(" "));
-      } else if (message.method === "Runtime.exceptionThrown") {
-        this.console.push(`exception: ${message.params!.exceptionDetails.exception?.description ?? message.params!.exceptionDetails.text}`);
-      }
-    });
-  }
-
-  static async connect(url: string): Promise<Cdp> {
-    const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
-    await new Promise((resolve, reject) => {
-      socket.once("open", resolve);
-      socket.once("error", reject);
-    });
-    const cdp = new Cdp(socket);
-    await cdp.send("Runtime.enable");
-    return cdp;
-  }
-
-  send<T = any>(method: string, params: Record<string, unknown> = {}): Promise<T> {
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.socket.send(JSON.stringify({ id, method, params }));
-    });
-  }
-
-  /** Loads `url` afresh (a new fragment alone would not reload the page). */
-  async navigate(url: string): Promise<void> {
-    await this.send("Page.navigate", { url: "about:blank" });
-    await this.send("Page.navigate", { url });
-  }
-
-  async eval<T>(expression: string): Promise<T> {
-    const { result, exceptionDetails } = await this.send<{ result: { value: T }; exceptionDetails?: { text: string; exception?: { description?: string } } }>("Runtime.evaluate", { expression, returnByValue: true });
-    if (exceptionDetails) throw new Error(`page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
-    return result.value;
-  }
-
-  async until(condition: string, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (await this.eval<boolean>(`(() => { try { return Boolean(${condition}); } catch { return false; } })()`).catch(() => false)) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const status = await this.eval<string>(`document.getElementById("status")?.textContent ?? ""`).catch(() => "");
-    throw new Error(`the page did not reach ${condition} in ${timeoutMs} ms; status: ${status}; console: ${this.console.join(" | ")}`);
-  }
-
-  /** Navigation to `condition`: the page's own clock at that moment, and Chromium's DOMContentLoaded, both from navigation start. */
-  async timeTo(url: string, condition: string): Promise<{ domContentLoadedMs: number; readyMs: number }> {
-    await this.navigate(url);
-    await this.until(condition);
-    const readyMs = Math.round(await this.eval<number>("performance.now()"));
-    const { metrics } = await this.send<{ metrics: { name: string; value: number }[] }>("Performance.getMetrics");
-    const metric = (name: string) => metrics.find((m) => m.name === name)?.value ?? 0;
-    return { domContentLoadedMs: Math.round((metric("DomContentLoaded") - metric("NavigationStart")) * 1000), readyMs };
-  }
-
-  async screenshot(name: string): Promise<void> {
-    const { data } = await this.send<{ data: string }>("Page.captureScreenshot", { format: "png", captureBeyondViewport: true });
-    writeFileSync(join(ARTIFACTS, `${name}.png`), Buffer.from(data, "base64"));
-  }
-
-  close(): void {
-    this.socket.close();
-  }
+/** A screenshot of the whole page, kept under test/e2e/artifacts/. */
+async function screenshot(page: Cdp, name: string): Promise<void> {
+  const { data } = await page.send<{ data: string }>("Page.captureScreenshot", { format: "png", captureBeyondViewport: true });
+  writeFileSync(join(ARTIFACTS, `${name}.png`), Buffer.from(data, "base64"));
 }
