@@ -13,7 +13,7 @@ import { mcpAuth } from "../http/mcp-auth";
 import { LIMITS } from "../protocol/limits";
 import { ConversationId } from "../protocol/methods";
 import { Name } from "../protocol/names";
-import { MCP_PROTOCOL_VERSIONS, mcpError, sessionConversation } from "../mcp/serve/wire";
+import { mcpError, sessionConversation } from "../mcp/serve/wire";
 
 const McpPath = z.object({ app: Name, agent: Name });
 /** `?conversation=`: an initialize that joins a conversation the user already has, rather than making one. */
@@ -31,11 +31,6 @@ mcpRoute.on(
     if (!path.success) return mcpError(404, "Not Found: /mcp/{app}/{agent} names a registered agent");
     const query = McpQuery.safeParse(c.req.query());
     if (!query.success) return mcpError(400, "Bad Request: 'conversation' is 8-64 letters, digits, '_' or '-'");
-    // The version a session's requests carry must be one this server speaks (the SDK alone accepts older ones).
-    const version = c.req.header("MCP-Protocol-Version");
-    if (version !== undefined && !MCP_PROTOCOL_VERSIONS.includes(version)) {
-      return mcpError(400, `Bad Request: unsupported MCP-Protocol-Version '${version}' (supported: ${MCP_PROTOCOL_VERSIONS.join(", ")})`);
-    }
     const agent = `${path.data.app}:${path.data.agent}`;
     const sessionId = c.req.header("Mcp-Session-Id") ?? null;
     const owner = c.var.owner;

@@ -183,13 +183,13 @@ describe("MCP: a session that never opened its stream", () => {
     expect(updated.map((e) => (e.data as { on: string }).on)).toEqual(["stored"]);
   });
 
-  it("refuses a request that carries a protocol version this server does not speak", async () => {
+  it("refuses a request whose MCP-Protocol-Version no MCP version has", async () => {
     const id = freshIdentity();
     await notesApp(id);
     const sessionId = (await post(id, "/mcp/notes/assistant", initialize())).headers.get("Mcp-Session-Id")!;
-    const old = await post(id, "/mcp/notes/assistant", { jsonrpc: "2.0", id: 2, method: "ping" }, { "Mcp-Session-Id": sessionId, "MCP-Protocol-Version": "2024-11-05" });
-    expect(old.status).toBe(400);
-    expect(await old.text()).toContain("2025-11-25, 2025-06-18");
+    const unknown = await post(id, "/mcp/notes/assistant", { jsonrpc: "2.0", id: 2, method: "ping" }, { "Mcp-Session-Id": sessionId, "MCP-Protocol-Version": "1999-01-01" });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.text()).toContain("Unsupported protocol version");
   });
 });
 
