@@ -174,7 +174,7 @@ function cachedShare(turn) {
 }
 function timeline(id, past, between) {
   var max = Math.max.apply(null, past.map(function (t) { return t.usage.total; }).concat([1]));
-  return table(["#", "turn", "at", "latency", "tokens", "cached", "compaction", "tool calls", "hooks", "reminders", "subagents"], past.map(function (t, i) {
+  return table(["#", "turn", "at", "latency", "tokens", "cached", "left out", "compaction", "tool calls", "hooks", "reminders", "subagents"], past.map(function (t, i) {
     var env = t.envelope, tools = (env.tools && env.tools.ran) || [], hooks = (env.hooks && env.hooks.calls) || [];
     var compaction = env.compaction ? chip(env.compaction.reason + " " + num(env.compaction.tokens.before) + "→" + num(env.compaction.tokens.after), "warn")
       : between[t.turnId] ? chip("between turns", "warn") : "";
@@ -185,6 +185,7 @@ function timeline(id, past, between) {
       ms(latency(t)),
       el("span", { class: "tokens" }, [el("span", { class: "bar", style: "width:" + Math.round(60 * t.usage.total / max) + "px" }), " " + num(t.usage.total)]),
       cachedShare(t),
+      leftOutChips(t.envelope),
       compaction,
       el("span", {}, tools.map(function (r) { return chip(r.tool + " " + r.outcome + (r.deniedBy ? " by " + r.deniedBy : ""), r.deniedBy ? "bad" : r.outcome === "ok" ? "ok" : "warn"); })),
       el("span", {}, hooks.map(function (h) { return chip(h.hook + " " + h.verdict, h.failed ? "bad" : ""); })),
@@ -283,12 +284,20 @@ function toolsView(turn) {
     menu ? el("p", { class: "muted", text: "Skills menu: " + num(menu.tokens) + " tokens of a " + num(menu.budgetTokens) + "-token budget; " + menu.cut.length + " descriptions cut." }) : null
   ]);
 }
+/** A turn's contexts that did not reach the model for a reason worth a look: missing ones, and those left out but unchanged. */
+function leftOutChips(env) {
+  var missing = env.missing.map(function (m) { return chip(m.id + " missing (" + m.reason + ")", "bad"); });
+  var omitted = env.selection.omitted.filter(function (o) { return o.reason !== "unchanged" && o.reason !== "missing"; }).map(function (o) { return chip(o.id + " " + o.reason, "warn"); });
+  return el("span", { "data-left-out": String(missing.length + omitted.length) }, missing.concat(omitted));
+}
+
 function leftOutView(turn) {
   var env = turn.envelope, rows = [];
-  env.selection.omitted.forEach(function (o) { rows.push(row([o.id, "omitted", o.reason], { "data-omitted": o.id })); });
+  // A missing context is also omitted with reason "missing": one row, the one that says why it is missing.
+  env.selection.omitted.forEach(function (o) { if (o.reason !== "missing") rows.push(row([o.id, "omitted", o.reason], { "data-omitted": o.id })); });
   env.selection.removed.forEach(function (o) { rows.push(row([o.id, "removed", o.reason])); });
   env.budget.truncations.forEach(function (t) { rows.push(row([t.id, "given up (budget)", t.kind + ", class " + t.priority + ", " + num(t.tokens) + " tokens"])); });
-  env.missing.forEach(function (m) { rows.push(row([m.id, "missing", m.reason + ": " + m.detail])); });
+  env.missing.forEach(function (m) { rows.push(row([m.id, "missing", m.reason + ": " + m.detail], { "data-omitted": m.id })); });
   ((env.tools && env.tools.notShown) || []).forEach(function (n) { rows.push(row([n.tool + " #" + n.seq, "result not shown", num(n.tokens) + " tokens did not fit"])); });
   ((env.tools && env.tools.skillsMenu && env.tools.skillsMenu.cut) || []).forEach(function (c) { rows.push(row([c.name, "skill " + c.reason, c.droppedChars + " chars dropped"])); });
   ((env.tools && env.tools.unanswered) || []).forEach(function (u) { rows.push(row([u.name + " " + u.id, "call unanswered", u.awaitingApproval ? "awaiting approval" : "no result"])); });

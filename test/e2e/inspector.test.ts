@@ -49,6 +49,14 @@ async function script(): Promise<Scripted> {
   const contexts: ContextProvider[] = [
     { id: "doc", name: "Document", description: "The open document", getCurrent: () => ({ title: "Launch plan", content: doc.body, version: doc.version }) },
     { id: "profile", name: "Profile", description: "Who the user is", getCurrent: () => ({ title: "Profile", content: "Name: Ana Ribeiro\nRole: product lead" }) },
+    {
+      id: "calendar",
+      name: "Calendar",
+      description: "The user's day",
+      getCurrent: () => {
+        throw new Error("calendar is down for maintenance");
+      },
+    },
   ];
   const app = await startApp(id, {
     name: "desk",
@@ -64,7 +72,7 @@ async function script(): Promise<Scripted> {
     agentId: "writer",
     name: "Launch Writer",
     systemPrompt: "You are the Launch Writer. You help the user write the launch plan.",
-    attachedContexts: ["desk:doc", "desk:profile"],
+    attachedContexts: ["desk:doc", "desk:profile", "desk:calendar"],
     tools: ["lookup", "wipe"],
     subagents: ["researcher"],
     guard: { rules: [{ tool: "desk:wipe", verdict: "deny", reason: "the plan is never deleted from a chat" }] },
@@ -151,6 +159,9 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     expect(text).toContain("desk:spelling rewrite");
     expect(text).toContain("desk__wipe denied by guard");
     expect(text).toMatch(/auto [\d,]+→[\d,]+/);
+    // A context missing on every turn shows on every row, without opening a turn.
+    const missingRows = await page.eval<number>(`[...document.querySelectorAll("#timeline [data-turn]")].filter((r) => r.textContent.includes("desk:calendar missing (error)")).length`);
+    expect(missingRows).toBeGreaterThan(0);
     expect(await page.eval<string | null>(`document.querySelector('#subagents [data-child] a')?.getAttribute("href") ?? null`)).toBe(`#/c/${scripted.childConversation}`);
     await screenshot(page, "inspector-conversation");
   }, 60_000);
@@ -169,6 +180,10 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     expect(changes).toContain("context changed desk:doc (updated)");
     expect(changes).not.toContain("desk:profile");
     expect(await page.eval<string>(`document.querySelector("#left-out").textContent`)).toMatch(/desk:profile\s*omitted\s*unchanged/);
+    // The missing context is one row, saying why: not an "omitted · missing" row beside it.
+    const calendarRows = await page.eval<string[]>(`[...document.querySelectorAll('#left-out [data-omitted="desk:calendar"]')].map((r) => r.textContent)`);
+    expect(calendarRows).toHaveLength(1);
+    expect(calendarRows[0]).toContain("calendar is down for maintenance");
     await screenshot(page, "inspector-turn");
   }, 60_000);
 
