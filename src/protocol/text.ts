@@ -7,7 +7,11 @@ export function wellFormed(text: string): string {
   return text.replace(LONE_SURROGATE, "\uFFFD");
 }
 
-/** Text from outside, `min` to `max` characters, made well-formed as it comes in so it reads back the same. */
+/**
+ * Text from outside, `min` to `max` characters, made well-formed as it comes in so it reads back the same. Too long
+ * says by how much, so whoever sent it knows what to cut.
+ */
 export function Text(max: number, min = 0) {
-  return z.string().min(min).max(max).transform(wellFormed);
+  const tooLong = (issue: { input?: unknown }) => `at most ${max.toLocaleString("en-US")} characters${typeof issue.input === "string" ? `, not ${issue.input.length.toLocaleString("en-US")}` : ""}`;
+  return z.string().min(min).max(max, { error: tooLong }).transform(wellFormed);
 }

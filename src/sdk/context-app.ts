@@ -113,7 +113,13 @@ export class ContextApp {
     const tools = options.tools ?? [];
     const unhandled = tools.find((t) => typeof t.handler !== "function");
     if (unhandled) throw new Error(`tool '${unhandled.name}' has no handler`);
-    this.handlers = { providers: new Map(contexts.map((p) => [p.id, p])), tools: new Map(tools.map((t) => [t.name, t])), hooks: hooksByName(options.hooks ?? []) };
+    this.handlers = {
+      providers: new Map(contexts.map((p) => [p.id, p])),
+      tools: new Map(tools.map((t) => [t.name, t])),
+      hooks: hooksByName(options.hooks ?? []),
+      // An app that listens for errors hears of it there; one that does not still sees it, in its console.
+      invalidAnswer: (message) => (this.events.has("error") ? this.events.emit("error", new Error(message)) : console.warn(`context-runtime: ${message}`)),
+    };
     this.initialDelayMs = options.reconnect?.initialDelayMs ?? 250;
     this.maxDelayMs = options.reconnect?.maxDelayMs ?? 30_000;
     this.heartbeatMs = options.heartbeatMs ?? 30_000;

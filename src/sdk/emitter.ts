@@ -12,6 +12,11 @@ export class Emitter<Events extends object> {
     };
   }
 
+  /** Whether anything listens for `event`. */
+  has(event: keyof Events): boolean {
+    return (this.handlers.get(event)?.size ?? 0) > 0;
+  }
+
   emit<K extends keyof Events>(event: K, payload: Events[K]): void {
     // Copy first, so a handler that unsubscribes does not skip its neighbours.
     for (const handler of [...(this.handlers.get(event) ?? [])]) {

@@ -76,6 +76,8 @@ export interface AppHandlers {
   providers: ProvidersById;
   tools: ToolsByName;
   hooks: HooksByName;
+  /** A provider answered with data the protocol refuses: the runtime is told it failed, and the app's developer this. */
+  invalidAnswer: (message: string) => void;
 }
 
 /** The runtime's requests to the app: validate params, find the provider or tool, call it, check what it returned. */
@@ -95,16 +97,16 @@ export const RUNTIME_REQUESTS: Record<string, (handlers: AppHandlers, params: un
     }
     return (id) => rpcResult(id, result);
   },
-  "contexts/current": ({ providers }, raw) =>
-    callProvider(providers, ContextsCurrentParams, raw, "getCurrent", async (provider, { conversationId }) =>
+  "contexts/current": (handlers, raw) =>
+    callProvider(handlers, ContextsCurrentParams, raw, "getCurrent", async (provider, { conversationId }) =>
       ContextsCurrentResult.safeParse((await provider.getCurrent({ conversationId })) ?? null),
     ),
-  "contexts/get": ({ providers }, raw) =>
-    callProvider(providers, ContextsGetParams, raw, "getById", async (provider, { id }) =>
+  "contexts/get": (handlers, raw) =>
+    callProvider(handlers, ContextsGetParams, raw, "getById", async (provider, { id }) =>
       ContextsGetResult.safeParse((await provider.getById(id)) ?? null),
     ),
-  "contexts/list": ({ providers }, raw) =>
-    callProvider(providers, ContextsListParams, raw, "getList", async (provider, { query, cursor, limit }) => {
+  "contexts/list": (handlers, raw) =>
+    callProvider(handlers, ContextsListParams, raw, "getList", async (provider, { query, cursor, limit }) => {
       const offset = offsetOf(cursor);
       return toContextList(await provider.getList({ query, cursor, limit, offset }), offset);
     }),
@@ -118,7 +120,7 @@ function hasFunction<F extends ProviderFunction>(
 }
 
 async function callProvider<S extends z.ZodType<{ provider: string }>, F extends ProviderFunction>(
-  providers: ProvidersById,
+  { providers, invalidAnswer }: AppHandlers,
   schema: S,
   raw: unknown,
   fn: F,
@@ -138,6 +140,7 @@ async function callProvider<S extends z.ZodType<{ provider: string }>, F extends
   if (checked.success) return (id) => rpcResult(id, checked.data);
   const issues = issuesOf(checked.error);
   const detail = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
+  invalidAnswer(`provider '${provider.id}' ${fn} returned invalid data, so the runtime reports the context missing: ${detail}`);
   return failure(ErrorCode.InternalError, `provider returned invalid data: ${detail}`, { issues });
 }
 

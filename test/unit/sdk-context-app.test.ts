@@ -389,6 +389,8 @@ describe("ContextApp answering the runtime", () => {
       ],
     });
     await app.connect();
+    const told: string[] = [];
+    app.on("error", (error) => void told.push(error.message));
     const answers = await Promise.all([
       runtime.call("contexts/current", { provider: "notes", conversationId: "conv-0001" }),
       runtime.call("contexts/list", { provider: "notes" }),
@@ -400,6 +402,23 @@ describe("ContextApp answering the runtime", () => {
       expect(answer.error?.message).toMatch(/^provider returned invalid data: /);
     }
     expect(answers[0]?.error?.message).toContain("content");
+    // Too long says by how much; and the app's developer hears of each, not only the runtime.
+    expect(answers[2]?.error?.message).toContain("content: at most 100,000 characters, not 100,001");
+    expect(told).toHaveLength(3);
+    expect(told.find((m) => m.includes("getById"))).toMatch(/^provider 'notes' getById returned invalid data, so the runtime reports the context missing: content: at most 100,000 characters, not 100,001$/);
+  });
+
+  it("warns in the console of an invalid answer when the app listens for no errors", async () => {
+    runtime = new FakeRuntime();
+    const app = await notesApp({ contexts: [{ id: "notes", name: "Notes", getCurrent: async () => ({ content: "x".repeat(100_001) }) }] });
+    await app.connect();
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    try {
+      await runtime.call("contexts/current", { provider: "notes", conversationId: "conv-0001" });
+      expect(warned).toHaveBeenCalledWith("context-runtime: provider 'notes' getCurrent returned invalid data, so the runtime reports the context missing: content: at most 100,000 characters, not 100,001");
+    } finally {
+      warned.mockRestore();
+    }
   });
 
   it("answers unknown providers, missing functions, unknown methods and bad params with errors", async () => {
