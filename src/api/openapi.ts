@@ -31,6 +31,7 @@ import {
   ProblemDocument,
   ProviderList,
   ResourceList,
+  TurnPage,
   TurnResult,
 } from "../protocol/frontend";
 import { CompactionStatus, RequestMessages } from "../protocol/history";
@@ -49,6 +50,7 @@ import {
   RunToolsBody,
   SetMessagesBody,
   TurnBody,
+  TurnsQuery,
 } from "../protocol/http";
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, OpenAIError } from "../protocol/gateway-openai";
 import { AnthropicError, AnthropicMessage, AnthropicStreamEvent, MessagesRequest } from "../protocol/gateway-anthropic";
@@ -115,6 +117,8 @@ const SCHEMAS = {
   EndedConversation,
   TurnBody,
   TurnResult,
+  TurnsQuery,
+  TurnPage,
   PastTurn,
   TurnExport,
   WhatIfBody,
@@ -221,6 +225,7 @@ export const ROUTES: RouteDoc[] = [
   { method: "get", path: C, summary: "Describe a conversation", responses: { 200: "ConversationInfo" } },
   { method: "delete", path: C, summary: "End a conversation (resources cleared, apps told)", responses: { 200: "EndedConversation" } },
   { method: "post", path: `${C}/turns`, summary: "The model input for this turn", body: "TurnBody", responses: { 200: "TurnResult" } },
+  { method: "get", path: `${C}/turns`, summary: "The conversation's turns, oldest first, a page at a time: each one's tokens, contexts injected and left out (and why), tool calls, compaction", query: "TurnsQuery", responses: { 200: "TurnPage" } },
   { method: "get", path: `${C}/turns/{turnId}`, summary: "A past turn as it was answered", responses: { 200: "PastTurn" } },
   { method: "get", path: `${C}/turns/{turnId}/export`, summary: "A past turn's evidence in the Agent Context draft's vocabulary, with its exact model input (docs/telemetry.md)", responses: { 200: "TurnExport" } },
   { method: "post", path: `${C}/turns/{turnId}/what-if`, summary: "A past turn fitted again under another budget, window or compaction policy; nothing stored (docs/inspector.md)", body: "WhatIfBody", bodyOptional: true, responses: { 200: "WhatIfAnswer" } },

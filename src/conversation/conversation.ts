@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, ReportedUsage, RunToolsBody, SetMessagesBody, TurnBody } from "../protocol/http";
+import type { ApprovalDecisionBody, Attachment, CompactBody, EventsQuery, MessagesQuery, ReportedUsage, RunToolsBody, SetMessagesBody, TurnBody, TurnsQuery } from "../protocol/http";
 import { contextKey } from "../core/attachments";
 import type { ContextList } from "../protocol/context-data";
 import type { AppendableMessage, ChatMessage } from "../protocol/messages";
@@ -15,7 +15,7 @@ import { appPort, type ConversationInbox, type PushedResource } from "../hub/por
 import { askGuardModel } from "../tools/guard-model";
 import { tenantAuditKey } from "../protect";
 import type { ModelAnswer, OutputReview } from "../hooks/output";
-import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, MessagePage, PastTurn, ResourceInfo, TurnResult } from "../protocol/frontend";
+import type { ApprovalInfo, AttachmentInfo, ContextEvent, ConversationInfo, MessagePage, PastTurn, ResourceInfo, TurnPage, TurnResult } from "../protocol/frontend";
 import type { ContextsListParams } from "../protocol/methods";
 import type { CompactionStatus, RequestMessages } from "../protocol/history";
 import type { ToolRunResult } from "../protocol/tools";
@@ -386,6 +386,16 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
   async browse(owner: Owner, ref: string, params: Omit<ContextsListParams, "provider">): Promise<Result<ContextList>> {
     const meta = this.owned(owner);
     return meta.ok ? this.parts(owner).apps.listItems(ref, params) : meta;
+  }
+
+  /** The conversation's turns, oldest first, a page at a time (`cursor`: how many came before). */
+  turnPage(owner: Owner, query: TurnsQuery): Result<TurnPage> {
+    return this.read(owner, () => {
+      const offset = Number(query.cursor ?? 0);
+      const turns = this.db.turns.summaries(offset, query.limit + 1);
+      const more = turns.length > query.limit;
+      return ok({ turns: turns.slice(0, query.limit), nextCursor: more ? String(offset + query.limit) : null });
+    });
   }
 
   events(owner: Owner, query: EventsQuery): Result<{ events: ContextEvent[]; nextAfter: number }> {

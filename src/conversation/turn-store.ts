@@ -1,6 +1,8 @@
 import * as z from "zod";
 import type { Database } from "../storage/database";
 import { decodeRow, jsonText, text } from "../storage/decode";
+import { ContextEnvelope, MissingContext } from "../protocol/evidence";
+import type { TurnSummary } from "../protocol/frontend";
 import { HistoryView } from "./columns";
 
 export interface TurnRecord {
@@ -40,6 +42,17 @@ const TurnRow = z
     createdAt: r.created_at,
   }));
 
+const SummaryRow = z.object({
+  turn_id: z.string(),
+  created_at: z.string(),
+  agent: z.string(),
+  tokens: z.number(),
+  selection: jsonText(ContextEnvelope.shape.selection),
+  missing: jsonText(z.array(MissingContext)),
+  tool_calls: z.number(),
+  compacted: z.number().nullable(),
+});
+
 /** The turns taken (`turns`): each one's request digest and result, so a retried request is answered the same. */
 export class TurnStore {
   constructor(private readonly sql: Database) {}
@@ -58,6 +71,29 @@ export class TurnStore {
   withTime(turnId: string): { turn: TurnRecord; createdAt: string } | null {
     const row = this.sql.exec("SELECT * FROM turns WHERE turn_id = ?", turnId).toArray()[0];
     return row ? decodeRow(TurnRow, row, "turns") : null;
+  }
+
+  /**
+   * Turns `offset` onwards, oldest first, each as the few fields of its stored result a listing shows: read by SQLite
+   * (json_extract), so no turn's whole answer, its model input included, is parsed.
+   */
+  summaries(offset: number, limit: number): TurnSummary[] {
+    return this.sql
+      .exec(
+        `SELECT turn_id, created_at, json_extract(result, '$.agent.id') AS agent, json_extract(result, '$.usage.total') AS tokens,
+                json_extract(result, '$.envelope.selection') AS selection, json_extract(result, '$.envelope.missing') AS missing,
+                IFNULL(json_array_length(result, '$.envelope.tools.ran'), 0) AS tool_calls, json_type(result, '$.envelope.compaction') = 'object' AS compacted
+         FROM turns ORDER BY created_at, user_seq LIMIT ? OFFSET ?`,
+        limit,
+        offset,
+      )
+      .toArray()
+      .map((row) => {
+        const r = decodeRow(SummaryRow, row, "turns");
+        const missing = new Map(r.missing.map((m) => [m.id, { reason: m.reason, detail: m.detail }]));
+        const leftOut = r.selection.omitted.map((o) => ({ ...o, ...(o.reason === "missing" && missing.has(o.id) ? { missing: missing.get(o.id)! } : {}) }));
+        return { turnId: r.turn_id, createdAt: r.created_at, agent: r.agent, tokens: r.tokens, selected: r.selection.selected.map((s) => s.id), leftOut, toolCalls: r.tool_calls, compacted: r.compacted === 1 };
+      });
   }
 
   /** Every turn's id, oldest first. */

@@ -3,7 +3,7 @@
  * Request shapes are the zod schemas in `src/protocol/http.ts`.
  */
 import * as z from "zod";
-import { CompactionEvidence, ContextEnvelope, MissingContext, ToolResultEvidence, TurnUsage } from "./evidence";
+import { CompactionEvidence, ContextEnvelope, MissingContext, OmissionReason, ToolResultEvidence, TurnUsage } from "./evidence";
 import { JsonObject } from "./json";
 import { ChatMessage } from "./messages";
 import { Correctives, Guard } from "./methods";
@@ -229,3 +229,21 @@ export type UsageReport = z.infer<typeof UsageReport>;
 /** GET …/turns/{turnId}: the turn as it was answered (its model input rebuilt as it read then), when, and the usage reported for it. */
 export const PastTurn = TurnResult.extend({ createdAt: z.string(), reportedUsage: z.array(UsageReport) });
 export type PastTurn = z.infer<typeof PastTurn>;
+
+/** One turn as `GET …/turns` lists it: enough to find the turn worth opening (`GET …/turns/{turnId}`). */
+export const TurnSummary = z.object({
+  turnId: z.string(),
+  createdAt: z.string(),
+  agent: z.string(),
+  /** The model input's tokens, as the runtime counted them. */
+  tokens: z.number(),
+  /** The contexts injected (first, or updated). */
+  selected: z.array(z.string()),
+  /** Every context left out, and why; a missing one with its reason and detail. */
+  leftOut: z.array(z.object({ id: z.string(), reason: OmissionReason, missing: MissingContext.pick({ reason: true, detail: true }).optional() })),
+  toolCalls: z.number(),
+  compacted: z.boolean(),
+});
+export type TurnSummary = z.infer<typeof TurnSummary>;
+export const TurnPage = z.object({ turns: z.array(TurnSummary), nextCursor: z.string().nullable() });
+export type TurnPage = z.infer<typeof TurnPage>;

@@ -215,6 +215,15 @@ export const EventsQuery = z
   .strict();
 export type EventsQuery = z.infer<typeof EventsQuery>;
 
+/** A page of a conversation's turns, oldest first: ask again with `cursor=nextCursor` while it is not null. */
+export const TurnsQuery = z
+  .object({
+    cursor: z.string().regex(/^\d{1,9}$/, "a cursor from an earlier page").optional(),
+    limit: z.coerce.number().int().min(1).max(LIMITS.listItemsPerPage).default(50),
+  })
+  .strict();
+export type TurnsQuery = z.infer<typeof TurnsQuery>;
+
 /** A page of the caller's conversations, newest first: ask again with `cursor=nextCursor` while it is not null. */
 export const ConversationsQuery = z
   .object({

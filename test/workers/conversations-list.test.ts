@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConversationPage, PastTurn, ProblemDocument } from "../../src/protocol/frontend";
-import { freshIdentity, Frontend } from "./support/runtime";
+import { ConversationPage, PastTurn, ProblemDocument, type TurnPage } from "../../src/protocol/frontend";
+import { expectProblem, freshIdentity, Frontend } from "./support/runtime";
 import { TestApp } from "./support/test-app";
 
 async function setup() {
@@ -78,5 +78,46 @@ describe("GET /v1/conversations/{id}/turns/{turnId}", () => {
     expect((await frontend.request("GET", `/v1/conversations/${conversation}/turns/${"x".repeat(200)}`)).status).toBe(404);
     const stranger = await Frontend.for(freshIdentity());
     expect((await stranger.request("GET", `/v1/conversations/${conversation}/turns/turn-1`)).status).toBe(404);
+  });
+});
+
+describe("a conversation's turns", () => {
+  it("lists them oldest first, a page at a time: tokens, contexts injected and left out with why, a missing one's detail", async () => {
+    const id = freshIdentity();
+    let editor = "draft";
+    const app = await TestApp.connect(id, "notes", {
+      editor: { current: () => ({ content: editor, title: "Editor" }) },
+      empty: { current: () => null },
+      broken: {
+        current: () => {
+          throw new Error("disk is gone");
+        },
+      },
+    });
+    const agent = await app.createAgent("assistant", ["notes:editor", "notes:empty", "notes:broken"]);
+    const frontend = await Frontend.for(id);
+    const conversation = await frontend.conversation(agent);
+    const first = await frontend.turn(conversation, { agent, message: "one" });
+    await frontend.json("POST", `/v1/conversations/${conversation}/messages`, { messages: [{ role: "assistant", content: "ok" }] });
+    await frontend.turn(conversation, { agent, message: "two" });
+    await frontend.json("POST", `/v1/conversations/${conversation}/messages`, { messages: [{ role: "assistant", content: "ok" }] });
+    editor = "draft two";
+    await frontend.turn(conversation, { agent, message: "three" });
+
+    const page1 = await frontend.json<TurnPage>("GET", `/v1/conversations/${conversation}/turns?limit=2`);
+    expect(page1.turns.map((t) => t.turnId)[0]).toBe(first.turnId);
+    expect(page1.turns).toHaveLength(2);
+    expect(page1.nextCursor).toBe("2");
+    expect(page1.turns[0]).toMatchObject({ agent, selected: ["notes:editor"], toolCalls: 0, compacted: false });
+    expect(page1.turns[0]!.tokens).toBe(first.usage.total);
+    expect(page1.turns[1]!.leftOut).toEqual([
+      { id: "notes:editor", reason: "unchanged" },
+      { id: "notes:empty", reason: "empty" },
+      { id: "notes:broken", reason: "missing", missing: { reason: "error", detail: expect.stringContaining("disk is gone") } },
+    ]);
+    const page2 = await frontend.json<TurnPage>("GET", `/v1/conversations/${conversation}/turns?cursor=${page1.nextCursor}&limit=2`);
+    expect(page2.turns.map((t) => t.selected)).toEqual([["notes:editor"]]);
+    expect(page2.nextCursor).toBeNull();
+    await expectProblem(await frontend.request("GET", `/v1/conversations/${conversation}/turns?cursor=abc`), 400, "invalid-request");
   });
 });
