@@ -32,7 +32,7 @@ pre { white-space: pre-wrap; word-break: break-word; margin: .3em 0; padding: .5
 details.message { border-left: 3px solid var(--line); padding-left: .6em; margin: .3em 0; } summary { cursor: pointer; }
 .part { margin: .3em 0; } .part-name { font-size: 12px; color: var(--muted); }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: .8em; }
-form input { padding: .3em; } button { padding: .3em .8em; }
+form input { padding: .3em; } form input[type=number] { width: 11em; } button { padding: .3em .8em; }
 `;
 
 /** The whole page: HTML, CSS and script inline, so it needs nothing but the runtime's API. */

@@ -217,7 +217,8 @@ function showTurn(id, turnId) {
       clear(main);
       main.appendChild(el("p", {}, [link("← conversation", "#/c/" + encodeURIComponent(id)), previousId ? el("span", {}, [" · ", link("previous turn", "#/c/" + encodeURIComponent(id) + "/t/" + encodeURIComponent(previousId))]) : null,
         index >= 0 && index < turns.length - 1 ? el("span", {}, [" · ", link("next turn", "#/c/" + encodeURIComponent(id) + "/t/" + encodeURIComponent(turns[index + 1].turnId))]) : null]));
-      main.appendChild(el("h1", { text: "Turn " + turnId }));
+      main.appendChild(el("h1", { text: index >= 0 ? "Turn " + (index + 1) + " of " + turns.length : "Turn " + turnId }));
+      if (index >= 0) main.appendChild(el("p", { class: "muted", text: turnId }));
       main.appendChild(el("p", { class: "muted", text: "agent " + turn.agent.id + " · " + when(turn.createdAt) + " · " + num(turn.usage.total) + " tokens" + (turn.envelope.budget.maxTokens !== null ? " of a " + num(turn.envelope.budget.maxTokens) + " budget" : "") + " · " + ms(latency(turn)) }));
       var grid = el("div", { class: "grid" }, [
         el("div", {}, [blocksView(turn), inputView(turn), toolsView(turn)]),
@@ -231,6 +232,27 @@ function showTurn(id, turnId) {
   });
 }
 
+/** How far each kind of block is trusted: what the runtime wrote, and outside text past the trust boundary (docs/layers.md). */
+var TRUST = {
+  system_prompt: "runtime",
+  tools: "runtime (apps' declarations, checked at registration)",
+  session_history: "user and model text, past the trust boundary",
+  user_message: "the user's text, past the trust boundary",
+  context: "outside: an app's data, neutralised and redacted, fenced in the appendix",
+  resource: "outside: pushed by an app, neutralised and redacted",
+  memory: "outside: memory, read through the gate and fenced as hints",
+  task_state: "artifact pointers, not their content"
+};
+
+/** A context's or resource's version as this turn read it (the surface's digest), and whether it was injected now. */
+function versionOf(turn, b) {
+  if (!b.id) return "";
+  var item = turn.envelope.surface.items.filter(function (i) { return i.id === b.id; })[0];
+  var selected = turn.envelope.selection.selected.filter(function (s) { return s.id === b.id; })[0];
+  var digest = item && item.source.digest ? item.source.digest.slice(0, 12) : "";
+  return digest + (selected ? (digest ? " · " : "") + selected.reason : "");
+}
+
 function blocksView(turn) {
   var blocks = turn.envelope.assembly.blocks;
   var total = blocks.reduce(function (s, b) { return s + b.tokens; }, 0) || 1;
@@ -238,9 +260,9 @@ function blocksView(turn) {
     el("div", { class: "stack" }, blocks.map(function (b) {
       return el("span", { class: "seg k-" + b.kind, style: "flex-grow:" + Math.max(b.tokens, 1), title: b.kind + (b.id ? " " + b.id : "") + ": " + b.tokens + " tokens" });
     })),
-    table(["block", "tokens", "share", "where", "source"], blocks.map(function (b) {
+    table(["block", "tokens", "share", "where", "source", "version", "trust"], blocks.map(function (b) {
       var app = b.id && b.id.indexOf(":") > 0 ? b.id.split(":")[0] : null;
-      return row([el("span", {}, [el("i", { class: "swatch k-" + b.kind }), " " + b.kind + (b.id ? " " + b.id : "")]), num(b.tokens), Math.round(100 * b.tokens / total) + " %", b.target, (SOURCES[b.kind] || "") + (app ? " — app " + app : "")],
+      return row([el("span", {}, [el("i", { class: "swatch k-" + b.kind }), " " + b.kind + (b.id ? " " + b.id : "")]), num(b.tokens), Math.round(100 * b.tokens / total) + " %", b.target, (SOURCES[b.kind] || "") + (app ? " — app " + app : ""), versionOf(turn, b), TRUST[b.kind] || ""],
         { "data-block": b.kind + (b.id ? ":" + b.id : ""), "data-tokens": b.tokens });
     }), { id: "block-table" }),
     el("p", { class: "muted", text: "Tokens as the runtime counted them for this turn (o200k). Total " + num(turn.usage.total) + "." })

@@ -176,6 +176,11 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     const expected = turn.envelope.assembly.blocks.map((b) => ({ block: b.id ? `${b.kind}:${b.id}` : b.kind, tokens: String(b.tokens), text: b.tokens.toLocaleString("en-US") }));
     expect(shown).toEqual(expected);
     expect(expected.some((b) => b.block === "context:desk:doc")).toBe(true);
+    // Each block says which version of its source the model read, and how far it is trusted.
+    const doc = await page.eval<string[]>(`[...document.querySelector('#block-table [data-block="context:desk:doc"]').children].map((c) => c.textContent)`);
+    expect(doc.slice(-2)).toEqual(["v2 · updated", "outside: an app's data, neutralised and redacted, fenced in the appendix"]);
+    const position = scripted.turns.findIndex((t) => t.turnId === turn.turnId) + 1;
+    expect(await page.eval<string>(`document.querySelector("h1").textContent`)).toMatch(new RegExp(`^Turn ${position} of \\d+$`));
     const changes = await page.eval<string>(`document.querySelector("#changes")?.textContent ?? ""`);
     expect(changes).toContain("context changed desk:doc (updated)");
     expect(changes).not.toContain("desk:profile");
