@@ -10,7 +10,6 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { InitializeRequestSchema, JSONRPCMessageSchema, JSONRPCNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { contextKey } from "../core/attachments";
-import { contextVersion } from "../core/version";
 import type { Result } from "../core/problem";
 import { LIMITS } from "../protocol/limits";
 import { MCP_RESOURCES_PROVIDER } from "../protocol/mcp-servers";
@@ -18,7 +17,7 @@ import { agentServer } from "../mcp/serve/server";
 import { parseContextUri, type ContextAddress } from "../mcp/serve/uris";
 import { MCP_PROTOCOL_VERSIONS, mcpError, sessionConversation, type McpTarget } from "../mcp/serve/wire";
 import type { McpSession } from "./mcp-session-store";
-import { agentView } from "./mcp-view";
+import { agentView, versionNow } from "./mcp-view";
 import type { ConversationScope } from "./scope";
 
 /** A session's open stream: the server whose transport holds it. */
@@ -37,39 +36,33 @@ export class McpSessions {
   constructor(private readonly wakeAt: (at: Date) => Promise<void>) {}
 
   /**
-   * One request of a session. `open` makes (or checks) the conversation for an `initialize`, and only then: a request
-   * that opens no session leaves nothing behind.
+   * One request of a session. `scopeOf(true)` makes the conversation, and is asked only for a valid `initialize`: a
+   * request that opens no session leaves nothing behind.
    */
   async handle(request: Request, target: McpTarget, scopeOf: (create: boolean) => Promise<Result<ConversationScope>>): Promise<Response> {
-    if (request.method === "POST") return this.post(request, target, scopeOf);
+    let body: unknown;
+    if (request.method === "POST") {
+      try {
+        body = await request.json();
+      } catch {
+        return mcpError(400, "Parse error: the body is not JSON", -32700);
+      }
+      const messages: unknown[] = Array.isArray(body) ? body : [body];
+      const initialize = messages.find((m) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize");
+      if (initialize !== undefined) return this.initialize(request, target, scopeOf, messages, initialize);
+    }
+    // Everything else belongs to an open session of this conversation and agent.
     if (target.sessionId === null) return mcpError(400, "Bad Request: Mcp-Session-Id header is required");
     const scope = await scopeOf(false);
-    if (!scope.ok) return sessionNotFound();
-    const session = sessionOf(scope.value, target);
-    if (!session) return sessionNotFound();
+    const session = scope.ok ? sessionOf(scope.value, target) : null;
+    if (!scope.ok || !session) return sessionNotFound();
     if (request.method === "DELETE") return this.end(scope.value, session);
     scope.value.db.mcp.seen(session.sessionId, scope.value.now().toISOString());
-    return this.stream(scope.value, session, request);
+    return request.method === "POST" ? this.exchange(scope.value, session, request, body) : this.stream(scope.value, session, request);
   }
 
-  private async post(request: Request, target: McpTarget, scopeOf: (create: boolean) => Promise<Result<ConversationScope>>): Promise<Response> {
-    let body: unknown;
-    try {
-      body = await request.json();
-    } catch {
-      return mcpError(400, "Parse error: the body is not JSON", -32700);
-    }
-    const messages: unknown[] = Array.isArray(body) ? body : [body];
-    const initialize = messages.find((m) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize");
-    if (initialize === undefined) {
-      if (target.sessionId === null) return mcpError(400, "Bad Request: Mcp-Session-Id header is required");
-      const scope = await scopeOf(false);
-      if (!scope.ok) return sessionNotFound();
-      const session = sessionOf(scope.value, target);
-      if (!session) return sessionNotFound();
-      scope.value.db.mcp.seen(session.sessionId, scope.value.now().toISOString());
-      return this.exchange(scope.value, session, request, body);
-    }
+  /** An `initialize`: alone, well formed and sessionless, it opens a session (and makes the conversation when asked). */
+  private async initialize(request: Request, target: McpTarget, scopeOf: (create: boolean) => Promise<Result<ConversationScope>>, messages: unknown[], initialize: unknown): Promise<Response> {
     if (target.sessionId !== null) return mcpError(400, "Bad Request: initialize opens a session; send it without Mcp-Session-Id");
     if (messages.length > 1) return mcpError(400, "Invalid Request: initialize must be sent alone", -32600);
     const parsed = InitializeRequestSchema.safeParse(initialize);
@@ -250,9 +243,7 @@ function streamEvents(scope: ConversationScope, sessionId: string): EventStore {
 async function currentVersion(scope: ConversationScope, uri: string, known?: ReadonlyMap<string, string>): Promise<string | null> {
   const address = parseContextUri(uri);
   if (!address) return null;
-  if (known) return pulledVersion(known, address);
-  const read = await scope.apps.readContext(address.ref, address.itemId, scope.meta.conversationId);
-  return read.ok ? contextVersion(read.value ?? { content: "" }) : null;
+  return known ? pulledVersion(known, address) : versionNow(scope, address);
 }
 
 /** The version a turn pulled `address` at, keyed as the turn keys it: an MCP server's pinned resource as `server:uri`. */

@@ -150,8 +150,7 @@ export function agentView(scope: ConversationScope, session: McpSession, toolbox
         return fail("invalid-request", `a session subscribes to at most ${LIMITS.mcpSubscriptionsPerSession} resources; unsubscribe from one first`);
       }
       // The version now, so the first change is told against what the client could have read when it subscribed.
-      const now = await apps.readContext(address.ref, address.itemId, meta.conversationId);
-      const version = now.ok ? await contextVersion(now.value ?? { content: "" }) : null;
+      const version = await versionNow(scope, address);
       db.mcp.subscribe({ sessionId: session.sessionId, uri, ref: address.ref, version });
       await apps.watchContext(meta.conversationId, address.ref, true);
       db.events.add(runId, "mcp.resource.subscribed", uri, { ref: address.ref, version }, at());
@@ -216,6 +215,12 @@ export function agentView(scope: ConversationScope, session: McpSession, toolbox
       return ok({ description: skill.value.description, text: admitted.text });
     },
   };
+}
+
+/** A context's version now, as a turn versions what it pulls (nothing now is empty text); null when it cannot be read. */
+export async function versionNow(scope: Pick<ConversationScope, "apps" | "meta">, address: ContextAddress): Promise<string | null> {
+  const read = await scope.apps.readContext(address.ref, address.itemId, scope.meta.conversationId);
+  return read.ok ? contextVersion(read.value ?? { content: "" }) : null;
 }
 
 function encodeCursor(state: z.infer<typeof Cursor>): string {

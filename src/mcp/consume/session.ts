@@ -221,25 +221,21 @@ const CONNECT_MS = 10_000;
 async function listsOf(client: Client): Promise<ServerLists> {
   const capabilities = client.getServerCapabilities() ?? {};
   const options = { timeout: CONNECT_MS };
-  const tools: Tool[] = [];
-  const prompts: Prompt[] = [];
-  if (capabilities.tools) {
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const listed = await client.listTools(cursor ? { cursor } : {}, options);
-      tools.push(...listed.tools);
-      if (!(cursor = listed.nextCursor)) break;
-    }
-  }
-  if (capabilities.prompts) {
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const listed = await client.listPrompts(cursor ? { cursor } : {}, options);
-      prompts.push(...listed.prompts);
-      if (!(cursor = listed.nextCursor)) break;
-    }
-  }
+  const tools = capabilities.tools ? await allPages((params) => client.listTools(params, options).then((l) => ({ items: l.tools, nextCursor: l.nextCursor }))) : [];
+  const prompts = capabilities.prompts ? await allPages((params) => client.listPrompts(params, options).then((l) => ({ items: l.prompts, nextCursor: l.nextCursor }))) : [];
   return { tools, prompts, resources: capabilities.resources !== undefined, subscribe: capabilities.resources?.subscribe === true };
+}
+
+/** Every item of a paged MCP list, up to MAX_LIST_PAGES pages. */
+async function allPages<T>(page: (params: { cursor?: string }) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let n = 0; n < MAX_LIST_PAGES; n++) {
+    const listed = await page(cursor ? { cursor } : {});
+    items.push(...listed.items);
+    if (!(cursor = listed.nextCursor)) break;
+  }
+  return items;
 }
 
 /** The server ended the session (Streamable HTTP answers 404 to an unknown session id): a new one is needed. */
