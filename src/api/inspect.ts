@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import { WhatIfBody } from "../conversation/inspect";
+import { WhatIfBody } from "../protocol/what-if";
 import type { ApiEnv } from "../http/env";
 import { conversationInPath } from "../http/conversation";
 import { reply } from "../http/problem";

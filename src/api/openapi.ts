@@ -59,8 +59,8 @@ import { CompleteDelegationBody, DelegationCompleted, DelegationList } from "../
 import { CompactionPolicy } from "../protocol/policies";
 import { ToolRunResult } from "../protocol/tools";
 import { RefQuery } from "./artifacts";
-import { TurnExport } from "../telemetry/agent-context";
-import { WhatIfAnswer, WhatIfBody } from "../conversation/inspect";
+import { TurnExport } from "../protocol/turn-export";
+import { WhatIfAnswer, WhatIfBody } from "../protocol/what-if";
 import { MetricsPage } from "../telemetry/metrics";
 import { BatchBody, DeleteQuery, ListQuery, SearchQuery, WriteBody } from "./memory";
 import { McpServerDeclaration, McpServerInfo, McpServerList } from "../protocol/mcp-servers";

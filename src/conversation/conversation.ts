@@ -43,7 +43,8 @@ import type { McpTarget } from "../mcp/serve/wire";
 import { takeTurn } from "./turn/index";
 import { replay } from "./turn/replay";
 import { observeToolRun, observeTurn, observeUsage } from "./telemetry";
-import { whatIf, type WhatIfAnswer, type WhatIfBody } from "./inspect";
+import type { WhatIfAnswer, WhatIfBody } from "../protocol/what-if";
+import { whatIf } from "./inspect";
 
 /**
  * One per conversation: history as the model read it, the context ledger,

@@ -4,10 +4,9 @@
  * draft names them, with the exact model input the turn produced and its SHA-256, so a replay can be checked byte for
  * byte. The runtime's own record rides along whole (`evidence`): the mapping adds names, it drops nothing.
  */
-import * as z from "zod";
-import { ContextEnvelope } from "../protocol/evidence";
-import { PastTurn, UsageReport } from "../protocol/frontend";
-import { ChatMessage } from "../protocol/messages";
+import { sha256Hex } from "../core/version";
+import type { PastTurn } from "../protocol/frontend";
+import type { TurnExport } from "../protocol/turn-export";
 
 /** The draft's `context_kind` for each block the runtime assembles. */
 const CONTEXT_KIND = {
@@ -29,52 +28,6 @@ const INJECTION_POINT = {
   user_message: "message_history",
   user_message_appendix: "user_message_appendix",
 } as const;
-
-const Ref = z.object({ item_ref: z.string(), reason: z.string() });
-
-export const TurnExport = z.object({
-  schema_version: z.literal("agent-context/draft"),
-  context_envelope: z.object({
-    context_id: z.string(),
-    scope: z.literal("turn"),
-    lifecycle: z.literal("injected"),
-    created_at: z.string(),
-    producer: z.literal("context-runtime"),
-    runtime_refs: z.object({ conversation_id: z.string(), turn_id: z.string(), agent_id: z.string() }),
-  }),
-  context_surface: z.object({
-    surface_id: z.string(),
-    scope: z.literal("turn"),
-    available_item_refs: z.array(z.object({ item_id: z.string(), context_kind: z.string(), source_refs: z.array(z.object({ uri: z.string(), item_id: z.string().optional(), digest: z.string().optional() })) })),
-  }),
-  context_selection: z.object({ selected_item_refs: z.array(Ref), omitted_item_refs: z.array(Ref), removed_item_refs: z.array(Ref) }),
-  context_budget: z.object({
-    target: z.literal("model"),
-    max_tokens: z.number().nullable(),
-    actual_tokens: z.number(),
-    truncation_records: z.array(z.object({ item_ref: z.string(), kind: z.string(), priority: z.number(), tokens: z.number() })),
-  }),
-  context_assembly: z.object({
-    target: z.literal("model"),
-    ordered_blocks: z.array(z.object({ context_kind: z.string(), item_ref: z.string().optional(), token_estimate: z.number(), injection_point: z.string() })),
-  }),
-  context_injection: z.array(z.object({ item_ref: z.string(), injection_point: z.literal("user_message_appendix"), target: z.literal("model"), marker: z.string() })),
-  context_compaction: z
-    .object({ compaction_id: z.string(), trigger: z.string(), method: z.string(), coverage: z.unknown().nullable(), loss_notes: z.array(z.string()), reinjected_item_refs: z.array(z.string()) })
-    .nullable(),
-  missing_context: z.array(z.object({ missing_id: z.string(), severity: z.literal("low"), reason: z.string(), status: z.literal("open") })),
-  /** What the model read, exactly: `sha256` is of `JSON.stringify({ messages, tools })` (tools absent when none). */
-  model_input: z.object({ format: z.literal("openai.chat"), messages: z.array(ChatMessage), tools: z.array(z.unknown()).optional(), sha256: z.string() }),
-  /** The upstream's reported usage for the turn (the gateway's calls, a frontend's report). */
-  usage: z.array(UsageReport),
-  evidence: ContextEnvelope,
-});
-export type TurnExport = z.infer<typeof TurnExport>;
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /** The exact model input as one string: what `model_input.sha256` hashes. */
 export function modelInputText(turn: Pick<PastTurn, "messages" | "tools">): string {
@@ -130,7 +83,7 @@ export async function turnExport(turn: PastTurn): Promise<TurnExport> {
         }
       : null,
     missing_context: e.missing.map((m) => ({ missing_id: m.id, severity: "low", reason: m.reason, status: "open" })),
-    model_input: { format: "openai.chat", messages: turn.messages, ...(turn.tools ? { tools: turn.tools } : {}), sha256: await sha256(modelInputText(turn)) },
+    model_input: { format: "openai.chat", messages: turn.messages, ...(turn.tools ? { tools: turn.tools } : {}), sha256: await sha256Hex(modelInputText(turn)) },
     usage: turn.reportedUsage,
     evidence: e,
   };

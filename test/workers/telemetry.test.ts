@@ -3,7 +3,7 @@
  * vocabulary with its exact model input, and the user's counters per agent at GET /v1/metrics.
  */
 import { describe, expect, it } from "vitest";
-import { TurnExport } from "../../src/telemetry/agent-context";
+import { TurnExport } from "../../src/protocol/turn-export";
 import { MetricsPage } from "../../src/telemetry/metrics";
 import type { TurnResult } from "../../src/protocol/frontend";
 import { expectProblem, freshIdentity, Frontend } from "./support/runtime";
