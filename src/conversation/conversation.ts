@@ -25,8 +25,8 @@ import { durableDatabase } from "../storage/database";
 import { migrate } from "../storage/migrate";
 import { decideApproval, requestApproval } from "./approvals";
 import { ConversationContextManager } from "./context-manager";
-import type { GatewayCursor, ModelUsage } from "./gateway-store";
-import { recordGatewayStep, runLive, takeGatewayTurn } from "./gateway-runs";
+import type { GatewayCursor } from "./gateway-store";
+import { recordGatewayStep, runLive, takeGatewayTurn, type GatewayRecord } from "./gateway-runs";
 import { History, type CompactionReport } from "./history";
 import { describeConversation, endConversation } from "./lifecycle";
 import { CONVERSATION_MIGRATIONS } from "./migrations";
@@ -188,7 +188,7 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
   }
 
   /** The gateway's bookkeeping after a step: its cursor, its run's end, the upstream's usage. */
-  gatewayRecord(owner: Owner, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
+  gatewayRecord(owner: Owner, record: GatewayRecord): Promise<Result<{ lastSeq: number }>> {
     return this.serve(owner, "queued", (scope) => {
       observeUsage(this.env, this.waitUntil, scope, record.usage ?? []);
       return recordGatewayStep(scope, record);
@@ -236,7 +236,8 @@ export class Conversation extends DurableObject<Env> implements ConversationObje
     return this.read(owner, (scope) => {
       const prior = this.db.turns.withTime(turnId);
       if (!prior) return fail("not-found", `no turn '${turnId}' in this conversation`);
-      return ok({ ...replay(scope, new History(scope), prior.turn), createdAt: prior.createdAt, reportedUsage: this.db.events.usageOf(turnId) });
+      const gatewaySteps = this.db.events.gatewayStepsOf(turnId);
+      return ok({ ...replay(scope, new History(scope), prior.turn), createdAt: prior.createdAt, reportedUsage: this.db.events.usageOf(turnId), ...(gatewaySteps ? { gatewaySteps } : {}) });
     });
   }
 

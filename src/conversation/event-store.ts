@@ -4,6 +4,8 @@ import type { Database } from "../storage/database";
 import { decodeRow, json, jsonText, text } from "../storage/decode";
 import { EventData, UsageData } from "./columns";
 
+const GatewaySteps = z.object({ turnIds: z.array(z.string()) });
+
 const EventRow = z.object({
   seq: z.number(),
   turn_id: z.string().nullable(),
@@ -71,5 +73,11 @@ export class EventStore {
       .exec("SELECT data, at FROM events WHERE turn_id = ? AND type = 'model.usage' ORDER BY seq", turnId)
       .toArray()
       .map((e) => ({ ...json(UsageData, e, "data"), at: text(e, "at") }));
+  }
+
+  /** Every step's turn of the gateway request whose first turn this is (`gateway.steps`); null for any other turn. */
+  gatewayStepsOf(turnId: string): string[] | null {
+    const row = this.sql.exec("SELECT data FROM events WHERE type = 'gateway.steps' AND turn_id = ? ORDER BY seq DESC LIMIT 1", turnId).toArray()[0];
+    return row ? GatewaySteps.parse(json(EventData, row, "data")).turnIds : null;
   }
 }

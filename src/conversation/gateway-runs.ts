@@ -57,9 +57,19 @@ export async function takeGatewayTurn(scope: ConversationScope, body: TurnBody, 
 
 /**
  * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
- * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply).
+ * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply). At
+ * the request's end, `gateway.steps` on its first turn names them all.
  */
-export async function recordGatewayStep(scope: GatewayScope, record: { cursor?: GatewayCursor; usage?: ModelUsage[]; run?: string; end?: boolean }): Promise<Result<{ lastSeq: number }>> {
+/** What the gateway records after a step; `steps`, once its request ends: every step's turn, in order. */
+export interface GatewayRecord {
+  cursor?: GatewayCursor;
+  usage?: ModelUsage[];
+  run?: string;
+  end?: boolean;
+  steps?: string[];
+}
+
+export async function recordGatewayStep(scope: GatewayScope, record: GatewayRecord): Promise<Result<{ lastSeq: number }>> {
   const { db: store } = scope;
   const { gateway } = store;
   const at = new Date().toISOString();
@@ -72,6 +82,9 @@ export async function recordGatewayStep(scope: GatewayScope, record: { cursor?: 
     for (const { turnId, step, ...u } of record.usage ?? []) {
       store.events.add(turnId, "model.usage", u.model, { ...u, lastSeq, source: "gateway", step }, at);
     }
+    // On step 1's turn, which X-Turn-Id names: a streamed answer's headers left before the other steps were known.
+    const [first] = record.steps ?? [];
+    if (first) store.events.add(first, "gateway.steps", null, { turnIds: record.steps }, at);
   });
   if (record.cursor && live) await headMoved(scope, record.cursor, at);
   return ok({ lastSeq });

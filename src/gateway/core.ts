@@ -30,7 +30,7 @@ export const ALSO_MATCHED_HEADER = "X-Conversation-Also-Matched";
 export const TURN_HEADER = "X-Turn-Id";
 /**
  * Every step's turn, in order, comma-separated (the first is X-Turn-Id's): on an answer read whole. A streamed answer's
- * headers go out before its steps run: it carries X-Turn-Id only (the others: `GET …/events`, docs/gateway.md).
+ * headers go out before its steps run: it carries X-Turn-Id only, whose turn lists them all in `gatewaySteps` (docs/gateway.md).
  */
 export const TURN_IDS_HEADER = "X-Turn-Ids";
 

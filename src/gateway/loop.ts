@@ -130,7 +130,7 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; answe
   const turnIds = [turn.turnId];
   const fail = async (error: GatewayError): Promise<Result<LoopAnswer, GatewayError>> => {
     // A failed run ends: a retry (or a new message) starts its own.
-    await ctx.stub.gatewayRecord(ctx.owner, { usage, run: ctx.run, end: true });
+    await ctx.stub.gatewayRecord(ctx.owner, { usage, run: ctx.run, end: true, steps: turnIds });
     ctx.trace?.end({ error: error.body.error.code ?? String(error.status) });
     return failWith(error);
   };
@@ -198,7 +198,7 @@ export async function runLoop(ctx: LoopContext, first: { turn: TurnResult; answe
     const lastHash = await messageHash(ctx.held({ content, refusal, toolCalls: clientCalls }));
     const chain = ctx.chain === null ? null : await chainLink(ctx.chain, lastHash);
     // At the step limit the model owes the rest of its answer: the same history resent (nothing new) continues the turn.
-    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash, awaiting: stepLimit, chain }, usage, run: ctx.run });
+    await ctx.stub.gatewayRecord(ctx.owner, { cursor: { consumed: ctx.consumed + 1, lastHash, awaiting: stepLimit, chain }, usage, run: ctx.run, steps: turnIds });
     const total = totalUsage(usage, answer);
     ctx.trace?.end({ steps: step, usage: total });
     return ok({ content, refusal, toolCalls: clientCalls, finishReason, usage: total, ...totalCacheWrites(usage), steps: step, turnIds, stepLimit });

@@ -220,6 +220,9 @@ function showTurn(id, turnId) {
       main.appendChild(el("h1", { text: index >= 0 ? "Turn " + (index + 1) + " of " + turns.length : "Turn " + turnId }));
       if (index >= 0) main.appendChild(el("p", { class: "muted", text: turnId }));
       main.appendChild(el("p", { class: "muted", text: "agent " + turn.agent.id + " · " + when(turn.createdAt) + " · " + num(turn.usage.total) + " tokens" + (turn.envelope.budget.maxTokens !== null ? " of a " + num(turn.envelope.budget.maxTokens) + " budget" : "") + " · " + ms(latency(turn)) }));
+      if (turn.gatewaySteps && turn.gatewaySteps.length > 1) main.appendChild(el("p", { class: "muted" }, ["one gateway request in " + turn.gatewaySteps.length + " steps: "].concat(turn.gatewaySteps.map(function (step, k) {
+        return el("span", {}, [k ? " · " : "", step === turnId ? "step 1 (this turn)" : link("step " + (k + 1), "#/c/" + encodeURIComponent(id) + "/t/" + encodeURIComponent(step))]);
+      }))));
       var grid = el("div", { class: "grid" }, [
         el("div", {}, [blocksView(turn), inputView(turn), toolsView(turn)]),
         el("div", {}, [leftOutView(turn), hooksView(turn), stagesView(turn)])

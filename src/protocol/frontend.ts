@@ -226,8 +226,11 @@ export const UsageReport = z.object({
 });
 export type UsageReport = z.infer<typeof UsageReport>;
 
-/** GET …/turns/{turnId}: the turn as it was answered (its model input rebuilt as it read then), when, and the usage reported for it. */
-export const PastTurn = TurnResult.extend({ createdAt: z.string(), reportedUsage: z.array(UsageReport) });
+/**
+ * GET …/turns/{turnId}: the turn as it was answered (its model input rebuilt as it read then), when, and the usage
+ * reported for it. A gateway request's first turn (X-Turn-Id's) names every step's turn, in order, in `gatewaySteps`.
+ */
+export const PastTurn = TurnResult.extend({ createdAt: z.string(), reportedUsage: z.array(UsageReport), gatewaySteps: z.array(z.string()).optional() });
 export type PastTurn = z.infer<typeof PastTurn>;
 
 /** One turn as `GET …/turns` lists it: enough to find the turn worth opening (`GET …/turns/{turnId}`). */

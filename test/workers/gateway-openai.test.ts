@@ -210,8 +210,11 @@ describe("POST /v1/chat/completions", () => {
     expect(usage[1]!.turnId).not.toBe(usage[0]!.turnId);
     // Every step's turn is named, the first first, and each carries its own step's usage.
     expect(res.headers.get("X-Turn-Ids")!.split(", ")).toEqual([usage[0]!.turnId, usage[1]!.turnId]);
-    const step2 = await frontend.json<{ reportedUsage: { promptTokens: number; step?: number }[] }>("GET", `/v1/conversations/${conversation}/turns/${usage[1]!.turnId}`);
+    const step2 = await frontend.json<{ reportedUsage: { promptTokens: number; step?: number }[]; gatewaySteps?: string[] }>("GET", `/v1/conversations/${conversation}/turns/${usage[1]!.turnId}`);
     expect(step2.reportedUsage).toMatchObject([{ promptTokens: 200, step: 2 }]);
+    expect(step2.gatewaySteps).toBeUndefined();
+    const step1 = await frontend.json<{ gatewaySteps?: string[] }>("GET", `/v1/conversations/${conversation}/turns/${usage[0]!.turnId}`);
+    expect(step1.gatewaySteps).toEqual([usage[0]!.turnId, usage[1]!.turnId]);
   });
 
   it("returns calls to the client's own tools, runs the runtime's from the same reply, and continues with the client's results", async () => {
@@ -245,7 +248,7 @@ describe("POST /v1/chat/completions", () => {
   });
 
   it("streams: chunks with the role first, text deltas, client tool calls by index, the finish reason, usage, then [DONE]", async () => {
-    const { chat, stored } = await setup();
+    const { chat, stored, frontend } = await setup();
     upstream.script = [{ text: "Checking.", toolCalls: [{ name: "notes__lookup", arguments: { q: "plan" } }] }, { text: "Two calls now.", toolCalls: [{ name: "open_in_browser", arguments: { url: "https://a.example" } }, { name: "open_in_browser", arguments: { url: "https://b.example" } }] }];
     const res = await chat({ messages: [{ role: "user", content: "Open both" }], tools: [CLIENT_TOOL], stream: true, stream_options: { include_usage: true } });
     expect(res.status).toBe(200);
@@ -271,6 +274,14 @@ describe("POST /v1/chat/completions", () => {
     const history = await stored(res.headers.get("X-Conversation-Id")!);
     expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
     expect(history[3]).toMatchObject({ content: "Two calls now.", tool_calls: [{ function: { name: "open_in_browser" } }, { function: { name: "open_in_browser" } }] });
+    // The headers left before step 2 ran: X-Turn-Id's turn names both steps' turns.
+    expect(res.headers.get("X-Turn-Ids")).toBeNull();
+    const first = res.headers.get("X-Turn-Id")!;
+    const turn = await frontend.json<{ gatewaySteps?: string[] }>("GET", `/v1/conversations/${res.headers.get("X-Conversation-Id")}/turns/${first}`);
+    expect(turn.gatewaySteps).toHaveLength(2);
+    expect(turn.gatewaySteps![0]).toBe(first);
+    const second = await frontend.json<{ reportedUsage: { step?: number }[] }>("GET", `/v1/conversations/${res.headers.get("X-Conversation-Id")}/turns/${turn.gatewaySteps![1]}`);
+    expect(second.reportedUsage).toMatchObject([{ step: 2 }]);
   });
 
   it("passes the upstream's errors on in OpenAI's shape (4xx as they are, failures as 502), and a retry continues without a duplicate", async () => {
