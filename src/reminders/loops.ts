@@ -70,7 +70,8 @@ export function canonicalArgs(args: string): string {
  */
 const OCCURRENCE = new RegExp(
   [
-    /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/.source,
+    // Underscores for colons too: a timestamp in a file name (`2024-06-07T10_22_41_118Z-debug.log`).
+    /\d{4}-\d{2}-\d{2}[T _]\d{2}[:_]\d{2}(?:[:_]\d{2}(?:[.,_]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/.source,
     // A clock time is a moment only beside a date or a zone: alone, "00:04:12.8" is as often an interval (a lag).
     /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/u.source,
     /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
@@ -80,20 +81,27 @@ const OCCURRENCE = new RegExp(
 );
 
 /**
- * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more (dots and dashes
- * included) whose letters and digits alternate at least four times, as random ids do and names ("order_1051", "utf8",
+ * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more (`MINTED_CANDIDATE`)
+ * whose letters and digits alternate at least four times, as random ids do and names ("order_1051", "utf8",
  * "sha256sum", "v1.2.3-beta4") do not.
  */
 function mintedId(word: string): boolean {
+  if (word.length < 8) return false;
   let changes = 0;
   for (let i = 1; i < word.length; i++) if (/\d/.test(word[i]!) !== /\d/.test(word[i - 1]!) && /[a-z\d]/i.test(word[i]!) && /[a-z\d]/i.test(word[i - 1]!)) changes++;
   return changes >= 4;
 }
 
+/**
+ * A word that may be a minted id: 8 characters or more, dots and dashes included, and parts joined by colons or pluses
+ * with base64's closing `=` (a GitHub request id `C1A4:2B7F1:9E3D2A:A1F0C3`, an S3 host id `tPq3eK0z1mXo8Jc4+R7k9a0==`).
+ */
+const MINTED_CANDIDATE = /[\w.-]+(?:[:+][\w.-]+)*=*/g;
+
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = result.trim();
-  const masked = trimmed.replace(OCCURRENCE, "·").replace(/[\w.-]{8,}/g, (word) => (mintedId(word) ? "·" : word));
+  const masked = trimmed.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
   return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
 
@@ -117,7 +125,10 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
   const prints = calls.map(fingerprint);
   const batches = batchesOf(calls);
   const found = repeatsInARow(calls, prints, batches, repeats);
-  const order = cycleOrder(batches, prints);
+  const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));
+  const made = new Map<string, number>();
+  for (const call of asked) made.set(call, (made.get(call) ?? 0) + 1);
+  const order = cycleOrder(batches.map((batch) => withoutOneOffsBeside(batch, asked, made)), prints);
   const fps = order.map((i) => prints[i]!);
   const batchAt = batchStarts(order.map((i) => calls[i]!.message));
   const longest = Math.max(maxPeriod, ...batches.map((b) => b.length));
@@ -167,6 +178,17 @@ function repeatsInARow(calls: readonly CallRecord[], prints: readonly string[], 
   }
   for (const run of runs.values()) close(run);
   return loops;
+}
+
+/**
+ * A batch as a cycle reads it: a call asked once in the whole window (tool and arguments), beside calls asked again, is
+ * new work done alongside the cycle, not a step of it (A+X, B+Y, A+Z, B+W is A-B-A-B), as a call repeated in a row is
+ * repeated whatever else its messages make. A call asked again with another result (a poll that moved) stays, and so
+ * does a batch of nothing but one-offs: a step of new work breaks a cycle.
+ */
+function withoutOneOffsBeside(batch: readonly number[], asked: readonly string[], made: ReadonlyMap<string, number>): number[] {
+  const repeated = batch.filter((i) => made.get(asked[i]!)! > 1);
+  return repeated.length ? repeated : [...batch];
 }
 
 /** Positions grouped by the message that made them (a call without one is a batch of its own). */

@@ -69,6 +69,11 @@ describe("the loop detector", () => {
     expect(findLoops([at(a, 0), at(a, 0), at(a, 0)])).toMatchObject([{ period: 1, repeats: 3 }]);
     // A batch made again whole beside another call, in another order, is the same batch made again.
     expect(findLoops([at(a, 0), at(b, 0), at(x, 1), at(b, 1), at(a, 1)])).toMatchObject([{ period: 2, repeats: 2 }]);
+    // A cycle whose steps each carry another call, asked once (new work alongside), is still a cycle: A+X, B+Y, A+Z, B+W.
+    const beside = (name: string, k: number) => at(c(name, { k }), k);
+    expect(findLoops([at(a, 0), beside("x", 0), at(b, 1), beside("y", 1), at(a, 2), beside("z", 2), at(b, 3), beside("w", 3)])).toMatchObject([{ period: 2, tools: ["a", "b"], wasted: 2 }]);
+    // A step of nothing but new work between them breaks it.
+    expect(findLoops([at(a, 0), at(b, 1), beside("x", 2), at(a, 3), at(b, 4)])).toEqual([]);
     // A batch made again with one call changed is no loop.
     expect(findLoops([...four.map((k) => at(k, 0)), ...[a, b, d, c("e", {}, "new")].map((k) => at(k, 1))])).toEqual([]);
   });
@@ -92,6 +97,11 @@ describe("the loop detector", () => {
     expect(findLoops(["order_1051", "order_1052", "order_1053"].map((o) => c("next_order", {}, o)))).toEqual([]);
     expect(findLoops([1, 2, 3].map((k) => c("get_time", {}, `2026-11-27T02:3${k}:00Z`)))).toEqual([]);
     expect(findLoops(["18.6e2d1002.1730815331.3f9a21c", "18.6e2d1002.1730815339.3f9a5d0", "18.6e2d1002.1730815346.3f9a8e7"].map((ref) => c("fetch", { u: 1 }, `404 (ref ${ref})`)))).toHaveLength(1);
+    // Ids in parts: joined by colons (GitHub's request ids), or base64 with its pluses and closing "=".
+    expect(findLoops(["C1A4:2B7F1:9E3D2A:A1F0C3", "C1A4:2B7F1:9E41B8:A1F7E0", "D902:3A0C4:1F2B77:20C9A1"].map((id) => c("create_pr", { head: "fix" }, `422 already exists (request ${id})`)))).toHaveLength(1);
+    expect(findLoops(["tPq3eK0z1mXo8Jc4n2Yq+R7k9a0==", "Zb81nQ+x2vLr5Ko9c3Tq0Ew1s7==", "c7Ua2Ld9+VpK1r4Bq8Xz3Nm0o5=="].map((id) => c("s3_put", { key: "a" }, `AccessDenied (HostId: ${id})`)))).toHaveLength(1);
+    // A timestamp in a file name, underscores for colons.
+    expect(findLoops(["10_22_41_118Z", "10_23_05_902Z", "10_23_37_246Z"].map((t) => c("npm", { i: "x" }, `ERESOLVE; log: /root/.npm/_logs/2026-11-27T${t}-debug-0.log`)))).toHaveLength(1);
   });
 
   it("leaves polling with changing results, retries with changed arguments and paging alone", () => {

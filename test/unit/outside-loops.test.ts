@@ -12,6 +12,9 @@
  *   one false firing (a replication lag polled as "00:04:12.8", read as a clock time). A clock time now masks only
  *   beside a date or a zone: 0 false firings, 51 caught. Its misses: cycles whose steps carry another call, and an
  *   error whose repeats differ in more than ids.
+ * - Then, from F's misses (so tuned on all three): a call asked once beside a cycle's calls is work done alongside, not
+ *   a step that breaks the cycle; ids in parts joined by colons or pluses, and a timestamp with underscores, are
+ *   occurrence marks: 58 / 60 / 56. Corpus G (loop-corpus-g.ts) was written meanwhile and measured once, after.
  * No corpus has a false firing now, in any ending.
  */
 import { describe, expect, it } from "vitest";
@@ -21,9 +24,9 @@ import { OUTSIDE_LOOP_SESSIONS as CORPUS_F } from "../fixtures/loop-corpus-f";
 import { ENDINGS, caughtIn, measureLoops } from "../fixtures/outside-loops";
 
 describe.each([
-  ["the first outside corpus", OUTSIDE_LOOP_SESSIONS, 56],
-  ["corpus E", CORPUS_E, 55],
-  ["corpus F", CORPUS_F, 51],
+  ["the first outside corpus", OUTSIDE_LOOP_SESSIONS, 58],
+  ["corpus E", CORPUS_E, 60],
+  ["corpus F", CORPUS_F, 56],
 ] as const)("loops on %s", (_name, sessions, floor) => {
   const figures = measureLoops(sessions);
 
