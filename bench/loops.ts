@@ -2,7 +2,7 @@
  * `npm run bench:loops`: the loop detector (src/reminders/loops.ts) on the scripted sessions of
  * test/fixtures/tool-sessions.ts — its detection rate on planted loops and cycles, and its false positives on
  * legitimate sessions, at the default thresholds (3 repeats, cycles up to 3 calls) and a few others; then on the
- * outside corpora (test/fixtures/loop-corpus-outside.ts, loop-corpus-e.ts, loop-corpus-f.ts) by kind and by the way a
+ * outside corpora (test/fixtures/loop-corpus-outside.ts, loop-corpus-e.ts, loop-corpus-f.ts, loop-corpus-g.ts) by kind and by the way a
  * session ends.
  * Pure Node.
  */
@@ -11,6 +11,7 @@ import { LEGITIMATE, PLANTED } from "../test/fixtures/tool-sessions";
 import { OUTSIDE_LOOP_SESSIONS } from "../test/fixtures/loop-corpus-outside";
 import { OUTSIDE_LOOP_SESSIONS as CORPUS_E } from "../test/fixtures/loop-corpus-e";
 import { OUTSIDE_LOOP_SESSIONS as CORPUS_F } from "../test/fixtures/loop-corpus-f";
+import { CORPUS_G } from "../test/fixtures/loop-corpus-g";
 import { ENDINGS, caughtIn, measureLoops } from "../test/fixtures/outside-loops";
 
 function measure(options: LoopOptions) {
@@ -43,7 +44,8 @@ console.log(`cost: ${usPerCall.toFixed(2)} µs per call scanned`);
 for (const [label, sessions] of [
   ["outside corpus (test/fixtures/loop-corpus-outside.ts, tuned on after its first run)", OUTSIDE_LOOP_SESSIONS],
   ["corpus E (test/fixtures/loop-corpus-e.ts, held out at its first run, then tuned on)", CORPUS_E],
-  ["corpus F (test/fixtures/loop-corpus-f.ts, held out at its first run)", CORPUS_F],
+  ["corpus F (test/fixtures/loop-corpus-f.ts, held out at its first run, then tuned on)", CORPUS_F],
+  ["corpus G (test/fixtures/loop-corpus-g.ts, written after the detector's last change, held out)", CORPUS_G],
 ] as const) {
   const outside = measureLoops(sessions);
   const loops = sessions.length - outside.legitimate;
