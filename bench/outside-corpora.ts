@@ -45,6 +45,7 @@ for (const corpus of OUTSIDE_CORPORA) {
   row("summaries a session, min", results.map((r) => String(r.minSummaries).padStart(16)));
   row("time", results.map((r) => `${(r.ms / 1000).toFixed(1)} s`.padStart(16)));
   if (process.env.LOST) for (const [k, r] of results.entries()) for (const f of r.lost) console.log(`    lost ${label(WINDOWS[k]!)} ${f.id} ${JSON.stringify(f.statement)}`);
+  if (process.env.LOST) for (const [k, r] of results.entries()) for (const f of r.supersededAlone) console.log(`    old value alone ${label(WINDOWS[k]!)} ${f.id} ${JSON.stringify(f.original)} → ${JSON.stringify(f.statement)}`);
   if (process.env.SEARCH !== "0") {
     const { measureSearch } = await import("../test/fixtures/outside-search");
     const s = await measureSearch(corpus);

@@ -25,6 +25,8 @@ export interface Terms {
   words: string[];
   entities: string[];
   phrases: string[];
+  /** The sentence's canonical form: its words in order, each entity and number as its shape ("can you check line § of §"). */
+  form: string;
 }
 
 /** What an entity of each shape looks like, the first that matches naming it. */
@@ -83,13 +85,13 @@ const COMMON = new Set(
 /** Quoted spans: "…", “…”, „…“, «…», 「…」, 『…』, `code`, and '…' opening after a space or a colon; 500 characters at most. */
 export const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d\n]{2,500}\u201d|\u201e[^\u201c\u201d\n]{2,500}[\u201c\u201d]|\u00ab[^\u00bb\n]{2,500}\u00bb|\u300c[^\u300d\n]{1,500}\u300d|\u300e[^\u300f\n]{1,500}\u300f|\x60[^\x60\n]{1,500}\x60|(?<=^|[\s:(])['\u2018][^'\u2019\n]{2,500}['\u2019](?![\p{L}\p{N}])`, "gu");
 /**
- * A URL or an e-mail address; a run with a slash, a backslash, a dot, an underscore or a colon between word
+ * A channel, handle or tag (`#ops-alerts`, `@dana`); a URL or an e-mail address; a run with a slash, a backslash, a dot, an underscore or a colon between word
  * characters (paths, files, hosts, identifiers, key prefixes); a hyphenated identifier with a digit (`cache-east-2`),
  * an acronym (`INV-EU-`) or of three parts or more (`rowan-events-dlq`, where "off-by-one" is refused for its common
  * words). Each
  * alternative starts only where a run starts, so a 100 KB run is one attempt, not one per character.
  */
-const PATHLIKE = /https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
+const PATHLIKE = /(?<![\p{L}\p{N}&])[#@][\p{L}_][\p{L}\p{N}_.-]*[\p{L}\p{N}]|https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
 /**
  * A number that says how much: with a currency sign or code, a percent sign, or a unit written beside it (letters
  * of a unit's length: "25 MB", "250ms", "3 boxes", "12 seats"); one of three or more digits, which is rarely small
@@ -137,6 +139,8 @@ export function entitiesOf(text: string): { text: string; shape: EntityShape }[]
 
 /** Whether a path-like run names something: not a number, an abbreviation ("e.g."), a time ("10:30") or a hyphenated phrase. */
 function isIdentifier(run: string): boolean {
+  // A channel, a handle or a tag ("#inc-war-room", "@dana.w") names one thing, whatever its words.
+  if (/^[#@]/.test(run)) return true;
   if (!/\p{L}/u.test(run) || /^\p{L}\.(?:\p{L}\.?)+$/u.test(run) || /^[\p{L}']+$/u.test(run)) return false;
   if (/[/\\._@:]/.test(run)) return !/^\p{L}+:$/u.test(run);
   const parts = run.split("-").filter(Boolean);
@@ -159,8 +163,16 @@ export function termsOf(text: string): Terms {
     if (word.length >= PHRASE_WORD && previous.length >= PHRASE_WORD) phrases.add(`${previous} ${stemmed}`);
     previous = word.length >= PHRASE_WORD ? stemmed : word;
   }
-  const entities = new Set(entitiesOf(text).map((e) => `\u00a7${e.shape}:${fold(e.text).replace(/\s+/g, " ")}`));
-  return { words: [...words], entities: [...entities], phrases: [...phrases] };
+  const found = entitiesOf(text);
+  const entities = new Set(found.map((e) => `\u00a7${e.shape}:${fold(e.text).replace(/\s+/g, " ")}`));
+  return { words: [...words], entities: [...entities], phrases: [...phrases], form: formOf(text, found) };
+}
+
+/** A text's canonical form: each entity replaced by its shape, each number by `#`, its words folded, in order. */
+function formOf(text: string, entities: readonly { text: string; shape: EntityShape }[]): string {
+  let masked = text;
+  for (const e of entities) masked = masked.replace(e.text, ` \u00a7${e.shape} `);
+  return [...fold(masked).replace(/\p{N}+/gu, "#").matchAll(/\u00a7\w+|[\p{L}#]+(?:['.,_-][\p{L}#]+)*/gu)].map((m) => m[0]).join(" ");
 }
 
 /** Words of this length or more make up the two-word phrases a subject may be ("welcome email", "email subject"). */
@@ -190,7 +202,7 @@ export class Information {
 
   add(terms: Terms): void {
     this.count++;
-    for (const term of [...terms.words, ...terms.entities, ...terms.phrases]) this.df.set(term, (this.df.get(term) ?? 0) + 1);
+    for (const term of [...terms.words, ...terms.entities, ...terms.phrases, `\u00b6${terms.form}`]) this.df.set(term, (this.df.get(term) ?? 0) + 1);
   }
 
   /**
@@ -221,6 +233,11 @@ export class Information {
       if (entityShape(entity) === "quote") for (const [word] of entity.slice(entity.indexOf(":") + 1).matchAll(WORD)) if (isCommon(word)) sum += (1 - COMMON_WEIGHT) * this.idf(word);
     }
     return sum;
+  }
+
+  /** How many units share this unit's canonical form. */
+  formFrequency(terms: Terms): number {
+    return this.df.get(`\u00b6${terms.form}`) ?? 0;
   }
 
   /** How many units hold this term. */

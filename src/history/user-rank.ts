@@ -77,7 +77,8 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const worth = units.map((unit, k) => {
     if (unit.repeat) return -1;
     const weight = (unit.kind === "correction" ? CORRECTION_WEIGHT : 1) * (unit.kind === "pasted" ? PASTED_WEIGHT : 1) * (isQuestion(unit.text) ? QUESTION_WEIGHT : 1);
-    return (weight * information.of(terms[k]!)) / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
+    const routine = Math.max(1, information.formFrequency(terms[k]!));
+    return (weight * information.of(terms[k]!)) / routine / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
   });
 
   // A correction that gives a value but names no subject ("It goes out Sunday, not Thursday.") and the sentence before it, which does
@@ -127,10 +128,15 @@ function specificTerms(terms: Terms, information: Information): string[] {
 
 /**
  * Whether `later` gives a new value of a kind `earlier` had: an entity of the same shape that `earlier` did not hold
- * ("Monday, not Saturday" restates the old value beside the new one).
+ * ("Monday, not Saturday" restates the old value beside the new one), or a bare number where `earlier` had one ("API
+ * level 24" → "API level 26": too small to be an amount, but a value of the subject they share).
  */
 function changesAValue(earlier: Terms, later: Terms): boolean {
   const before = new Set(earlier.entities);
   const shapes = new Set(earlier.entities.map(entityShape));
-  return later.entities.some((e) => !before.has(e) && shapes.has(entityShape(e)));
+  if (later.entities.some((e) => !before.has(e) && shapes.has(entityShape(e)))) return true;
+  const numbersBefore = new Set(earlier.words.filter(isNumber));
+  return numbersBefore.size > 0 && later.words.some((w) => isNumber(w) && !numbersBefore.has(w));
 }
+
+const isNumber = (word: string) => /^\p{N}+(?:[.,]\p{N}+)?$/u.test(word);

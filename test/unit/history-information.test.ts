@@ -38,6 +38,8 @@ describe("entity shapes", () => {
     ["Docs are at https://wiki.example.com/display/TEAM/Moth+Runbook today.", "path", "https://wiki.example.com/display/TEAM/Moth+Runbook"],
     ['Title it "Nothing ships on a Friday" for now.', "quote", '"Nothing ships on a Friday"'],
     ["Ask Priyanka Raman before merging.", "name", "Priyanka Raman"],
+    ["Page #inc-war-room when it fires.", "path", "#inc-war-room"],
+    ["Loop in @dana.w on the review.", "path", "@dana.w"],
   ])("%s → %s %s", (text, shape, value) => {
     expect(entitiesOf(text)).toContainEqual({ text: value, shape });
   });
@@ -78,6 +80,22 @@ describe("the drop order", () => {
     const order = dropOrder(["Stonechat runs on Vue.", "Ok.", "Stonechat runs on Postgres from now on.", "The Moth staging port is 8080.", "I had the Moth port wrong, it's 8443."]);
     expect(order.indexOf("Stonechat runs on Vue.")).toBeLessThan(order.indexOf("Stonechat runs on Postgres from now on."));
     expect(order.indexOf("The Moth staging port is 8080.")).toBeLessThan(order.indexOf("I had the Moth port wrong, it's 8443."));
+  });
+
+  it("reads a new bare number of a shared subject, and a new channel, as an update", () => {
+    const order = dropOrder(["The Android minimum SDK is API level 24.", "Android minimum SDK needs to be API level 26, I forgot the notification changes.", "Incidents go to #ops-alerts.", "Oops, incidents go to #inc-war-room now."]);
+    expect(order.indexOf("The Android minimum SDK is API level 24.")).toBeLessThan(order.indexOf("Android minimum SDK needs to be API level 26, I forgot the notification changes."));
+    expect(order.indexOf("Incidents go to #ops-alerts.")).toBeLessThan(order.indexOf("Oops, incidents go to #inc-war-room now."));
+  });
+
+  it("gives up a sentence whose form the user keeps writing (a routine request) before one said once, values alike", () => {
+    const routine = ["LK-1042", "LK-1187", "LK-1203", "LK-1266", "LK-1311", "LK-1350"].map((ticket) => `I'll get to ${ticket} by EOD.`);
+    const fact = "We decided the onboarding checklist is mandatory for new admins.";
+    const order = dropOrder([...routine, fact]);
+    for (const r of routine) expect(order.indexOf(r), r).toBeLessThan(order.indexOf(fact));
+    const info = new Information([...routine, fact].map(termsOf));
+    expect(info.formFrequency(termsOf(routine[0]!))).toBe(routine.length);
+    expect(info.formFrequency(termsOf(fact))).toBe(1);
   });
 
   it("keeps a correction that names no subject together with the sentence before it", () => {

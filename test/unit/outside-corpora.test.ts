@@ -10,7 +10,8 @@
  * (docs/tokens.md): the digest's budget now holds for the model, and fits 1–6 points fewer facts than the old
  * estimate, which under-counted; the floors are the figures measured then, and A's a-correction-039 at 8k became an
  * old value read without its correction (its correction no longer fits beside it). Every session compacts at least 30 times, and no
- * superseded value is read without its correction but the four D found.
+ * superseded value is read without its correction but the one listed below. Issue 19's third pass (a sentence whose
+ * canonical form the user keeps writing is routine, and weighs that much less) raised A, C and D by 1–5 points.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -22,15 +23,17 @@ import { memoryConversation } from "./support/node-sql";
 
 /**
  * What each corpus's facts reach, readable at the end, by window; found by search_history in its top 3; and the
- * corrections D, run once after the last ranking, showed outlived by the value they replace (a gap found on held-out
- * data: "API level 24" … "needs to be API level 26", "#ops-alerts" … "#inc-war-room" share a subject the update rule
- * does not read as one, or a value it does not read as one). Any other is a regression.
+ * corrections known to be outlived by the value they replace. D's four ("API level 24" … "needs to be API level 26",
+ * "#ops-alerts" … "#inc-war-room") were fixed at issue 19's third pass: a bare number beside a shared subject is a
+ * value, a channel or handle an identifier. That pass left one on B: a correction cut into clauses ("The repo link for
+ * the Umber monorepo was stale, it's github.com/kitewing-platform/umber-mono …"), whose clause with the new value
+ * shares no subject with what it replaces. Any other is a regression.
  */
 const FLOORS: Record<OutsideCorpus["name"], { readable: Record<Window, number>; searchTop3: number; outlived?: Partial<Record<Window, string[]>> }> = {
-  A: { readable: { 4096: 0.86, 8192: 0.91, 16384: 0.96 }, searchTop3: 0.99, outlived: { 8192: ["a-correction-039"] } },
-  B: { readable: { 4096: 0.45, 8192: 0.52, 16384: 0.65 }, searchTop3: 0.99 },
-  C: { readable: { 4096: 0.8, 8192: 0.86, 16384: 0.91 }, searchTop3: 0.95 },
-  D: { readable: { 4096: 0.77, 8192: 0.85, 16384: 0.92 }, searchTop3: 0.92, outlived: { 4096: ["d-correction-019"], 8192: ["d-correction-015", "d-correction-019"], 16384: ["d-correction-015"] } },
+  A: { readable: { 4096: 0.88, 8192: 0.91, 16384: 0.96 }, searchTop3: 0.99 },
+  B: { readable: { 4096: 0.45, 8192: 0.52, 16384: 0.65 }, searchTop3: 0.99, outlived: { 8192: ["b-correction-020"] } },
+  C: { readable: { 4096: 0.81, 8192: 0.87, 16384: 0.92 }, searchTop3: 0.95 },
+  D: { readable: { 4096: 0.82, 8192: 0.89, 16384: 0.93 }, searchTop3: 0.92 },
 };
 
 describe.each(OUTSIDE_CORPORA.map((c) => [c.name, c] as const))("corpus %s", (name, corpus) => {
