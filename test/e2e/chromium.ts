@@ -3,17 +3,17 @@
  * browser download. Where Chromium is missing a test skips, saying so, except in CI (`CI` set), where it fails
  * (.ci/run installs it).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
+import { BrowserPage, ProcessGroup } from "./browser-page";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 export const IN_CI = Boolean(process.env.CI);
 
 export class Chromium {
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly group: ProcessGroup,
     private readonly http: string,
   ) {}
 
@@ -35,43 +35,38 @@ export class Chromium {
       "--remote-debugging-port=0",
       "about:blank",
     ];
-    const child = spawn(executable, flags, { stdio: ["ignore", "ignore", "pipe"], detached: true });
-    let stderr = "";
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`chromium did not start in 30 s:\n${stderr}`)), 30_000);
-      child.stderr!.on("data", (d: Buffer) => {
-        stderr += d;
-        const match = /DevTools listening on (ws:\/\/[^\s]+)/.exec(stderr);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      child.once("exit", (code) => reject(new Error(`chromium exited (${code}):\n${stderr}`)));
+    const group = new ProcessGroup("chromium", executable, flags);
+    const [, endpoint] = await group.waitFor(/DevTools listening on (ws:\/\/[^\s]+)/).catch(async (error: Error) => {
+      await group.stop();
+      throw error;
     });
-    return new Chromium(child, `http://${new URL(endpoint).host}`);
+    return new Chromium(group, `http://${new URL(endpoint!).host}`);
   }
 
-  /** A new tab, with its page and runtime domains on; `close()` closes the tab. */
-  async open(): Promise<Cdp> {
+  /** A new tab, with its page and runtime domains on; `close()` closes the tab, then does `after`. */
+  async open(after: () => Promise<void> = async () => undefined): Promise<Cdp> {
     const created = (await (await fetch(`${this.http}/json/new?${encodeURIComponent("about:blank")}`, { method: "PUT" })).json()) as { id: string; webSocketDebuggerUrl: string };
-    const page = await Cdp.connect(created.webSocketDebuggerUrl, () => fetch(`${this.http}/json/close/${created.id}`).then(() => undefined, () => undefined));
+    const page = await Cdp.connect(created.webSocketDebuggerUrl, () => fetch(`${this.http}/json/close/${created.id}`).then(() => undefined, () => undefined).then(after));
     await page.send("Page.enable");
-    await page.send("Performance.enable");
     return page;
   }
 
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once("exit", resolve));
-    process.kill(-this.child.pid!, "SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-    if (this.child.exitCode === null) process.kill(-this.child.pid!, "SIGKILL");
+  /** A tab in a browser of its own, for one test file: closing the tab ends the browser. */
+  static async page(executable: string, work: string): Promise<Cdp> {
+    const browser = await Chromium.launch(executable, work);
+    return browser.open(() => browser.close()).catch(async (error: Error) => {
+      await browser.close();
+      throw error;
+    });
+  }
+
+  close(): Promise<void> {
+    return this.group.stop();
   }
 }
 
 /** One DevTools protocol session on a tab: navigate, evaluate, wait; keeps what the page logs, for failure messages. */
-export class Cdp {
+export class Cdp extends BrowserPage {
   private next = 1;
   private readonly waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
   readonly console: string[] = [];
@@ -80,6 +75,7 @@ export class Cdp {
     private readonly socket: WebSocket,
     private readonly closeTab: () => Promise<void>,
   ) {
+    super();
     socket.on("message", (data) => {
       const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: Record<string, any> };
       if (message.id !== undefined) {
@@ -126,15 +122,13 @@ export class Cdp {
     return result.value;
   }
 
-  /** Waits until `condition` (a page expression) holds; `describe` says what the page showed when it never did. */
-  async until(condition: string, timeoutMs = 30_000, describe = `document.body?.innerText.slice(0, 200) ?? ""`): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (await this.eval<boolean>(`(() => { try { return Boolean(${condition}); } catch { return false; } })()`).catch(() => false)) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const shown = await this.eval<string>(describe).catch(() => "");
-    throw new Error(`the page did not reach ${condition} in ${timeoutMs} ms; it shows: ${shown}; console: ${this.console.join(" | ")}`);
+  async screenshot(): Promise<Buffer> {
+    const { data } = await this.send<{ data: string }>("Page.captureScreenshot", { format: "png", captureBeyondViewport: true });
+    return Buffer.from(data, "base64");
+  }
+
+  async logged(): Promise<string[]> {
+    return [...this.console];
   }
 
   async close(): Promise<void> {

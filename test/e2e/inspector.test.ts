@@ -1,24 +1,24 @@
 /**
- * The inspector page (`GET /inspect`, docs/inspector.md) in headless Chromium (Debian's `chromium`), over the DevTools
- * protocol, against the shared `wrangler dev`: a scripted conversation with an app on a real socket (contexts that
+ * The inspector page (`GET /inspect`, docs/inspector.md) in every engine of browsers.ts (Chromium, WebKit, Firefox),
+ * against the shared `wrangler dev`: one scripted conversation with an app on a real socket (contexts that
  * change, a tool round trip, an input hook's rewrite, a call the guard denies, a subagent, a compaction on a small
  * window, reported usage), then the page's DOM is read: every block of a known turn with the runtime's token count,
  * the diff naming the changed context, the prefix break naming the compaction, and a what-if under a smaller budget
- * reading fewer tokens. Screenshots go to test/e2e/artifacts/ (ignored by git).
+ * reading fewer tokens. Screenshots, one set per engine, go to test/e2e/artifacts/ (ignored by git).
  *
- * Chromium missing: skipped with a message, except in CI (`CI` set), where it fails.
+ * An engine missing: skipped with a message, except in CI (`CI` set), where its tests fail.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ContextProvider, PastTurn, TurnResult } from "../../src/sdk";
-import { CHROMIUM, Chromium, IN_CI, type Cdp } from "./chromium";
+import type { BrowserPage } from "./browser-page";
+import { enginesFor, openPage } from "./browsers";
 import { apiKey, freshIdentity, frontend, runtimeUrl, startApp } from "./support";
 
 const ARTIFACTS = join(import.meta.dirname, "artifacts");
-
-if (!CHROMIUM && !IN_CI) console.warn("inspector: skipped, no chromium here (apt-get install -y chromium; CI installs it and fails without it)");
+const ENGINES = enginesFor("inspector");
 
 type Reply = NonNullable<Parameters<Awaited<ReturnType<typeof frontend>>["turn"]>[1]["reply"]>;
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, type: "function" as const, function: { name, arguments: JSON.stringify(args) } });
@@ -117,120 +117,19 @@ async function script(): Promise<Scripted> {
   return { conversation, key: await apiKey(id), turns, docChanged, compacted: compacted!, childConversation: childConversation! };
 }
 
-describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () => {
-  const work = mkdtempSync(join(tmpdir(), "inspector-"));
-  let browser: Chromium;
-  let page: Cdp;
+describe.skipIf(ENGINES.length === 0)("the inspector", () => {
+  // The conversation is scripted once; every engine reads the same one.
   let scripted: Scripted;
+  const timings: Record<string, Timing> = {};
 
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error("chromium is not installed: CI must install it (apt-get install -y chromium; see .ci/run)");
     mkdirSync(ARTIFACTS, { recursive: true });
-    [browser, scripted] = await Promise.all([Chromium.launch(CHROMIUM, work), script()]);
-    page = await browser.open();
+    scripted = await script();
   }, 180_000);
 
-  afterAll(async () => {
-    await page?.close();
-    await browser?.close();
-    rmSync(work, { recursive: true, force: true });
+  afterAll(() => {
+    if (Object.keys(timings).length) writeFileSync(join(ARTIFACTS, "inspector-timing.json"), `${JSON.stringify(timings, null, 2)}\n`);
   });
-
-  const turnHash = (turnId: string) => `#/c/${encodeURIComponent(scripted.conversation)}/t/${encodeURIComponent(turnId)}`;
-
-  it("takes the key from the fragment, forgets it from the address, and lists the user's conversations, newest first", async () => {
-    await page.navigate(`${runtimeUrl()}/inspect#key=${encodeURIComponent(scripted.key)}`);
-    await page.until(`document.querySelector("#conversations [data-conversation]") !== null`);
-    const listed = await page.eval<string[]>(`[...document.querySelectorAll("#conversations [data-conversation]")].map((r) => r.dataset.conversation)`);
-    // The subagent's conversation started after the parent: newest first.
-    expect(listed.indexOf(scripted.childConversation)).toBeLessThan(listed.indexOf(scripted.conversation));
-    expect(listed).toContain(scripted.conversation);
-    expect(await page.eval<string>("location.hash")).toBe("#/");
-    expect(await page.eval<string | null>(`sessionStorage.getItem("context-runtime:inspector-key")`)).toBe(scripted.key);
-    await screenshot(page, "inspector-conversations");
-  }, 60_000);
-
-  it("shows the conversation's turns on a timeline: the hook's rewrite, the denied call, the compaction, the subagent linked", async () => {
-    await page.navigate(`${runtimeUrl()}/inspect#/c/${encodeURIComponent(scripted.conversation)}`);
-    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#timeline") !== null`);
-    const rows = await page.eval<number>(`document.querySelectorAll("#timeline [data-turn]").length`);
-    expect(rows).toBe(scripted.turns.length);
-    const text = await page.eval<string>(`document.querySelector("#timeline").textContent`);
-    expect(text).toContain("desk:spelling rewrite");
-    expect(text).toContain("desk__wipe denied by guard");
-    expect(text).toMatch(/auto [\d,]+→[\d,]+/);
-    // A context missing on every turn shows on every row, without opening a turn.
-    const missingRows = await page.eval<number>(`[...document.querySelectorAll("#timeline [data-turn]")].filter((r) => r.textContent.includes("desk:calendar missing (error)")).length`);
-    expect(missingRows).toBeGreaterThan(0);
-    expect(await page.eval<string | null>(`document.querySelector('#subagents [data-child] a')?.getAttribute("href") ?? null`)).toBe(`#/c/${scripted.childConversation}`);
-    await screenshot(page, "inspector-conversation");
-  }, 60_000);
-
-  it("shows every block of a turn with the runtime's token count, and the diff names the context that changed", async () => {
-    const turn = scripted.docChanged;
-    await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
-    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#block-table") !== null`);
-    const shown = await page.eval<{ block: string; tokens: string; text: string }[]>(
-      `[...document.querySelectorAll("#block-table [data-block]")].map((r) => ({ block: r.dataset.block, tokens: r.dataset.tokens, text: r.children[1].textContent }))`,
-    );
-    const expected = turn.envelope.assembly.blocks.map((b) => ({ block: b.id ? `${b.kind}:${b.id}` : b.kind, tokens: String(b.tokens), text: b.tokens.toLocaleString("en-US") }));
-    expect(shown).toEqual(expected);
-    expect(expected.some((b) => b.block === "context:desk:doc")).toBe(true);
-    // Each block says which version of its source the model read, and how far it is trusted.
-    const doc = await page.eval<string[]>(`[...document.querySelector('#block-table [data-block="context:desk:doc"]').children].map((c) => c.textContent)`);
-    expect(doc.slice(-2)).toEqual(["v2 · updated", "outside: an app's data, neutralised and redacted, fenced in the appendix"]);
-    const position = scripted.turns.findIndex((t) => t.turnId === turn.turnId) + 1;
-    expect(await page.eval<string>(`document.querySelector("h1").textContent`)).toMatch(new RegExp(`^Turn ${position} of \\d+$`));
-    const changes = await page.eval<string>(`document.querySelector("#changes")?.textContent ?? ""`);
-    expect(changes).toContain("context changed desk:doc (updated)");
-    expect(changes).not.toContain("desk:profile");
-    expect(await page.eval<string>(`document.querySelector("#left-out").textContent`)).toMatch(/desk:profile\s*omitted\s*unchanged/);
-    // The missing context is one row, saying why: not an "omitted · missing" row beside it.
-    const calendarRows = await page.eval<string[]>(`[...document.querySelectorAll('#left-out [data-omitted="desk:calendar"]')].map((r) => r.textContent)`);
-    expect(calendarRows).toHaveLength(1);
-    expect(calendarRows[0]).toContain("calendar is down for maintenance");
-    await screenshot(page, "inspector-turn");
-  }, 60_000);
-
-  it("names the compaction where the prefix broke, at the first divergent byte", async () => {
-    const turn = scripted.compacted;
-    await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
-    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#prefix") !== null`);
-    expect(await page.eval<string>(`document.querySelector("#prefix").dataset.prefix`)).toBe("broken");
-    const reasons = await page.eval<string>(`document.querySelector("#prefix-reasons").textContent`);
-    expect(reasons).toContain("a compaction in this turn (auto)");
-    // The byte the page names is where the two inputs, as the API gave them, part.
-    const index = scripted.turns.findIndex((t) => t.turnId === turn.turnId);
-    const [before, after] = await Promise.all([pastTurn(scripted, scripted.turns[index - 1]!.turnId), pastTurn(scripted, turn.turnId)]);
-    // The tool list is read first: the first summary brought search_history into it.
-    const [toolsBefore, toolsAfter] = [JSON.stringify(before.tools ?? []), JSON.stringify(after.tools ?? [])];
-    expect(toolsAfter).not.toBe(toolsBefore);
-    let at = 0;
-    while (at < toolsBefore.length && toolsBefore[at] === toolsAfter[at]) at++;
-    const byte = Buffer.byteLength(toolsAfter.slice(0, at));
-    expect(await page.eval<string>(`document.querySelector("#prefix").textContent`)).toContain("in the tool list");
-    expect(await page.eval<string>(`document.querySelector("#prefix").dataset.byte`)).toBe(String(byte));
-    await screenshot(page, "inspector-prefix-break");
-  }, 60_000);
-
-  it("re-assembles a turn under a smaller budget: fewer tokens, nothing stored", async () => {
-    const turn = scripted.turns.at(-1)!;
-    await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
-    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#whatif-form") !== null`);
-    const eventsBefore = await eventCount(scripted);
-    // Between what is never given up (system prompt, tools, the user's words) and the whole input.
-    const budget = Math.floor((turn.usage.total + turn.usage.system + turn.usage.tools + turn.usage.message) / 2);
-    await page.eval(`(() => { document.querySelector("#whatif-budget").value = "${budget}"; document.querySelector("#whatif-form").requestSubmit(); return true; })()`);
-    await page.until(`document.querySelector("#whatif-result").dataset.state === "ready"`);
-    const before = Number(await page.eval<string>(`document.querySelector("#whatif-result").dataset.before`));
-    const after = Number(await page.eval<string>(`document.querySelector("#whatif-result").dataset.after`));
-    expect(before).toBe(turn.usage.total);
-    expect(after, await page.eval<string>(`document.querySelector("#whatif-result").textContent`)).toBeLessThanOrEqual(budget);
-    expect(after).toBeLessThan(before);
-    expect(await page.eval<string>(`document.querySelector("#whatif-summary").textContent`)).toContain("fits");
-    expect(await eventCount(scripted)).toBe(eventsBefore);
-    await screenshot(page, "inspector-what-if");
-  }, 60_000);
 
   it("refuses a what-if it cannot run with a problem document: a policy the schema refuses, a turn there is not", async () => {
     const post = (turnId: string, body: unknown) =>
@@ -243,30 +142,142 @@ describe.skipIf(!CHROMIUM && !IN_CI)("the inspector in headless Chromium", () =>
     expect((await post("no-such-turn", {})).status).toBe(404);
   });
 
-  it("shows the reported prompt and cached tokens beside the runtime's count", async () => {
-    const turn = scripted.turns.at(-1)!;
-    await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
-    await page.until(`document.body.dataset.state === "ready" && document.querySelector("#usage-table") !== null`);
-    const cells = await page.eval<string[]>(`[...document.querySelectorAll("#usage-table tbody td")].map((td) => td.textContent)`);
-    expect(cells.slice(3)).toEqual([(turn.usage.total + 11).toLocaleString("en-US"), expect.stringMatching(/^512 \(\d+ %\)$/), turn.usage.total.toLocaleString("en-US"), expect.stringMatching(/^\+11 /)]);
-  }, 60_000);
+  describe.each(ENGINES)("in $title", (engine) => {
+    const work = mkdtempSync(join(tmpdir(), `inspector-${engine.name}-`));
+    let page: BrowserPage;
+    const screenshot = async (name: string) => writeFileSync(join(ARTIFACTS, `${name}-${engine.name}.png`), await page.screenshot());
 
-  it("asks for a key when it has none, and a refused key sends it back to the form", async () => {
-    await page.eval(`sessionStorage.clear()`);
-    await page.navigate(`${runtimeUrl()}/inspect#/`);
-    await page.until(`document.querySelector("#key-form") !== null`);
-    await page.eval(`(() => { document.querySelector("#key-input").value = "not-a-key"; document.querySelector("#key-form").requestSubmit(); return true; })()`);
-    await page.until(`document.querySelector("#key-form p")?.textContent.includes("refused") === true`);
-    expect(await page.eval<string | null>(`sessionStorage.getItem("context-runtime:inspector-key")`)).toBeNull();
-  }, 60_000);
+    beforeAll(async () => {
+      page = await openPage(engine, work);
+    }, 60_000);
 
-  it("reports the page's load times (Performance timing over the DevTools protocol)", async () => {
-    const list = await timeTo(page, `${runtimeUrl()}/inspect#key=${encodeURIComponent(scripted.key)}`, `document.querySelector("#conversations [data-conversation]") !== null`);
-    const turn = await timeTo(page, `${runtimeUrl()}/inspect${turnHash(scripted.docChanged.turnId)}`, `document.body.dataset.state === "ready" && document.querySelector("#block-table") !== null`);
-    writeFileSync(join(ARTIFACTS, "inspector-timing.json"), `${JSON.stringify({ conversationsList: list, turnView: turn }, null, 2)}\n`);
-    console.log(`inspector timing: conversations list ${JSON.stringify(list)}, turn view ${JSON.stringify(turn)}`);
-    expect(list.readyMs).toBeGreaterThan(0);
-  }, 60_000);
+    afterAll(async () => {
+      await page?.close();
+      rmSync(work, { recursive: true, force: true });
+    });
+
+    const turnHash = (turnId: string) => `#/c/${encodeURIComponent(scripted.conversation)}/t/${encodeURIComponent(turnId)}`;
+
+    it("takes the key from the fragment, forgets it from the address, and lists the user's conversations, newest first", async () => {
+      await page.navigate(`${runtimeUrl()}/inspect#key=${encodeURIComponent(scripted.key)}`);
+      await page.until(`document.querySelector("#conversations [data-conversation]") !== null`);
+      const listed = await page.eval<string[]>(`[...document.querySelectorAll("#conversations [data-conversation]")].map((r) => r.dataset.conversation)`);
+      // The subagent's conversation started after the parent: newest first.
+      expect(listed.indexOf(scripted.childConversation)).toBeLessThan(listed.indexOf(scripted.conversation));
+      expect(listed).toContain(scripted.conversation);
+      expect(await page.eval<string>("location.hash")).toBe("#/");
+      expect(await page.eval<string | null>(`sessionStorage.getItem("context-runtime:inspector-key")`)).toBe(scripted.key);
+      await screenshot("inspector-conversations");
+    }, 60_000);
+
+    it("shows the conversation's turns on a timeline: the hook's rewrite, the denied call, the compaction, the subagent linked", async () => {
+      await page.navigate(`${runtimeUrl()}/inspect#/c/${encodeURIComponent(scripted.conversation)}`);
+      await page.until(`document.body.dataset.state === "ready" && document.querySelector("#timeline") !== null`);
+      const rows = await page.eval<number>(`document.querySelectorAll("#timeline [data-turn]").length`);
+      expect(rows).toBe(scripted.turns.length);
+      const text = await page.eval<string>(`document.querySelector("#timeline").textContent`);
+      expect(text).toContain("desk:spelling rewrite");
+      expect(text).toContain("desk__wipe denied by guard");
+      expect(text).toMatch(/auto [\d,]+→[\d,]+/);
+      // A context missing on every turn shows on every row, without opening a turn.
+      const missingRows = await page.eval<number>(`[...document.querySelectorAll("#timeline [data-turn]")].filter((r) => r.textContent.includes("desk:calendar missing (error)")).length`);
+      expect(missingRows).toBeGreaterThan(0);
+      expect(await page.eval<string | null>(`document.querySelector('#subagents [data-child] a')?.getAttribute("href") ?? null`)).toBe(`#/c/${scripted.childConversation}`);
+      await screenshot("inspector-conversation");
+    }, 60_000);
+
+    it("shows every block of a turn with the runtime's token count, and the diff names the context that changed", async () => {
+      const turn = scripted.docChanged;
+      await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
+      await page.until(`document.body.dataset.state === "ready" && document.querySelector("#block-table") !== null`);
+      const shown = await page.eval<{ block: string; tokens: string; text: string }[]>(
+        `[...document.querySelectorAll("#block-table [data-block]")].map((r) => ({ block: r.dataset.block, tokens: r.dataset.tokens, text: r.children[1].textContent }))`,
+      );
+      const expected = turn.envelope.assembly.blocks.map((b) => ({ block: b.id ? `${b.kind}:${b.id}` : b.kind, tokens: String(b.tokens), text: b.tokens.toLocaleString("en-US") }));
+      expect(shown).toEqual(expected);
+      expect(expected.some((b) => b.block === "context:desk:doc")).toBe(true);
+      // Each block says which version of its source the model read, and how far it is trusted.
+      const doc = await page.eval<string[]>(`[...document.querySelector('#block-table [data-block="context:desk:doc"]').children].map((c) => c.textContent)`);
+      expect(doc.slice(-2)).toEqual(["v2 · updated", "outside: an app's data, neutralised and redacted, fenced in the appendix"]);
+      const position = scripted.turns.findIndex((t) => t.turnId === turn.turnId) + 1;
+      expect(await page.eval<string>(`document.querySelector("h1").textContent`)).toMatch(new RegExp(`^Turn ${position} of \\d+$`));
+      const changes = await page.eval<string>(`document.querySelector("#changes")?.textContent ?? ""`);
+      expect(changes).toContain("context changed desk:doc (updated)");
+      expect(changes).not.toContain("desk:profile");
+      expect(await page.eval<string>(`document.querySelector("#left-out").textContent`)).toMatch(/desk:profile\s*omitted\s*unchanged/);
+      // The missing context is one row, saying why: not an "omitted · missing" row beside it.
+      const calendarRows = await page.eval<string[]>(`[...document.querySelectorAll('#left-out [data-omitted="desk:calendar"]')].map((r) => r.textContent)`);
+      expect(calendarRows).toHaveLength(1);
+      expect(calendarRows[0]).toContain("calendar is down for maintenance");
+      await screenshot("inspector-turn");
+    }, 60_000);
+
+    it("names the compaction where the prefix broke, at the first divergent byte", async () => {
+      const turn = scripted.compacted;
+      await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
+      await page.until(`document.body.dataset.state === "ready" && document.querySelector("#prefix") !== null`);
+      expect(await page.eval<string>(`document.querySelector("#prefix").dataset.prefix`)).toBe("broken");
+      const reasons = await page.eval<string>(`document.querySelector("#prefix-reasons").textContent`);
+      expect(reasons).toContain("a compaction in this turn (auto)");
+      // The byte the page names is where the two inputs, as the API gave them, part.
+      const index = scripted.turns.findIndex((t) => t.turnId === turn.turnId);
+      const [before, after] = await Promise.all([pastTurn(scripted, scripted.turns[index - 1]!.turnId), pastTurn(scripted, turn.turnId)]);
+      // The tool list is read first: the first summary brought search_history into it.
+      const [toolsBefore, toolsAfter] = [JSON.stringify(before.tools ?? []), JSON.stringify(after.tools ?? [])];
+      expect(toolsAfter).not.toBe(toolsBefore);
+      let at = 0;
+      while (at < toolsBefore.length && toolsBefore[at] === toolsAfter[at]) at++;
+      const byte = Buffer.byteLength(toolsAfter.slice(0, at));
+      expect(await page.eval<string>(`document.querySelector("#prefix").textContent`)).toContain("in the tool list");
+      expect(await page.eval<string>(`document.querySelector("#prefix").dataset.byte`)).toBe(String(byte));
+      await screenshot("inspector-prefix-break");
+    }, 60_000);
+
+    it("re-assembles a turn under a smaller budget: fewer tokens, nothing stored", async () => {
+      const turn = scripted.turns.at(-1)!;
+      await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
+      await page.until(`document.body.dataset.state === "ready" && document.querySelector("#whatif-form") !== null`);
+      const eventsBefore = await eventCount(scripted);
+      // Between what is never given up (system prompt, tools, the user's words) and the whole input.
+      const budget = Math.floor((turn.usage.total + turn.usage.system + turn.usage.tools + turn.usage.message) / 2);
+      await page.eval(`(() => { document.querySelector("#whatif-budget").value = "${budget}"; document.querySelector("#whatif-form").requestSubmit(); return true; })()`);
+      await page.until(`document.querySelector("#whatif-result").dataset.state === "ready"`);
+      const before = Number(await page.eval<string>(`document.querySelector("#whatif-result").dataset.before`));
+      const after = Number(await page.eval<string>(`document.querySelector("#whatif-result").dataset.after`));
+      expect(before).toBe(turn.usage.total);
+      expect(after, await page.eval<string>(`document.querySelector("#whatif-result").textContent`)).toBeLessThanOrEqual(budget);
+      expect(after).toBeLessThan(before);
+      expect(await page.eval<string>(`document.querySelector("#whatif-summary").textContent`)).toContain("fits");
+      expect(await eventCount(scripted)).toBe(eventsBefore);
+      await screenshot("inspector-what-if");
+    }, 60_000);
+
+    it("shows the reported prompt and cached tokens beside the runtime's count", async () => {
+      const turn = scripted.turns.at(-1)!;
+      await page.navigate(`${runtimeUrl()}/inspect${turnHash(turn.turnId)}`);
+      await page.until(`document.body.dataset.state === "ready" && document.querySelector("#usage-table") !== null`);
+      const cells = await page.eval<string[]>(`[...document.querySelectorAll("#usage-table tbody td")].map((td) => td.textContent)`);
+      expect(cells.slice(3)).toEqual([(turn.usage.total + 11).toLocaleString("en-US"), expect.stringMatching(/^512 \(\d+ %\)$/), turn.usage.total.toLocaleString("en-US"), expect.stringMatching(/^\+11 /)]);
+    }, 60_000);
+
+    it("asks for a key when it has none, and a refused key sends it back to the form", async () => {
+      await page.eval(`sessionStorage.clear()`);
+      await page.navigate(`${runtimeUrl()}/inspect#/`);
+      await page.until(`document.querySelector("#key-form") !== null`);
+      await page.eval(`(() => { document.querySelector("#key-input").value = "not-a-key"; document.querySelector("#key-form").requestSubmit(); return true; })()`);
+      await page.until(`document.querySelector("#key-form p")?.textContent.includes("refused") === true`);
+      expect(await page.eval<string | null>(`sessionStorage.getItem("context-runtime:inspector-key")`)).toBeNull();
+    }, 60_000);
+
+    it("reports the page's load times (the page's own navigation timing)", async () => {
+      const list = await timeTo(page, `${runtimeUrl()}/inspect#key=${encodeURIComponent(scripted.key)}`, `document.querySelector("#conversations [data-conversation]") !== null`);
+      const turn = await timeTo(page, `${runtimeUrl()}/inspect${turnHash(scripted.docChanged.turnId)}`, `document.body.dataset.state === "ready" && document.querySelector("#block-table") !== null`);
+      timings[engine.name] = { conversationsList: list, turnView: turn };
+      console.log(`inspector timing in ${engine.name}: conversations list ${JSON.stringify(list)}, turn view ${JSON.stringify(turn)}`);
+      expect(list.domContentLoadedMs).toBeGreaterThan(0);
+      expect(list.readyMs).toBeGreaterThanOrEqual(list.domContentLoadedMs);
+    }, 60_000);
+  });
 });
 
 async function pastTurn(s: Scripted, turnId: string): Promise<PastTurn> {
@@ -279,18 +290,19 @@ async function eventCount(s: Scripted): Promise<number> {
   return ((await response.json()) as { events: unknown[] }).events.length;
 }
 
-/** Loads `url` and waits for `condition`: the page's own clock then, and Chromium's DOMContentLoaded, from navigation start. */
-async function timeTo(page: Cdp, url: string, condition: string): Promise<{ domContentLoadedMs: number; readyMs: number }> {
-  await page.navigate(url);
-  await page.until(condition);
-  const readyMs = Math.round(await page.eval<number>("performance.now()"));
-  const { metrics } = await page.send<{ metrics: { name: string; value: number }[] }>("Performance.getMetrics");
-  const metric = (name: string) => metrics.find((m) => m.name === name)?.value ?? 0;
-  return { domContentLoadedMs: Math.round((metric("DomContentLoaded") - metric("NavigationStart")) * 1000), readyMs };
+interface Timing {
+  conversationsList: LoadTime;
+  turnView: LoadTime;
+}
+interface LoadTime {
+  domContentLoadedMs: number;
+  readyMs: number;
 }
 
-/** A screenshot of the whole page, kept under test/e2e/artifacts/. */
-async function screenshot(page: Cdp, name: string): Promise<void> {
-  const { data } = await page.send<{ data: string }>("Page.captureScreenshot", { format: "png", captureBeyondViewport: true });
-  writeFileSync(join(ARTIFACTS, `${name}.png`), Buffer.from(data, "base64"));
+/** Loads `url` and waits for `condition`; then, from navigation start on the page's own clock: DOMContentLoaded, and now. */
+async function timeTo(page: BrowserPage, url: string, condition: string): Promise<LoadTime> {
+  await page.navigate(url);
+  await page.until(condition);
+  const [domContentLoaded, ready] = await page.eval<[number, number]>(`[performance.getEntriesByType("navigation")[0].domContentLoadedEventStart, performance.now()]`);
+  return { domContentLoadedMs: Math.round(domContentLoaded), readyMs: Math.round(ready) };
 }
