@@ -34,6 +34,7 @@ import { McpServers } from "./mcp-servers";
 import { MCP_RESOURCES_PROVIDER, type McpServerDeclaration, type McpServerInfo } from "../protocol/mcp-servers";
 import type { SemanticHit } from "../tools/semantic-search";
 import { conversationInbox, type AppPort, type PreparedTurn, type PulledContext } from "./port";
+import { KeptAnswers } from "./kept-answers";
 
 /** An agent's toolbox as built at a registry version, with whether each of its tools' apps was online then. */
 interface BuiltToolbox {
@@ -62,6 +63,8 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   private toolboxesBuilt = 0;
   /** Toolbox versions are this object's own: a conversation's from before a restart never matches. */
   private readonly epoch = crypto.randomUUID().slice(0, 8);
+  /** The last answers of providers that notify their changes: a turn reuses them instead of asking the app again. */
+  private readonly kept = new KeptAnswers();
   /** Each context's last content and its version: most pulls return what the last did, and hashing it again costs. */
   private readonly versions = new Map<string, { content: string; version: string }>();
 
@@ -140,12 +143,18 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   /** A failure behind a method (a Conversation object that threw) is an error answer, never a dropped request. */
   private async answer(ws: WebSocket, session: SocketSession, method: string, params: unknown): Promise<RpcOutcome> {
     try {
-      const ctx = { env: this.env, registry: this.registry, ws, session, toolsDeclared: (app: string) => this.toolsDeclared(app), contextChanged: (ref: string) => this.contextChanged(ref), declareMcpServers: (app: string, servers: readonly McpServerDeclaration[]) => this.mcp.declare(app, servers) };
+      const ctx = { env: this.env, registry: this.registry, ws, session, initialized: (app: string) => this.appInitialized(app), contextChanged: (ref: string) => this.contextChanged(ref), declareMcpServers: (app: string, servers: readonly McpServerDeclaration[]) => this.mcp.declare(app, servers) };
       return await handleAppRequest(ctx, method, params);
     } catch (error) {
       console.error("app request failed", method, error instanceof Error ? error.message : String(error));
       return { error: { code: ErrorCode.InternalError, message: `'${method}' failed inside the runtime; try again` } };
     }
+  }
+
+  /** An app (re)initialised: its providers may answer otherwise now, and its tools' vectors are brought up to date. */
+  private appInitialized(app: string): void {
+    this.kept.forgetApp(app);
+    this.toolsDeclared(app);
   }
 
   /** An app declared its tools: their vectors for ranking by meaning are brought up to date in the background, never delaying its answer. */
@@ -170,7 +179,10 @@ export class AppHub extends DurableObject<Env> implements AppPort {
 
   private dropSocket(ws: WebSocket): void {
     const session = sessionOf(ws);
-    if (session) this.pending.failSession(session.sessionId, new AppCallError("offline", `app '${session.app}' disconnected`));
+    if (!session) return;
+    this.pending.failSession(session.sessionId, new AppCallError("offline", `app '${session.app}' disconnected`));
+    // Changes made while it was away would not be told.
+    this.kept.forgetApp(session.app);
   }
 
   // ── Called by the Worker and the Conversation objects ─────────────────────
@@ -238,7 +250,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   /** One context as the model asked for it (read_context): a provider's current state, or one of its items. */
   async readContext(ref: string, id: string | undefined, conversationId: string): Promise<Result<ContextData | null>> {
     if (id !== undefined) return this.item(ref, id);
-    const answer = await this.callProvider(ref, "current", (provider) => ({ provider, conversationId }));
+    const answer = await this.currentOf(ref, conversationId);
     if (!answer.ok) return unanswered(answer);
     const data = MaybeContextData.safeParse(answer.value.value);
     return data.success ? ok(data.data) : fail("provider-unavailable", `'${ref}' answered with invalid data`, issuesOf(data.error));
@@ -324,8 +336,9 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     this.contextChanged(provider);
   }
 
-  /** A context changed: each conversation watching it is told in the background; one that fails is only logged. */
+  /** A context changed: what was kept of it goes, and each conversation watching it is told in the background (one that fails is only logged). */
   contextChanged(ref: string): void {
+    this.kept.forget(ref);
     const owner = this.registry.identity();
     if (!owner) return;
     for (const conversationId of this.watchers.of(ref)) {
@@ -495,7 +508,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     const base = { key: request.key, kind: "context" as const, ref: request.ref, ...(request.itemId !== undefined ? { itemId: request.itemId } : {}) };
     const answer =
       request.itemId === undefined
-        ? await this.callProvider(request.ref, "current", (provider) => ({ provider, conversationId }))
+        ? await this.currentOf(request.ref, conversationId)
         : await this.callProvider(request.ref, "get", (provider) => ({ provider, id: request.itemId }));
     if (!answer.ok) return { ...base, status: "missing", reason: answer.problem.reason, detail: answer.problem.detail };
     const data = MaybeContextData.safeParse(answer.value.value);
@@ -505,7 +518,21 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     }
     if (data.data === null) return { ...base, status: "empty" };
     const title = data.data.title?.trim() || (request.itemId === undefined ? answer.value.provider.name : `${answer.value.provider.name}: ${request.itemId}`);
-    return { ...base, status: "present", title, version: await this.versionOf(request.key, data.data), content: data.data.content };
+    return { ...base, status: "present", title, version: await this.versionOf(request.key, data.data), content: data.data.content, ...(answer.value.kept ? { kept: true as const } : {}) };
+  }
+
+  /**
+   * A provider's current answer for a conversation. A provider that notifies its changes is asked once, and its answer
+   * reused (`kept`) until the app says it changed, re-initialises or goes away.
+   */
+  private async currentOf(ref: string, conversationId: string): Promise<ProviderAnswer> {
+    const provider = this.mcp.isServer(splitQualified(ref).app) ? null : this.registry.provider(ref);
+    const kept = provider?.notifies ? this.kept.get(ref, conversationId) : undefined;
+    if (provider && kept !== undefined) return ok({ value: kept, provider, kept: true });
+    const generation = this.kept.now();
+    const answer = await this.callProvider(ref, "current", (id) => ({ provider: id, conversationId }));
+    if (answer.ok && answer.value.provider.notifies) this.kept.keep(ref, conversationId, generation, answer.value.value);
+    return answer;
   }
 
   private async versionOf(key: string, data: ContextData): Promise<string> {
@@ -604,7 +631,8 @@ function leadingId(frame: string): string | number | null {
   }
 }
 
-type ProviderAnswer = Result<{ value: unknown; provider: ProviderRecord }, AppFailure>;
+/** `kept`: the answer kept from an earlier pull (the provider notifies its changes, and none came since). */
+type ProviderAnswer = Result<{ value: unknown; provider: ProviderRecord; kept?: true }, AppFailure>;
 
 function unanswered(answer: { problem: AppFailure }): Result<never> {
   const { reason, detail } = answer.problem;

@@ -26,8 +26,11 @@ export interface AppRequestContext {
   registry: Registry;
   ws: WebSocket;
   session: SocketSession;
-  /** The app's tools were (re)declared: the hub updates what it derives from them (their vectors) in the background. */
-  toolsDeclared: (app: string) => void;
+  /**
+   * The app (re)initialised: the hub updates what it derives from its tools (their vectors, in the background) and
+   * forgets what it kept of its providers' answers.
+   */
+  initialized: (app: string) => void;
   /** An app's provider says its context changed: the conversations watching it are told (src/hub/context-watchers.ts). */
   contextChanged: (ref: string) => void;
   /** The app's MCP servers (`initialize.mcpServers`): refused whole when a name is taken, else they replace its last. */
@@ -55,7 +58,7 @@ const HANDLERS: Record<string, Handler> = {
       const before = ctx.registry.skills(app);
       const digests = await writeSkills(ctx.env.ARTIFACTS, owner, app, params.skills, new Map(before.map((s) => [splitQualified(s.name).name, s.sha256])));
       ctx.registry.replaceApp(params, ctx.session.sessionId, digests);
-      ctx.toolsDeclared(app);
+      ctx.initialized(app);
       const declared = new Set(params.skills.map((s) => s.name));
       await deleteSkills(ctx.env.ARTIFACTS, owner, app, before.map((s) => splitQualified(s.name).name).filter((name) => !declared.has(name)));
       saveSession(ctx.ws, { ...ctx.session, initializedAt: Date.now() });

@@ -146,8 +146,8 @@ export class McpServers {
     const session = this.sessions.get(server)!;
     const uri = pinnedUri(ref);
     const provider: ProviderRecord = uri
-      ? { id: ref, app: server, name: uri, description: `Resource ${uri} of MCP server '${server}'`, methods: ["current"] }
-      : { id: ref, app: server, name: `${server} resources`, description: `The resources of MCP server '${server}', by URI`, methods: ["list", "get"] };
+      ? { id: ref, app: server, name: uri, description: `Resource ${uri} of MCP server '${server}'`, methods: ["current"], notifies: false }
+      : { id: ref, app: server, name: `${server} resources`, description: `The resources of MCP server '${server}', by URI`, methods: ["list", "get"], notifies: false };
     if (!uri && name !== MCP_RESOURCES_PROVIDER) return failWith({ reason: "unknown_provider", detail: `MCP server '${server}' has no provider '${name}'; its resources are '${qualify(server, MCP_RESOURCES_PROVIDER)}'` });
     if (!provider.methods.includes(method)) return failWith({ reason: "unsupported", detail: `'${ref}' does not implement '${method}'` });
     if (method === "list") {

@@ -16,6 +16,7 @@ import gatewayHeads from "../../migrations/hub/0015_gateway_heads.sql";
 import contextWatchers from "../../migrations/hub/0016_context_watchers.sql";
 import mcpServers from "../../migrations/hub/0017_mcp_servers.sql";
 import metrics from "../../migrations/hub/0018_metrics.sql";
+import providerNotifies from "../../migrations/hub/0019_provider_notifies.sql";
 import type { Migration } from "../storage/migrate";
 
 export const HUB_MIGRATIONS: Migration[] = [
@@ -37,4 +38,5 @@ export const HUB_MIGRATIONS: Migration[] = [
   { version: 16, name: "0016_context_watchers", sql: contextWatchers },
   { version: 17, name: "0017_mcp_servers", sql: mcpServers },
   { version: 18, name: "0018_metrics", sql: metrics },
+  { version: 19, name: "0019_provider_notifies", sql: providerNotifies },
 ];

@@ -19,7 +19,8 @@ import type { SemanticHit } from "../tools/semantic-search";
 import type { GatewayHead } from "./gateway-heads";
 
 /** A context pulled for a turn, as the conversation will diff it. */
-export type PulledContext = Observation & { ref: string; itemId?: string };
+/** `kept`: the hub's kept answer of a provider that notifies its changes, not asked again this turn. */
+export type PulledContext = Observation & { ref: string; itemId?: string; kept?: true };
 
 export interface PreparedTurn {
   /** The agent, with its tools, skills, hooks and mounts as registered now; null when the caller's is still current. */

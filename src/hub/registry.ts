@@ -53,6 +53,7 @@ interface ProviderRow extends Record<string, SqlStorageValue> {
   name: string;
   description: string;
   methods: string;
+  notifies: number;
 }
 
 interface AgentRow extends Record<string, SqlStorageValue> {
@@ -130,12 +131,13 @@ export class Registry {
       );
       for (const p of contexts) {
         this.sql.exec(
-          "INSERT OR REPLACE INTO providers (app, id, name, description, methods) VALUES (?, ?, ?, ?, ?)",
+          "INSERT OR REPLACE INTO providers (app, id, name, description, methods, notifies) VALUES (?, ?, ?, ?, ?, ?)",
           app.name,
           p.id,
           p.name,
           p.description,
           JSON.stringify([...new Set(p.methods)]),
+          p.notifies ? 1 : 0,
         );
       }
       for (const tool of tools) {
@@ -410,6 +412,7 @@ function providerRecord(row: ProviderRow): ProviderRecord {
     name: row.name,
     description: row.description,
     methods: JSON.parse(row.methods) as ProviderMethod[],
+    notifies: row.notifies === 1,
   };
 }
 

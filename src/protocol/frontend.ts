@@ -59,6 +59,8 @@ export const ProviderInfo = z.object({
   name: z.string(),
   description: z.string(),
   methods: z.array(z.enum(["current", "list", "get"])),
+  /** The app tells the runtime when its `current` answer changes, so a turn may reuse the last one. */
+  notifies: z.boolean(),
   online: z.boolean(),
 });
 export type ProviderInfo = z.infer<typeof ProviderInfo>;

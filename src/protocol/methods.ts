@@ -27,6 +27,11 @@ export const ProviderDeclaration = z.object({
   name: z.string().min(1).max(LIMITS.titleChars),
   description: z.string().max(LIMITS.summaryChars).default(""),
   methods: z.array(ProviderMethod).min(1).max(3),
+  /**
+   * The app sends `contexts/changed` whenever this provider's `current` answer would differ: the runtime may then
+   * reuse its last answer for a conversation instead of asking again each turn (docs/protocol.md).
+   */
+  notifies: z.boolean().default(false),
 });
 export type ProviderDeclaration = z.infer<typeof ProviderDeclaration>;
 

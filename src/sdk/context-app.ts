@@ -157,8 +157,9 @@ export class ContextApp {
   }
 
   /**
-   * Says a provider's state changed: MCP clients subscribed to its resources are told (turns pull before each turn
-   * anyway). Dropped while disconnected.
+   * Says a provider's state changed: MCP clients subscribed to its resources are told, and a provider declared with
+   * `notifies: true` is asked again at the next turn (until then the runtime reuses its last answer). Dropped while
+   * disconnected: the runtime forgets what it kept of a disconnected app's providers.
    */
   notifyChanged(provider: string): void {
     if (!this.handlers.providers.has(provider)) throw new Error(`unknown provider '${provider}'`);

@@ -44,9 +44,9 @@ type ProviderFunction = "getCurrent" | "getList" | "getById";
 /** A provider declares exactly the methods it has functions for. */
 const METHOD_OF: Record<ProviderFunction, ProviderMethod> = { getCurrent: "current", getList: "list", getById: "get" };
 
-export function declaration({ id, name, description, ...functions }: ContextProvider): z.input<typeof ProviderDeclaration> {
+export function declaration({ id, name, description, notifies, ...functions }: ContextProvider): z.input<typeof ProviderDeclaration> {
   const present = (Object.keys(METHOD_OF) as ProviderFunction[]).filter((fn) => typeof functions[fn] === "function");
-  return { id, name, description, methods: present.map((fn) => METHOD_OF[fn]) };
+  return { id, name, description, methods: present.map((fn) => METHOD_OF[fn]), ...(notifies ? { notifies } : {}) };
 }
 
 /** Which model call a tool runs for. */

@@ -71,7 +71,7 @@ export async function pull(d: Loaded): Promise<Result<Staged<Pulled>>> {
       contextHits,
       hooks: { host: d.tools, conversationId: scope.meta.conversationId, turnId: d.turnId, agent: prepared.toolbox.agent.id, hooks: prepared.toolbox.hooks ?? [], log: [] },
     },
-    decided: { agent: prepared.toolbox.agent.id, pulled: pulled.length, present: count("present"), empty: count("empty"), missing: count("missing"), reused, resources: resources.length, attached: added.value.length, hooks: prepared.toolbox.hooks?.length ?? 0 },
+    decided: { agent: prepared.toolbox.agent.id, pulled: pulled.length, present: count("present"), empty: count("empty"), missing: count("missing"), kept: prepared.pulled.filter((o) => o.kept).length, reused, resources: resources.length, attached: added.value.length, hooks: prepared.toolbox.hooks?.length ?? 0 },
   });
 }
 

@@ -77,7 +77,7 @@ export interface FakeProvider {
 
 export function provider(ref: string, answers: Omit<FakeProvider, "info">, name = ref.slice(ref.indexOf(":") + 1)): FakeProvider {
   const methods = (["current", "get", "list"] as const).filter((m) => answers[m] !== undefined);
-  return { info: { id: ref, app: ref.slice(0, ref.indexOf(":")), name, description: `${name} provider`, methods: [...methods], online: true }, ...answers };
+  return { info: { id: ref, app: ref.slice(0, ref.indexOf(":")), name, description: `${name} provider`, methods: [...methods], notifies: false, online: true }, ...answers };
 }
 
 /** A call the conversation made to the apps: the method and its arguments, in the order made. */

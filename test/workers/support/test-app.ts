@@ -8,6 +8,8 @@ export interface ProviderSpec {
   current?: Handler;
   list?: Handler;
   get?: Handler;
+  /** Declared `notifies: true`: the app promises `contexts/changed`, so the hub may reuse its last answer. */
+  notifies?: boolean;
 }
 
 /**
@@ -39,6 +41,7 @@ export class TestApp {
         name: spec.name ?? pid,
         description: `${pid} provider`,
         methods: (["current", "list", "get"] as const).filter((m) => spec[m]),
+        ...(spec.notifies ? { notifies: true } : {}),
       })),
     });
     if ("error" in init) throw new Error(`initialize failed: ${JSON.stringify(init.error)}`);
