@@ -28,6 +28,10 @@ try {
     await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: runtime.lastServerMs, providerDelaysMs: [0, 0, 0], conversations, turnsPerConversation: perConversation }),
   );
   printTurnBench(
+    "The same, the providers notifying their changes (notifies: true): the editor changes every turn, the calendar's and the browser's answers are kept",
+    await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: runtime.lastServerMs, providerDelaysMs: [0, 0, 0], conversations, turnsPerConversation: perConversation, notifies: true }),
+  );
+  printTurnBench(
     "Turns with providers taking 1, 3 and 5 ms",
     await benchTurns({ url: runtime.url, appToken: await appToken("bench"), client, lastServerMs: runtime.lastServerMs, providerDelaysMs: [1, 3, 5], conversations: Math.ceil(conversations / 2), turnsPerConversation: perConversation }),
   );

@@ -17,6 +17,11 @@ export interface TurnBenchOptions {
   providerDelaysMs: [number, number, number];
   conversations: number;
   turnsPerConversation: number;
+  /**
+   * The providers declare `notifies: true`, and the editor changes before every turn (its app says so with
+   * `notifyChanged`): the runtime asks the editor each turn and reuses the calendar's and the browser's answers.
+   */
+  notifies?: boolean;
 }
 
 export interface TurnBench {
@@ -27,15 +32,17 @@ export interface TurnBench {
 
 export async function benchTurns(o: TurnBenchOptions): Promise<TurnBench> {
   let slowest = 0;
+  let edits = 0;
   const provider = (id: string, delayMs: number) => ({
     id,
     name: id,
     description: `${id} (answers in ~${delayMs} ms)`,
+    ...(o.notifies ? { notifies: true } : {}),
     getCurrent: async () => {
       const started = performance.now();
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
       slowest = Math.max(slowest, performance.now() - started);
-      return { title: id, content: `${id} state: ${"lorem ipsum ".repeat(40)}` };
+      return { title: id, content: `${id} state${id === "editor" && o.notifies ? ` after ${edits} edits` : ""}: ${"lorem ipsum ".repeat(40)}` };
     },
   });
   const [a, b, c] = o.providerDelaysMs;
@@ -60,6 +67,10 @@ export async function benchTurns(o: TurnBenchOptions): Promise<TurnBench> {
     const { id } = await o.client.createConversation({ agent: agentId });
     for (let t = 0; t < o.turnsPerConversation; t++) {
       slowest = 0;
+      if (o.notifies) {
+        edits++;
+        app.notifyChanged("editor");
+      }
       const started = performance.now();
       await o.client.turn(id, { agent: agentId, message: `turn ${t}` });
       const elapsed = performance.now() - started;
