@@ -29,11 +29,20 @@ import { memoryConversation } from "./support/node-sql";
  * the Umber monorepo was stale, it's github.com/kitewing-platform/umber-mono …"), whose clause with the new value
  * shares no subject with what it replaces. Any other is a regression.
  */
-const FLOORS: Record<OutsideCorpus["name"], { readable: Record<Window, number>; searchTop3: number; outlived?: Partial<Record<Window, string[]>> }> = {
+const FLOORS: Record<OutsideCorpus["name"], { readable: Record<Window, number>; searchTop3: number; outlived?: Partial<Record<Window, string[]>>; minSummaries?: Record<Window, number> }> = {
   A: { readable: { 4096: 0.88, 8192: 0.91, 16384: 0.96 }, searchTop3: 0.99 },
   B: { readable: { 4096: 0.45, 8192: 0.52, 16384: 0.65 }, searchTop3: 0.99, outlived: { 8192: ["b-correction-020"] } },
   C: { readable: { 4096: 0.81, 8192: 0.87, 16384: 0.92 }, searchTop3: 0.95 },
   D: { readable: { 4096: 0.82, 8192: 0.89, 16384: 0.93 }, searchTop3: 0.92 },
+  // E, run once after the third pass (before it: 60.6 / 71.3 / 78.1 %). Its three outlived corrections restate the
+  // subject in other words ("the SKU count we're migrating" … "the number of SKUs to migrate"). Its messages are
+  // shorter: its sessions compact 28, 23 and 17 times at least, not 30.
+  E: {
+    readable: { 4096: 0.59, 8192: 0.73, 16384: 0.8 },
+    searchTop3: 0.91,
+    outlived: { 4096: ["e-correction-014"], 16384: ["e-correction-029", "e-correction-033"] },
+    minSummaries: { 4096: 28, 8192: 23, 16384: 17 },
+  },
 };
 
 describe.each(OUTSIDE_CORPORA.map((c) => [c.name, c] as const))("corpus %s", (name, corpus) => {
@@ -52,7 +61,7 @@ describe.each(OUTSIDE_CORPORA.map((c) => [c.name, c] as const))("corpus %s", (na
     const lost = v.lost.map((f) => `  ${f.id} ${JSON.stringify(f.statement)}`).join("\n");
     expect(v.readable / v.facts, `${v.readable}/${v.facts} readable; lost:\n${lost}`).toBeGreaterThanOrEqual(FLOORS[name].readable[window]);
     expect(v.supersededAlone.map((f) => f.id).sort()).toEqual([...(FLOORS[name].outlived?.[window] ?? [])].sort());
-    expect(v.minSummaries).toBeGreaterThanOrEqual(30);
+    expect(v.minSummaries).toBeGreaterThanOrEqual(FLOORS[name].minSummaries?.[window] ?? 30);
   });
 
   it("search_history finds each fact in its top 3 by a query naming its subject, the value in the excerpt", async () => {
