@@ -1,5 +1,5 @@
 /**
- * The inspector's script: vanilla DOM (Chromium, Firefox, Safari), no build step, no network but the runtime's own
+ * The inspector's script: vanilla DOM (tested in Chromium, Firefox and WebKit: test/e2e/inspector.test.ts), no build step, no network but the runtime's own
  * API, called with the frontend key the page keeps in sessionStorage. Everything from the API is written with
  * textContent, never as HTML. Kept as a string (no backticks or template holes inside): the route inlines it and
  * pins its hash in the Content-Security-Policy.
