@@ -64,8 +64,10 @@ export function canonicalArgs(args: string): string {
 
 /**
  * What names one occurrence rather than an outcome: a timestamp (a date with its time, or a clock time to the second
- * with its zone), a duration measured finer than a second (`980ms`, `1.24 s`), a UUID. The same error at another moment is the same
- * error. A date alone, a whole number of seconds or minutes ("5 min remaining"), a count or a percentage is a state,
+ * with its zone), a duration measured finer than a second (`980ms`, `1.24 s`), a UUID, and the value of a field named
+ * for one request's identity, however short (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `trace_id=t-0a11`,
+ * `correlation-id: 5e0d1c`: the names HTTP's request-id headers and distributed tracing give them). The same error at
+ * another moment is the same error. A date alone, a whole number of seconds or minutes ("5 min remaining"), a count or a percentage is a state,
  * and one that changed is a change.
  */
 const OCCURRENCE = new RegExp(
@@ -76,6 +78,7 @@ const OCCURRENCE = new RegExp(
     /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/u.source,
     /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
     /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
+    /(?<=(?:request|trace|span|correlation|transaction)[ _-]?id["']?\s*[:=]\s*["']?)[\w.:+/=-]+/.source,
   ].join("|"),
   "giu",
 );

@@ -100,6 +100,11 @@ describe("the loop detector", () => {
     // Ids in parts: joined by colons (GitHub's request ids), or base64 with its pluses and closing "=".
     expect(findLoops(["C1A4:2B7F1:9E3D2A:A1F0C3", "C1A4:2B7F1:9E41B8:A1F7E0", "D902:3A0C4:1F2B77:20C9A1"].map((id) => c("create_pr", { head: "fix" }, `422 already exists (request ${id})`)))).toHaveLength(1);
     expect(findLoops(["tPq3eK0z1mXo8Jc4n2Yq+R7k9a0==", "Zb81nQ+x2vLr5Ko9c3Tq0Ew1s7==", "c7Ua2Ld9+VpK1r4Bq8Xz3Nm0o5=="].map((id) => c("s3_put", { key: "a" }, `AccessDenied (HostId: ${id})`)))).toHaveLength(1);
+    // A field named for the request's identity is an occurrence mark however short; a short hash elsewhere is a state.
+    expect(findLoops(["r-7c01", "r-7c3e", "r-7c92"].map((id) => c("crm_find", { d: "x.com" }, `{"request_id":"${id}","company":{"id":"co_5521"}}`)))).toHaveLength(1);
+    expect(findLoops(["5e0d1c", "5e0d8a", "5e0e03"].map((id) => c("add_to_cart", { sku: "a" }, `409 Conflict: out of stock (correlation-id: ${id})`)))).toHaveLength(1);
+    expect(findLoops(["t-0a11", "t-0b5e", "t-0c02"].map((id) => c("get_ticket", { id: 1 }, `X-Trace-Id: ${id}\n{"status":"open"}`)))).toHaveLength(1);
+    expect(findLoops(["a1b2c3", "d4e5f6", "a7b8c9"].map((sha) => ({ ...c("deploy_status", {}, `{"commit":"${sha}","state":"live"}`), message: 0 })))).toEqual([]);
     // A timestamp in a file name, underscores for colons.
     expect(findLoops(["10_22_41_118Z", "10_23_05_902Z", "10_23_37_246Z"].map((t) => c("npm", { i: "x" }, `ERESOLVE; log: /root/.npm/_logs/2026-11-27T${t}-debug-0.log`)))).toHaveLength(1);
   });
