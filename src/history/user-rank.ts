@@ -128,15 +128,23 @@ function specificTerms(terms: Terms, information: Information): string[] {
 
 /**
  * Whether `later` gives a new value of a kind `earlier` had: an entity of the same shape that `earlier` did not hold
- * ("Monday, not Saturday" restates the old value beside the new one), or a bare number where `earlier` had one ("API
- * level 24" → "API level 26": too small to be an amount, but a value of the subject they share).
+ * ("Monday, not Saturday" restates the old value beside the new one), or a new bare number in the same place of their
+ * canonical forms ("API level 24" → "API level 26": too small to be an amount, but the same slot of the same subject).
  */
 function changesAValue(earlier: Terms, later: Terms): boolean {
   const before = new Set(earlier.entities);
   const shapes = new Set(earlier.entities.map(entityShape));
   if (later.entities.some((e) => !before.has(e) && shapes.has(entityShape(e)))) return true;
   const numbersBefore = new Set(earlier.words.filter(isNumber));
-  return numbersBefore.size > 0 && later.words.some((w) => isNumber(w) && !numbersBefore.has(w));
+  if (!later.words.some((w) => isNumber(w) && !numbersBefore.has(w))) return false;
+  const slots = numberSlots(earlier.form);
+  return numberSlots(later.form).some((slot) => slots.includes(slot));
 }
 
 const isNumber = (word: string) => /^\p{N}+(?:[.,]\p{N}+)?$/u.test(word);
+
+/** The words beside each number of a canonical form: "api level #" holds "level #". */
+function numberSlots(form: string): string[] {
+  const words = form.split(" ");
+  return words.flatMap((w, k) => (w === "#" ? [`${words[k - 1] ?? ""} #`, `# ${words[k + 1] ?? ""}`] : [])).filter((slot) => slot.length > 2);
+}

@@ -25,22 +25,23 @@ import { memoryConversation } from "./support/node-sql";
  * What each corpus's facts reach, readable at the end, by window; found by search_history in its top 3; and the
  * corrections known to be outlived by the value they replace. D's four ("API level 24" … "needs to be API level 26",
  * "#ops-alerts" … "#inc-war-room") were fixed at issue 19's third pass: a bare number beside a shared subject is a
- * value, a channel or handle an identifier. That pass left one on B: a correction cut into clauses ("The repo link for
- * the Umber monorepo was stale, it's github.com/kitewing-platform/umber-mono …"), whose clause with the new value
- * shares no subject with what it replaces. Any other is a regression.
+ * value, a channel or handle an identifier. A first version of the number rule (any new number) left one on B and one
+ * more on E; a bare number now counts only in the same place of the two sentences' canonical forms ("level #"), and
+ * neither is left. E's two at 16k restate the subject in other words ("PetPantry sends us about 1,200 orders a day" …
+ * "they're averaging 1,750 orders a day"). Any other is a regression.
  */
 const FLOORS: Record<OutsideCorpus["name"], { readable: Record<Window, number>; searchTop3: number; outlived?: Partial<Record<Window, string[]>>; minSummaries?: Record<Window, number> }> = {
   A: { readable: { 4096: 0.88, 8192: 0.91, 16384: 0.96 }, searchTop3: 0.99 },
-  B: { readable: { 4096: 0.45, 8192: 0.52, 16384: 0.65 }, searchTop3: 0.99, outlived: { 8192: ["b-correction-020"] } },
+  B: { readable: { 4096: 0.45, 8192: 0.52, 16384: 0.65 }, searchTop3: 0.99 },
   C: { readable: { 4096: 0.81, 8192: 0.87, 16384: 0.92 }, searchTop3: 0.95 },
   D: { readable: { 4096: 0.82, 8192: 0.89, 16384: 0.93 }, searchTop3: 0.92 },
-  // E, run once after the third pass (before it: 60.6 / 71.3 / 78.1 %). Its three outlived corrections restate the
-  // subject in other words ("the SKU count we're migrating" … "the number of SKUs to migrate"). Its messages are
-  // shorter: its sessions compact 28, 23 and 17 times at least, not 30.
+  // E, run once after the third pass (before it: 60.6 / 71.3 / 78.1 %; at its one run 59.1 / 73.1 / 80.6 %, three
+  // outlived corrections); then the number rule was narrowed (from D, not E): 60.6 / 72.5 / 80.6 %. Its messages
+  // are shorter: its sessions compact 28, 23 and 17 times at least, not 30.
   E: {
-    readable: { 4096: 0.59, 8192: 0.73, 16384: 0.8 },
+    readable: { 4096: 0.6, 8192: 0.72, 16384: 0.8 },
     searchTop3: 0.91,
-    outlived: { 4096: ["e-correction-014"], 16384: ["e-correction-029", "e-correction-033"] },
+    outlived: { 16384: ["e-correction-029", "e-correction-033"] },
     minSummaries: { 4096: 28, 8192: 23, 16384: 17 },
   },
 };
