@@ -144,6 +144,7 @@ async function notesApp(overrides: Partial<ContextAppOptions> = {}): Promise<Con
       {
         id: "notes",
         name: "Notes",
+        notifies: true,
         getCurrent: async () => ({ content: "current note" }),
         getList: async ({ offset }) => ({ items: [{ id: `n${offset}`, title: "A note" }] }),
         getById: async (id) => ({ content: `note ${id}` }),
@@ -174,7 +175,7 @@ afterEach(async () => {
 });
 
 describe("ContextApp registration", () => {
-  it("authenticates by subprotocol and declares each provider's methods from the functions it has", async () => {
+  it("authenticates by subprotocol and declares each provider's methods from the functions it has, and whether it notifies its changes", async () => {
     runtime = new FakeRuntime();
     const app = await notesApp();
     await app.connect();
@@ -188,8 +189,8 @@ describe("ContextApp registration", () => {
       protocolVersion: PROTOCOL_VERSION,
       app: { name: "notes", version: "1.0.0", displayName: "Notes" },
       contexts: [
-        { id: "editor-state", name: "Editor State", description: "what the user has open", methods: ["current"] },
-        { id: "notes", name: "Notes", description: "", methods: ["current", "list", "get"] },
+        { id: "editor-state", name: "Editor State", description: "what the user has open", methods: ["current"], notifies: false },
+        { id: "notes", name: "Notes", description: "", methods: ["current", "list", "get"], notifies: true },
       ],
       tools: [{ name: "search-notes", description: "full-text search", inputSchema: { type: "object", properties: {} } }],
       skills: [],
