@@ -2,7 +2,7 @@
  * `npm run bench:loops`: the loop detector (src/reminders/loops.ts) on the scripted sessions of
  * test/fixtures/tool-sessions.ts — its detection rate on planted loops and cycles, and its false positives on
  * legitimate sessions, at the default thresholds (3 repeats, cycles up to 3 calls) and a few others; then on the
- * outside corpora (test/fixtures/loop-corpus-outside.ts, loop-corpus-e.ts, loop-corpus-f.ts, loop-corpus-g.ts) by kind and by the way a
+ * outside corpora (test/fixtures/loop-corpus-outside.ts, loop-corpus-e.ts, loop-corpus-f.ts, loop-corpus-g.ts, loop-corpus-h.ts) by kind and by the way a
  * session ends.
  * Pure Node.
  */
@@ -12,6 +12,7 @@ import { OUTSIDE_LOOP_SESSIONS } from "../test/fixtures/loop-corpus-outside";
 import { OUTSIDE_LOOP_SESSIONS as CORPUS_E } from "../test/fixtures/loop-corpus-e";
 import { OUTSIDE_LOOP_SESSIONS as CORPUS_F } from "../test/fixtures/loop-corpus-f";
 import { CORPUS_G } from "../test/fixtures/loop-corpus-g";
+import { CORPUS_H } from "../test/fixtures/loop-corpus-h";
 import { ENDINGS, caughtIn, measureLoops } from "../test/fixtures/outside-loops";
 
 function measure(options: LoopOptions) {
@@ -45,7 +46,8 @@ for (const [label, sessions] of [
   ["outside corpus (test/fixtures/loop-corpus-outside.ts, tuned on after its first run)", OUTSIDE_LOOP_SESSIONS],
   ["corpus E (test/fixtures/loop-corpus-e.ts, held out at its first run, then tuned on)", CORPUS_E],
   ["corpus F (test/fixtures/loop-corpus-f.ts, held out at its first run, then tuned on)", CORPUS_F],
-  ["corpus G (test/fixtures/loop-corpus-g.ts, written after the detector's last change, held out)", CORPUS_G],
+  ["corpus G (test/fixtures/loop-corpus-g.ts, held out at its first run, then tuned on)", CORPUS_G],
+  ["corpus H (test/fixtures/loop-corpus-h.ts, written after the detector's last change, held out)", CORPUS_H],
 ] as const) {
   const outside = measureLoops(sessions);
   const loops = sessions.length - outside.legitimate;

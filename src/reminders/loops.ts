@@ -64,9 +64,11 @@ export function canonicalArgs(args: string): string {
 
 /**
  * What names one occurrence rather than an outcome: a timestamp (a date with its time, or a clock time to the second
- * with its zone), a duration measured finer than a second (`980ms`, `1.24 s`), a UUID, and the value of a field named
- * for one request's identity, however short (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `trace_id=t-0a11`,
- * `correlation-id: 5e0d1c`: the names HTTP's request-id headers and distributed tracing give them). The same error at
+ * with its zone, or epoch seconds or milliseconds in a field named for a time), a duration measured finer than a
+ * second (`980ms`, `1.24 s`), a UUID, the value of a field named for one request's identity, however short
+ * (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `trace_id=t-0a11`, `correlation-id: 5e0d1c`: the names HTTP's
+ * request-id headers and distributed tracing give them), and what HTTP says of the call rather than the resource (the
+ * rate limit left, a cache's `Age`). The same error at
  * another moment is the same error. A date alone, a whole number of seconds or minutes ("5 min remaining"), a count or a percentage is a state,
  * and one that changed is a change.
  */
@@ -78,10 +80,22 @@ const OCCURRENCE = new RegExp(
     /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/u.source,
     /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
     /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
-    /(?<=(?:request|trace|span|correlation|transaction)[ _-]?id["']?\s*[:=]\s*["']?)[\w.:+/=-]+/.source,
   ].join("|"),
   "giu",
 );
+
+/** A field's name and what follows it up to its value (`"request_id": "`, `X-Request-Id: `, `ts=`). */
+const FIELD = String.raw`[\w-]*["']?\s*[:=]\s*["']?`;
+/** Marks that a field's name makes one, the name kept: its value alone is masked. */
+const NAMED_OCCURRENCES = [
+  // One request's identity, however short.
+  new RegExp(String.raw`((?:request|trace|span|correlation|transaction)[ _-]?id${FIELD})[\w.:+/=-]+`, "gi"),
+  // What describes the call rather than the resource: the quota it used, how long a cache held the answer.
+  new RegExp(String.raw`(rate[ _-]?limit${FIELD})[\w.:+/=-]+`, "gi"),
+  /((?:^|\n)age:\s*)\d+/gi,
+  // Epoch seconds or milliseconds in a field named for a time ("ts", "as_of", "serverTimeMs", "_fetched").
+  new RegExp(String.raw`((?:time|ts|stamp|_at|as_of|date|generated|fetched|updated|created|modified)${FIELD})1\d{9}(?:\d{3})?(?!\d)`, "gi"),
+];
 
 /**
  * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more (`MINTED_CANDIDATE`)
@@ -104,7 +118,8 @@ const MINTED_CANDIDATE = /[\w.-]+(?:[:+][\w.-]+)*=*/g;
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = result.trim();
-  const masked = trimmed.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
+  const named = NAMED_OCCURRENCES.reduce((text, field) => text.replace(field, "$1·"), trimmed);
+  const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
   return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
 

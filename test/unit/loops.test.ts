@@ -105,6 +105,13 @@ describe("the loop detector", () => {
     expect(findLoops(["5e0d1c", "5e0d8a", "5e0e03"].map((id) => c("add_to_cart", { sku: "a" }, `409 Conflict: out of stock (correlation-id: ${id})`)))).toHaveLength(1);
     expect(findLoops(["t-0a11", "t-0b5e", "t-0c02"].map((id) => c("get_ticket", { id: 1 }, `X-Trace-Id: ${id}\n{"status":"open"}`)))).toHaveLength(1);
     expect(findLoops(["a1b2c3", "d4e5f6", "a7b8c9"].map((sha) => ({ ...c("deploy_status", {}, `{"commit":"${sha}","state":"live"}`), message: 0 })))).toEqual([]);
+    // Epoch time in a field named for a time; the rate limit left and a cache's Age describe the call, not the resource.
+    expect(findLoops([1715677957, 1715677961, 1715677965].map((t) => c("sensor", { id: 1 }, `{"celsius":21.4,"ts":${t}}`)))).toHaveLength(1);
+    expect(findLoops([1715678727104, 1715678742104, 1715678757104].map((t) => c("sensor", { id: 1 }, `{"celsius":21.4,"serverTimeMs":${t}}`)))).toHaveLength(1);
+    expect(findLoops([98, 97, 96].map((n) => c("get_deal", { id: 7 }, `HTTP/1.1 200 OK\nX-RateLimit-Remaining: ${n}\nAge: ${100 - n}\n\n{"stage":"won"}`)))).toHaveLength(1);
+    // The same number elsewhere is a state: a byte count, a count left that is not a quota.
+    expect(findLoops([1610612736, 1710612736, 1810612736].map((b) => ({ ...c("upload", { id: 1 }, `{"bytes":${b}}`), message: 0 })))).toEqual([]);
+    expect(findLoops([5, 4, 3].map((n) => ({ ...c("queue", { id: 1 }, `{"remaining":${n}}`), message: 0 })))).toEqual([]);
     // A timestamp in a file name, underscores for colons.
     expect(findLoops(["10_22_41_118Z", "10_23_05_902Z", "10_23_37_246Z"].map((t) => c("npm", { i: "x" }, `ERESOLVE; log: /root/.npm/_logs/2026-11-27T${t}-debug-0.log`)))).toHaveLength(1);
   });
