@@ -97,7 +97,7 @@ const PATHLIKE = /(?<![\p{L}\p{N}&])[#@][\p{L}_][\p{L}\p{N}_.-]*[\p{L}\p{N}]|htt
  * of a unit's length: "25 MB", "250ms", "3 boxes", "12 seats"); one of three or more digits, which is rarely small
  * talk; or a currency named alone ("billed in US dollars"), an amount's unit. "2 more tests" has none of these.
  */
-const AMOUNT = /[\p{Sc}]\s?\d[\d.,\u202f\u00a0 ]*\d|[\p{Sc}]\s?\d|\d[\d.,\u202f\u00a0]*\s?(?:%|[\p{Sc}])|\b(?:usd|eur|gbp|chf|jpy)\s?\d[\d.,]*|\d[\d.,]*\s?(?:usd|eur|gbp|chf|jpy|euros?|dollars?|pounds?|yen)\b|\b\d+(?:[.,]\d+)?\s?(?:ms|s|sec|secs|min|mins|h|hrs?|kb|mb|gb|tb|kib|mib|gib|px|pt|em|rem|k|m|x|rps|qps|req|cores?|vcpus?|nodes?|pods?|replicas?|seats?|users?|rows?|days?|weeks?|months?|years?|hours?|minutes?|seconds?|items?|tokens?|steps?|retries|attempts?|boxes|pages?|people|persons|per\s?cent|percent|°c|°f|km|kg|mg|ml|l)\b|\b\d{3,}(?:[.,]\d+)*\b|\b\d+[.,]\d+\b|(?<![\p{L}])(?:(?:us|u\.s\.|canadian|australian)\s)?(?:dollars?|euros?|pounds? sterling|yen|francs?|kronor|kroner|złoty|rupees?|pesos?|reais|yuan)(?![\p{L}])/giu;
+const AMOUNT = /[\p{Sc}]\s?\d[\d.,\u202f\u00a0 ]*\d|[\p{Sc}]\s?\d|\d[\d.,\u202f\u00a0]*\s?(?:%|[\p{Sc}])|\b(?:usd|eur|gbp|chf|jpy)\s?\d[\d.,]*|\d[\d.,]*\s?(?:usd|eur|gbp|chf|jpy|euros?|dollars?|pounds?|yen)\b|\b\d+(?:[.,]\d+)?[\s-]?(?:ms|s|sec|secs|min|mins|h|hrs?|kb|mb|gb|tb|kib|mib|gib|px|pt|em|rem|k|m|x|rps|qps|req|cores?|vcpus?|nodes?|pods?|replicas?|seats?|users?|rows?|days?|weeks?|months?|years?|hours?|minutes?|seconds?|items?|tokens?|steps?|retries|attempts?|boxes|pages?|people|persons|per\s?cent|percent|°c|°f|km|kg|mg|ml|l)\b|\b\d{3,}(?:[.,]\d+)*\b|\b\d+[.,]\d+\b|(?<![\p{L}])(?:(?:us|u\.s\.|canadian|australian)\s)?(?:dollars?|euros?|pounds? sterling|yen|francs?|kronor|kroner|złoty|rupees?|pesos?|reais|yuan)(?![\p{L}])/giu;
 /** A count of something named: a number and the word after it, when that word is not one of the commonest ("4 approvals", not "2 more"). */
 const COUNTED = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)?\s?\p{L}{3,}(?![\p{L}\p{N}])/gu;
 /** A capitalised word or acronym past a sentence's first word (a name, a product, a place), or any run of a script without capitals. */
@@ -141,6 +141,8 @@ export function entitiesOf(text: string): { text: string; shape: EntityShape }[]
 function isIdentifier(run: string): boolean {
   // A channel, a handle or a tag ("#inc-war-room", "@dana.w") names one thing, whatever its words.
   if (/^[#@]/.test(run)) return true;
+  // A number joined to its unit ("30-minute", "2-hour") is an amount, read as one.
+  if (/^\p{N}+(?:[.,]\p{N}+)?-\p{L}+$/u.test(run)) return false;
   if (!/\p{L}/u.test(run) || /^\p{L}\.(?:\p{L}\.?)+$/u.test(run) || /^[\p{L}']+$/u.test(run)) return false;
   if (/[/\\._@:]/.test(run)) return !/^\p{L}+:$/u.test(run);
   const parts = run.split("-").filter(Boolean);

@@ -29,6 +29,11 @@ export interface Unit {
 
 /** A term said in at most this many of the user's sentences names a subject; one said more often is a topic (or a template's word). */
 const SPECIFIC_DF = 2;
+/**
+ * Terms said in at most this many sentences may name a subject together: "the SMS reminder provider charges 3.2p" and
+ * "the SMS reminder price is 2.9p" share "sms" and "reminder", each said more often, but no other sentence says both.
+ */
+const JOINT_DF = 8;
 /** Pasted data (logs, JSON, tables) is worth this share of prose with the same terms: machines wrote most of it. */
 const PASTED_WEIGHT = 0.3;
 /** A correction counts its information again: it also undoes what it corrects. */
@@ -57,21 +62,31 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const terms = units.map((u) => termsOf(u.text));
   // Every sentence counts, repeats too: a word the user keeps saying is a word that tells little.
   const information = new Information(terms);
-  const specific = terms.map((t) => specificTerms(t, information));
+  const subjectsOf = terms.map((t) => subjectTerms(t, information, JOINT_DF));
+  const holding = new Map<string, Set<number>>();
+  subjectsOf.forEach((list, u) => list.forEach((term) => holding.set(term, (holding.get(term) ?? new Set()).add(u))));
+  /** Whether units `e` and `k` alone hold a subject: a term no other unit holds, or two or more that no other holds together. */
+  const shareASubject = (e: number, k: number, shared: readonly string[]) => {
+    if (shared.some((term) => holding.get(term)!.size <= SPECIFIC_DF)) return true;
+    if (shared.length < 2) return false;
+    let together = holding.get(shared[0]!)!;
+    for (const term of shared.slice(1)) together = new Set([...together].filter((u) => holding.get(term)!.has(u)));
+    return together.size <= SPECIFIC_DF;
+  };
 
   // The latest unit that updates each unit.
   const latestOn = new Map<number, number>();
-  const byTerm = new Map<string, number[]>();
+  const earlier = new Map<string, number[]>();
   units.forEach((unit, k) => {
     if (unit.repeat || unit.kind === "filler" || unit.kind === "pasted") return;
-    for (const term of specific[k]!) {
-      for (const e of byTerm.get(term) ?? []) {
-        if (!changesAValue(terms[e]!, terms[k]!)) continue;
-        unit.kind = "correction";
-        latestOn.set(e, k);
-      }
+    const shared = new Map<number, string[]>();
+    for (const term of subjectsOf[k]!) for (const e of earlier.get(term) ?? []) shared.set(e, [...(shared.get(e) ?? []), term]);
+    for (const [e, common] of shared) {
+      if (!shareASubject(e, k, common) || !changesAValue(terms[e]!, terms[k]!)) continue;
+      unit.kind = "correction";
+      latestOn.set(e, k);
     }
-    for (const term of specific[k]!) byTerm.set(term, [...(byTerm.get(term) ?? []), k]);
+    for (const term of subjectsOf[k]!) earlier.set(term, [...(earlier.get(term) ?? []), k]);
   });
 
   const worth = units.map((unit, k) => {
@@ -120,10 +135,10 @@ function namesASubject(terms: Terms): boolean {
   return terms.words.some((w) => w.length >= 3 && !isCommon(w) && !inValues.has(w));
 }
 
-/** A unit's terms that name a subject: entities, uncommon words and two-word phrases said in few of the user's sentences. */
-function specificTerms(terms: Terms, information: Information): string[] {
+/** A unit's terms that may name a subject: entities, uncommon words and two-word phrases said in at most `df` of the user's sentences. */
+function subjectTerms(terms: Terms, information: Information, df: number): string[] {
   const words = terms.words.filter((w) => w.length >= 3 && !isCommon(w) && !/^\p{N}+$/u.test(w));
-  return [...words, ...terms.entities, ...terms.phrases].filter((t) => information.frequency(t) <= SPECIFIC_DF);
+  return [...words, ...terms.entities, ...terms.phrases].filter((t) => information.frequency(t) <= df);
 }
 
 /**
@@ -141,10 +156,11 @@ function changesAValue(earlier: Terms, later: Terms): boolean {
   return numberSlots(later.form).some((slot) => slots.includes(slot));
 }
 
-const isNumber = (word: string) => /^\p{N}+(?:[.,]\p{N}+)?$/u.test(word);
+/** A number, bare or with a unit of a few letters written onto it ("24", "3.2p", "25kg"). */
+const isNumber = (word: string) => /^\p{N}+(?:[.,]\p{N}+)?\p{L}{0,3}$/u.test(word);
 
-/** The words beside each number of a canonical form: "api level #" holds "level #". */
+/** The words beside each number of a canonical form: "api level #" holds "level #", "charges #.#p per" "charges #" and "# per". */
 function numberSlots(form: string): string[] {
   const words = form.split(" ");
-  return words.flatMap((w, k) => (w === "#" ? [`${words[k - 1] ?? ""} #`, `# ${words[k + 1] ?? ""}`] : [])).filter((slot) => slot.length > 2);
+  return words.flatMap((w, k) => (/^#(?:[.,]#)?\p{L}{0,3}$/u.test(w) ? [`${words[k - 1] ?? ""} #`, `# ${words[k + 1] ?? ""}`] : [])).filter((slot) => slot.length > 2);
 }

@@ -32,6 +32,7 @@ describe("entity shapes", () => {
     ["Uploads stop at 25 MB.", "number", "25 MB"],
     ["Uptime was 99.49% last quarter.", "number", "99.49%"],
     ["Reviews need 4 approvals now.", "number", "4 approvals"],
+    ["Book 30-minute slots for spirometry.", "number", "30-minute"],
     ["Staging listens on 8443.", "number", "8443"],
     ["Route it through cache-east-2 please.", "path", "cache-east-2"],
     ["Run migrations/0017_add_ledger_index.sql first.", "path", "migrations/0017_add_ledger_index.sql"],
@@ -86,6 +87,16 @@ describe("the drop order", () => {
     const order = dropOrder(["The Android minimum SDK is API level 24.", "Android minimum SDK needs to be API level 26, I forgot the notification changes.", "Incidents go to #ops-alerts.", "Oops, incidents go to #inc-war-room now."]);
     expect(order.indexOf("The Android minimum SDK is API level 24.")).toBeLessThan(order.indexOf("Android minimum SDK needs to be API level 26, I forgot the notification changes."));
     expect(order.indexOf("Incidents go to #ops-alerts.")).toBeLessThan(order.indexOf("Oops, incidents go to #inc-war-room now."));
+  });
+
+  it("reads two subject words that no other sentence holds together as a subject, each said more often", () => {
+    const order = dropOrder([
+      "The SMS reminder provider charges 3.2p per message.",
+      "SMS volumes doubled over Easter.",
+      "Reminder letters go out by post for the over-80s.",
+      "The SMS reminder price is actually 2.9p per message after the discount.",
+    ]);
+    expect(order.indexOf("The SMS reminder provider charges 3.2p per message.")).toBeLessThan(order.indexOf("The SMS reminder price is actually 2.9p per message after the discount."));
   });
 
   it("gives up a sentence whose form the user keeps writing (a routine request) before one said once, values alike", () => {
