@@ -53,6 +53,14 @@ const FLOORS: Record<OutsideCorpus["name"], { readable: Record<Window, number>; 
     searchTop3: 0.88,
     outlived: { 4096: ["f-correction-001", "f-correction-031"], 8192: ["f-correction-037"], 16384: ["f-correction-037"] },
   },
+  // G (an event-planning agency's season, by a seventh helper), run once after this stop's last digest change (at
+  // 01abb65: 55.3 / 59.1 / 72.5 %, outlived 0 / 1 / 2). Its messages are short: sessions compact 13–22 times.
+  G: {
+    readable: { 4096: 0.56, 8192: 0.62, 16384: 0.73 },
+    searchTop3: 0.96,
+    outlived: { 16384: ["g-correction-035"] },
+    minSummaries: { 4096: 22, 8192: 16, 16384: 13 },
+  },
 };
 
 describe.each(OUTSIDE_CORPORA.map((c) => [c.name, c] as const))("corpus %s", (name, corpus) => {
