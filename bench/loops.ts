@@ -15,7 +15,7 @@ import { CORPUS_G } from "../test/fixtures/loop-corpus-g";
 import { CORPUS_H } from "../test/fixtures/loop-corpus-h";
 import { ENDINGS, caughtIn, measureLoops } from "../test/fixtures/outside-loops";
 
-function measure(options: LoopOptions) {
+function measure(options: Partial<LoopOptions>) {
   const missed = PLANTED.filter((s) => findLoops(s.calls, options).length === 0);
   const falsePositives = LEGITIMATE.filter((s) => findLoops(s.calls, options).length > 0);
   return { missed, falsePositives };

@@ -55,8 +55,8 @@ export function timeline(messages: readonly TimelineMessage[]): TimelineCall[] {
 const name = (s: string, nonce: string | null | undefined) => markerTitle(s, 80, nonce);
 
 /** A loop that reached its threshold among the new calls; one reaching back past the read window is not new. */
-export function loopNote(calls: readonly TimelineCall[], settings: Correctives, truncated: boolean, nonce?: string | null): Corrective | null {
-  const loops = findLoops(calls, { repeats: settings.loopRepeats, maxPeriod: settings.loopPeriod }).filter((l) => calls[l.firedAt]!.fresh && !(truncated && l.start === 0));
+export function loopNote(calls: readonly TimelineCall[], settings: Correctives, truncated: boolean, nonce?: string | null, acts?: (tool: string) => boolean): Corrective | null {
+  const loops = findLoops(calls, { repeats: settings.loopRepeats, maxPeriod: settings.loopPeriod, ...(acts ? { acts } : {}) }).filter((l) => calls[l.firedAt]!.fresh && !(truncated && l.start === 0));
   const loop = loops[0];
   if (!loop) return null;
   const tools = loop.tools.map((t) => name(t, nonce));

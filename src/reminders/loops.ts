@@ -23,9 +23,14 @@ export interface LoopOptions {
   repeats: number;
   /** The longest cycle counted (default 3); a repeated batch counts whatever its size. */
   maxPeriod: number;
+  /**
+   * Whether a tool is known to act (its app annotated it as not read-only, or destructive): a one-off call of it is
+   * progress, never work set aside beside a cycle. Unknown tools are read as not acting.
+   */
+  acts: (tool: string) => boolean;
 }
 
-export const LOOP_DEFAULTS: LoopOptions = { repeats: 3, maxPeriod: 3 };
+export const LOOP_DEFAULTS: LoopOptions = { repeats: 3, maxPeriod: 3, acts: () => false };
 
 /** One loop: the calls it spans (`start`..`end`, inclusive), the call that made it one (`firedAt`), its period and its tools. */
 export interface Loop {
@@ -84,18 +89,28 @@ const OCCURRENCE = new RegExp(
   "giu",
 );
 
-/** A field's name and what follows it up to its value (`"request_id": "`, `X-Request-Id: `, `ts=`). */
-const FIELD = String.raw`[\w-]*["']?\s*[:=]\s*["']?`;
-/** Marks that a field's name makes one, the name kept: its value alone is masked. */
-const NAMED_OCCURRENCES = [
-  // One request's identity, however short.
-  new RegExp(String.raw`((?:request|trace|span|correlation|transaction)[ _-]?id${FIELD})[\w.:+/=-]+`, "gi"),
+/** A field: its name (quoted or not, at most 41 characters), what leads to its value, and the value (`"request_id": "a9f0e1`, `X-Request-Id: …`, `ts=…`). */
+const FIELD = /(?<![\w-])(["']?)([A-Za-z_][\w-]{0,40})\1(\s*[:=]\s*["']?)([\w.:+/=-]{1,200})/g;
+
+/** A field name's words: snake, kebab and camel case alike ("serverTimeMs" is server, time, ms). */
+function nameWords(name: string): string[] {
+  return name.split(/[_-]+|(?<=[a-z\d])(?=[A-Z])/).filter(Boolean).map((w) => w.toLowerCase());
+}
+
+const IDENTITY = new Set(["request", "trace", "span", "correlation", "transaction"]);
+const TIME = new Set(["time", "ts", "timestamp", "stamp", "at", "date", "generated", "fetched", "updated", "created", "modified"]);
+
+/** Whether a field's value names its occurrence, by the field's name. */
+function namedOccurrence(name: string, value: string): boolean {
+  const words = nameWords(name);
+  const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
+  // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id").
+  if (words.some((w, k) => IDENTITY.has(w) && words[k + 1] === "id")) return true;
   // What describes the call rather than the resource: the quota it used, how long a cache held the answer.
-  new RegExp(String.raw`(rate[ _-]?limit${FIELD})[\w.:+/=-]+`, "gi"),
-  /((?:^|\n)age:\s*)\d+/gi,
+  if (words.includes("ratelimit") || after("rate", "limit") || (words.length === 1 && words[0] === "age" && /^\d+$/.test(value))) return true;
   // Epoch seconds or milliseconds in a field named for a time ("ts", "as_of", "serverTimeMs", "_fetched").
-  new RegExp(String.raw`((?:time|ts|stamp|_at|as_of|date|generated|fetched|updated|created|modified)${FIELD})1\d{9}(?:\d{3})?(?!\d)`, "gi"),
-];
+  return /^1\d{9}(?:\d{3})?$/.test(value) && (words.some((w) => TIME.has(w)) || after("as", "of"));
+}
 
 /**
  * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more (`MINTED_CANDIDATE`)
@@ -118,7 +133,7 @@ const MINTED_CANDIDATE = /[\w.-]+(?:[:+][\w.-]+)*=*/g;
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = result.trim();
-  const named = NAMED_OCCURRENCES.reduce((text, field) => text.replace(field, "$1·"), trimmed);
+  const named = trimmed.replace(FIELD, (field, quote: string, name: string, lead: string, value: string) => (namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : field));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
   return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
@@ -138,7 +153,7 @@ export function fingerprint(call: CallRecord): string {
  * never again as a longer cycle. Positions in the answer are the caller's.
  */
 export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOptions> = {}): Loop[] {
-  const { repeats, maxPeriod } = { ...LOOP_DEFAULTS, ...options };
+  const { repeats, maxPeriod, acts } = { ...LOOP_DEFAULTS, ...options };
   if (repeats < 2) return [];
   const prints = calls.map(fingerprint);
   const batches = batchesOf(calls);
@@ -146,7 +161,7 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
   const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));
   const made = new Map<string, number>();
   for (const call of asked) made.set(call, (made.get(call) ?? 0) + 1);
-  const order = cycleOrder(batches.map((batch) => withoutOneOffsBeside(batch, asked, made)), prints);
+  const order = cycleOrder(batches.map((batch) => withoutOneOffsBeside(batch, asked, made, (i) => acts(calls[i]!.name))), prints);
   const fps = order.map((i) => prints[i]!);
   const batchAt = batchStarts(order.map((i) => calls[i]!.message));
   const longest = Math.max(maxPeriod, ...batches.map((b) => b.length));
@@ -202,11 +217,12 @@ function repeatsInARow(calls: readonly CallRecord[], prints: readonly string[], 
  * A batch as a cycle reads it: a call asked once in the whole window (tool and arguments), beside calls asked again, is
  * new work done alongside the cycle, not a step of it (A+X, B+Y, A+Z, B+W is A-B-A-B), as a call repeated in a row is
  * repeated whatever else its messages make. A call asked again with another result (a poll that moved) stays, and so
- * does a batch of nothing but one-offs: a step of new work breaks a cycle.
+ * does a batch of nothing but one-offs: a step of new work breaks a cycle. A one-off of a tool known to act (writing
+ * the next cell, sending the next message) is progress and stays, so the cycle beside it is broken.
  */
-function withoutOneOffsBeside(batch: readonly number[], asked: readonly string[], made: ReadonlyMap<string, number>): number[] {
-  const repeated = batch.filter((i) => made.get(asked[i]!)! > 1);
-  return repeated.length ? repeated : [...batch];
+function withoutOneOffsBeside(batch: readonly number[], asked: readonly string[], made: ReadonlyMap<string, number>, acts: (i: number) => boolean): number[] {
+  const kept = batch.filter((i) => made.get(asked[i]!)! > 1 || acts(i));
+  return kept.length ? kept : [...batch];
 }
 
 /** Positions grouped by the message that made them (a call without one is a batch of its own). */

@@ -72,6 +72,12 @@ describe("the loop detector", () => {
     // A cycle whose steps each carry another call, asked once (new work alongside), is still a cycle: A+X, B+Y, A+Z, B+W.
     const beside = (name: string, k: number) => at(c(name, { k }), k);
     expect(findLoops([at(a, 0), beside("x", 0), at(b, 1), beside("y", 1), at(a, 2), beside("z", 2), at(b, 3), beside("w", 3)])).toMatchObject([{ period: 2, tools: ["a", "b"], wasted: 2 }]);
+    // A one-off of a tool known to act is progress: writing the next cell beside re-opening the same sheet is no loop.
+    const writes = (k: number) => at(c("write_cell", { cell: `A${k}` }), k);
+    const sheet = c("open_sheet", { id: "budget" }), doc = c("open_doc", { id: "report" });
+    const acting = [at(sheet, 0), writes(0), at(doc, 1), writes(1), at(sheet, 2), writes(2), at(doc, 3), writes(3)];
+    expect(findLoops(acting, { acts: (tool) => tool === "write_cell" })).toEqual([]);
+    expect(findLoops(acting)).toMatchObject([{ period: 2 }]);
     // A step of nothing but new work between them breaks it.
     expect(findLoops([at(a, 0), at(b, 1), beside("x", 2), at(a, 3), at(b, 4)])).toEqual([]);
     // A batch made again with one call changed is no loop.

@@ -114,10 +114,11 @@ function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correcti
   const isTaskTool = (tool: string) => taskTool !== undefined && (tool === taskTool || [taskTool, `${d.agent.app}:${taskTool}`].includes(offered.get(tool)?.qualified ?? ""));
   const readOnly = (tool: string) => offered.get(tool)?.annotations?.readOnlyHint === true || (offered.get(tool)?.source === "runtime" && READ_ONLY_RUNTIME.has(tool));
   const acting = (tool: string) => !isTaskTool(tool) && !readOnly(tool);
+  const knownToAct = (tool: string) => offered.get(tool)?.annotations?.readOnlyHint === false || offered.get(tool)?.annotations?.destructiveHint === true;
   const denied = d.decisions.denials.flatMap((m) => (m.role === "tool" ? [{ id: m.tool_call_id, name: d.openCalls.calls.get(m.tool_call_id) ?? "tool" }] : []));
   const noted = d.continuation ? new Set<string>() : store.events.continuationReminders(lastUser);
   const notes = [
-    settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce) : null,
+    settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce, knownToAct) : null,
     doneNote(calls, settings, acting, isTaskTool, d.nonce),
     settings.interrupted && !d.continuation ? interruptedNote({ unanswered: d.unanswered, denied, answering: d.options.interruptedRun !== undefined }, calls, d.nonce) : null,
   ];
