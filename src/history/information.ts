@@ -25,8 +25,10 @@ export interface Terms {
   words: string[];
   entities: string[];
   phrases: string[];
-  /** The sentence's canonical form: its words in order, each entity and number as its shape ("can you check line § of §"). */
+  /** The sentence's canonical form: its words in order, each entity and number as its shape ("can you check line # of §path"). */
   form: string;
+  /** The numbers the form's `#`s stand for, in order. */
+  numbers: string[];
 }
 
 /** What an entity of each shape looks like, the first that matches naming it. */
@@ -91,7 +93,7 @@ export const QUOTED_SPANS = new RegExp(String.raw`"[^"\n]{2,500}"|\u201c[^\u201d
  * words). Each
  * alternative starts only where a run starts, so a 100 KB run is one attempt, not one per character.
  */
-const PATHLIKE = /(?<![\p{L}\p{N}&])[#@][\p{L}_][\p{L}\p{N}_.-]*[\p{L}\p{N}]|https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
+const PATHLIKE = /(?<![\p{L}\p{N}&])[#@][\p{L}_][\p{L}\p{N}_.-]*[\p{L}\p{N}]|https?:\/\/[^\s<>"'`)\]]+|(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+|(?<![\p{L}\p{N}_-])[~.]?[\p{L}\p{N}_-]*(?:[/\\._:][\p{L}\p{N}_-]+)+[/:]?|(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/gu;
 /**
  * A number that says how much: with a currency sign or code, a percent sign, or a unit written beside it (letters
  * of a unit's length: "25 MB", "250ms", "3 boxes", "12 seats"); one of three or more digits, which is rarely small
@@ -113,10 +115,11 @@ export function fold(text: string): string {
 }
 
 /** The entities a text holds, each by its shape, in order of appearance; a span claimed by one shape is not read again. */
-export function entitiesOf(text: string): { text: string; shape: EntityShape }[] {
-  const found: { text: string; shape: EntityShape; at: number }[] = [];
-  const claimed: [number, number][] = [];
-  const free = (at: number, end: number) => claimed.every(([a, b]) => end <= a || at >= b);
+export function entitiesOf(text: string): Entity[] {
+  const found: Entity[] = [];
+  // Each character claimed at most once: checking a span costs its length, not the entities found so far.
+  const claimed = new Uint8Array(text.length);
+  const free = (at: number, end: number) => !claimed.subarray(at, end).includes(1);
   const scan = (re: RegExp, shape: EntityShape, accept: (t: string) => boolean = () => true) => {
     for (const m of text.matchAll(re)) {
       const value = m[0].replace(/[.,;:!?)]+$/, "").trim();
@@ -124,7 +127,7 @@ export function entitiesOf(text: string): { text: string; shape: EntityShape }[]
       const end = at + value.length;
       if (value.length < 2 || !accept(value) || !free(at, end)) continue;
       found.push({ text: value, shape, at });
-      claimed.push([at, end]);
+      claimed.fill(1, at, end);
     }
   };
   scan(QUOTED_SPANS, "quote");
@@ -134,7 +137,14 @@ export function entitiesOf(text: string): { text: string; shape: EntityShape }[]
   scan(AMOUNT, "number");
   scan(COUNTED, "number", (t) => !COMMON.has(fold(t.slice(t.search(/\p{L}/u)))));
   scan(NAME, "name", (t) => !COMMON.has(fold(t)));
-  return found.sort((a, b) => a.at - b.at).map(({ text, shape }) => ({ text, shape }));
+  return found.sort((a, b) => a.at - b.at);
+}
+
+/** An entity of a text: its value, its shape, and where it starts. */
+export interface Entity {
+  text: string;
+  shape: EntityShape;
+  at: number;
 }
 
 /** Whether a path-like run names something: not a number, an abbreviation ("e.g."), a time ("10:30") or a hyphenated phrase. */
@@ -167,15 +177,32 @@ export function termsOf(text: string): Terms {
   }
   const found = entitiesOf(text);
   const entities = new Set(found.map((e) => `\u00a7${e.shape}:${fold(e.text).replace(/\s+/g, " ")}`));
-  return { words: [...words], entities: [...entities], phrases: [...phrases], form: formOf(text, found) };
+  return { words: [...words], entities: [...entities], phrases: [...phrases], ...formOf(text, found) };
 }
 
-/** A text's canonical form: each entity replaced by its shape, each number by `#`, its words folded, in order. */
-function formOf(text: string, entities: readonly { text: string; shape: EntityShape }[]): string {
-  let masked = text;
-  for (const e of entities) masked = masked.replace(e.text, ` \u00a7${e.shape} `);
-  return [...fold(masked).replace(/\p{N}+/gu, "#").matchAll(/\u00a7\w+|[\p{L}#]+(?:['.,_-][\p{L}#]+)*/gu)].map((m) => m[0]).join(" ");
+/**
+ * A text's canonical form: each entity replaced by its shape, each number (bare or with a unit of a few letters
+ * written onto it: "24", "3.2p") by `#`, its words folded, in order; and the numbers `#` stands for, in order.
+ */
+function formOf(text: string, entities: readonly Entity[]): { form: string; numbers: string[] } {
+  const parts: string[] = [];
+  let from = 0;
+  for (const e of entities) {
+    parts.push(text.slice(from, e.at), ` \u00a7${e.shape} `);
+    from = e.at + e.text.length;
+  }
+  parts.push(text.slice(from));
+  const numbers: string[] = [];
+  const words = [...fold(parts.join("")).matchAll(/\u00a7\w+|[\p{L}\p{N}]+(?:['.,_-][\p{L}\p{N}]+)*/gu)].map(([word]) => {
+    if (!NUMBER_WORD.test(word)) return word.replace(/\p{N}+/gu, "#");
+    numbers.push(word);
+    return "#";
+  });
+  return { form: words.join(" "), numbers };
 }
+
+/** A number, bare or with a unit of a few letters written onto it ("24", "3.2p", "25kg"). */
+const NUMBER_WORD = /^\p{N}+(?:[.,]\p{N}+)?\p{L}{0,3}$/u;
 
 /** Words of this length or more make up the two-word phrases a subject may be ("welcome email", "email subject"). */
 const PHRASE_WORD = 4;

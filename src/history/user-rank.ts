@@ -150,17 +150,17 @@ function changesAValue(earlier: Terms, later: Terms): boolean {
   const before = new Set(earlier.entities);
   const shapes = new Set(earlier.entities.map(entityShape));
   if (later.entities.some((e) => !before.has(e) && shapes.has(entityShape(e)))) return true;
-  const numbersBefore = new Set(earlier.words.filter(isNumber));
-  if (!later.words.some((w) => isNumber(w) && !numbersBefore.has(w))) return false;
-  const slots = numberSlots(earlier.form);
-  return numberSlots(later.form).some((slot) => slots.includes(slot));
+  const slots = numberSlots(earlier);
+  return numberSlots(later).some(([slot, value]) => slots.some(([s, v]) => s === slot && v !== value));
 }
 
-/** A number, bare or with a unit of a few letters written onto it ("24", "3.2p", "25kg"). */
-const isNumber = (word: string) => /^\p{N}+(?:[.,]\p{N}+)?\p{L}{0,3}$/u.test(word);
-
-/** The words beside each number of a canonical form: "api level #" holds "level #", "charges #.#p per" "charges #" and "# per". */
-function numberSlots(form: string): string[] {
-  const words = form.split(" ");
-  return words.flatMap((w, k) => (/^#(?:[.,]#)?\p{L}{0,3}$/u.test(w) ? [`${words[k - 1] ?? ""} #`, `# ${words[k + 1] ?? ""}`] : [])).filter((slot) => slot.length > 2);
+/** Each number of a canonical form with the word before it and, apart, the word after it: "level 24" gives ["level #", "24"]. */
+function numberSlots(terms: Terms): [slot: string, value: string][] {
+  const words = terms.form.split(" ");
+  let n = 0;
+  return words.flatMap((w, k): [string, string][] => {
+    if (w !== "#") return [];
+    const value = terms.numbers[n++]!;
+    return [[`${words[k - 1] ?? ""} #`, value], [`# ${words[k + 1] ?? ""}`, value]].filter(([slot]) => slot!.trim() !== "#") as [string, string][];
+  });
 }

@@ -42,7 +42,7 @@ describe("entity shapes", () => {
     ["Page #inc-war-room when it fires.", "path", "#inc-war-room"],
     ["Loop in @dana.w on the review.", "path", "@dana.w"],
   ])("%s → %s %s", (text, shape, value) => {
-    expect(entitiesOf(text)).toContainEqual({ text: value, shape });
+    expect(entitiesOf(text)).toContainEqual({ text: value, shape, at: text.indexOf(value) });
   });
 
   it("finds none in ordinary requests, small numbers and time words", () => {
@@ -87,6 +87,13 @@ describe("the drop order", () => {
     const order = dropOrder(["The Android minimum SDK is API level 24.", "Android minimum SDK needs to be API level 26, I forgot the notification changes.", "Incidents go to #ops-alerts.", "Oops, incidents go to #inc-war-room now."]);
     expect(order.indexOf("The Android minimum SDK is API level 24.")).toBeLessThan(order.indexOf("Android minimum SDK needs to be API level 26, I forgot the notification changes."));
     expect(order.indexOf("Incidents go to #ops-alerts.")).toBeLessThan(order.indexOf("Oops, incidents go to #inc-war-room now."));
+  });
+
+  it("reads a number as updated only where the same place holds another: adding a value is no update", () => {
+    const steps = dropSteps(units(["Locker 3 is for the Hartwell badges.", "Locker 3 is shut till 5."]));
+    expect(steps.flat().map((u) => u.kind)).not.toContain("correction");
+    const updated = dropSteps(units(["Locker 3 holds the Hartwell badges.", "Sorry, locker 4 holds the Hartwell badges."]));
+    expect(updated.flat().find((u) => u.text.includes("locker 4"))!.kind).toBe("correction");
   });
 
   it("reads two subject words that no other sentence holds together as a subject, each said more often", () => {
