@@ -77,7 +77,8 @@ export class EventStore {
 
   /** Every step's turn of the gateway request whose first turn this is (`gateway.steps`); null for any other turn. */
   gatewayStepsOf(turnId: string): string[] | null {
-    const row = this.sql.exec("SELECT data FROM events WHERE type = 'gateway.steps' AND turn_id = ? ORDER BY seq DESC LIMIT 1", turnId).toArray()[0];
+    // By type and subject (the first turn's id), as events_by_type indexes them.
+    const row = this.sql.exec("SELECT data FROM events WHERE type = 'gateway.steps' AND subject = ? ORDER BY seq DESC LIMIT 1", turnId).toArray()[0];
     return row ? GatewaySteps.parse(json(EventData, row, "data")).turnIds : null;
   }
 }

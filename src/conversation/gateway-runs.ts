@@ -55,11 +55,6 @@ export async function takeGatewayTurn(scope: ConversationScope, body: TurnBody, 
   return turn;
 }
 
-/**
- * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
- * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply). At
- * the request's end, `gateway.steps` on its first turn names them all.
- */
 /** What the gateway records after a step; `steps`, once its request ends: every step's turn, in order. */
 export interface GatewayRecord {
   cursor?: GatewayCursor;
@@ -69,6 +64,11 @@ export interface GatewayRecord {
   steps?: string[];
 }
 
+/**
+ * The gateway's bookkeeping after a step: its cursor moves, and the upstream's real usage lands as `model.usage`
+ * events on the turns whose input each call read (the same event a frontend's own loop reports with its reply). At
+ * the request's end, `gateway.steps` on its first turn names them all.
+ */
 export async function recordGatewayStep(scope: GatewayScope, record: GatewayRecord): Promise<Result<{ lastSeq: number }>> {
   const { db: store } = scope;
   const { gateway } = store;
@@ -84,7 +84,7 @@ export async function recordGatewayStep(scope: GatewayScope, record: GatewayReco
     }
     // On step 1's turn, which X-Turn-Id names: a streamed answer's headers left before the other steps were known.
     const [first] = record.steps ?? [];
-    if (first) store.events.add(first, "gateway.steps", null, { turnIds: record.steps }, at);
+    if (first) store.events.add(first, "gateway.steps", first, { turnIds: record.steps }, at);
   });
   if (record.cursor && live) await headMoved(scope, record.cursor, at);
   return ok({ lastSeq });

@@ -160,7 +160,7 @@ export async function startRun(c: Context<ApiEnv>, request: GatewayRequest): Pro
   };
   const opened = await callStep(ctx, turn.value, 1);
   if (!opened.ok) {
-    await stub.gatewayRecord(owner, { run, end: true });
+    await stub.gatewayRecord(owner, { run, end: true, steps: [turn.value.turnId] });
     return failed(opened.problem);
   }
   return ok({ ctx, first: { turn: turn.value, answer: opened.value }, headers });

@@ -294,6 +294,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   conversationEnded(conversationId: string, endedAt?: string): void {
     if (endedAt !== undefined) this.registry.indexConversationEnded(conversationId, endedAt);
     this.watchers.forget(conversationId);
+    this.kept.forgetConversation(conversationId);
     if (this.activeConversation !== conversationId) return;
     this.activeConversation = null;
     this.registry.clearActiveConversation(conversationId);
@@ -516,7 +517,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
       const first = data.error.issues[0];
       return { ...base, status: "missing", reason: "invalid", detail: `invalid ContextData: ${first?.path.join(".")} ${first?.message}` };
     }
-    if (data.data === null) return { ...base, status: "empty" };
+    if (data.data === null) return { ...base, status: "empty", ...(answer.value.kept ? { kept: true as const } : {}) };
     const title = data.data.title?.trim() || (request.itemId === undefined ? answer.value.provider.name : `${answer.value.provider.name}: ${request.itemId}`);
     return { ...base, status: "present", title, version: await this.versionOf(request.key, data.data), content: data.data.content, ...(answer.value.kept ? { kept: true as const } : {}) };
   }
@@ -529,9 +530,10 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     const provider = this.mcp.isServer(splitQualified(ref).app) ? null : this.registry.provider(ref);
     const kept = provider?.notifies ? this.kept.get(ref, conversationId) : undefined;
     if (provider && kept !== undefined) return ok({ value: kept, provider, kept: true });
-    const generation = this.kept.now();
+    const generation = this.kept.now(ref);
     const answer = await this.callProvider(ref, "current", (id) => ({ provider: id, conversationId }));
-    if (answer.ok && answer.value.provider.notifies) this.kept.keep(ref, conversationId, generation, answer.value.value);
+    // Only a valid answer is kept: an invalid one is asked again, and read as missing each time.
+    if (answer.ok && answer.value.provider.notifies && MaybeContextData.safeParse(answer.value.value).success) this.kept.keep(ref, conversationId, generation, answer.value.value);
     return answer;
   }
 

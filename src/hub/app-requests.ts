@@ -58,10 +58,11 @@ const HANDLERS: Record<string, Handler> = {
       const before = ctx.registry.skills(app);
       const digests = await writeSkills(ctx.env.ARTIFACTS, owner, app, params.skills, new Map(before.map((s) => [splitQualified(s.name).name, s.sha256])));
       ctx.registry.replaceApp(params, ctx.session.sessionId, digests);
-      ctx.initialized(app);
       const declared = new Set(params.skills.map((s) => s.name));
       await deleteSkills(ctx.env.ARTIFACTS, owner, app, before.map((s) => splitQualified(s.name).name).filter((name) => !declared.has(name)));
       saveSession(ctx.ws, { ...ctx.session, initializedAt: Date.now() });
+      // Once this socket is the app's current one: a pull still answered by an older socket keeps nothing.
+      ctx.initialized(app);
       return { result: { protocolVersion: PROTOCOL_VERSION, sessionId: ctx.session.sessionId } };
     }),
 
@@ -104,7 +105,8 @@ const HANDLERS: Record<string, Handler> = {
       }),
     ),
 
-  // Turns pull every attached provider anyway; the conversations watching it (MCP subscriptions) are told now.
+  // What the hub kept of the provider goes (a provider that notifies is asked again at the next turn); the
+  // conversations watching it (MCP subscriptions) are told now.
   "contexts/changed": (ctx, raw) =>
     initialized(ctx, () =>
       withParams(ContextsChangedParams, raw, (params) => {

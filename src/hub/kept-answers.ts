@@ -4,19 +4,20 @@
  * of asking over the socket again. Kept in the hub's memory only: an object woken from hibernation, an app that
  * (re)initialises or disconnects, and a change the app notifies all start again from a real pull.
  *
- * A pull that was in flight when something was forgotten is not kept: its answer may predate the change.
+ * A pull that was in flight when its provider or app was forgotten is not kept: its answer may predate the change.
+ * Only answers that passed validation are kept (the caller's to check).
  */
 export class KeptAnswers {
   private readonly answers = new Map<string, { value: unknown; chars: number }>();
   private chars = 0;
-  /** Moves on every forget: a pull started before it keeps nothing. */
-  private generation = 0;
+  /** Moves when a provider (by its ref) or an app (by its name) is forgotten: a pull of it started before keeps nothing. */
+  private readonly generations = new Map<string, number>();
 
   constructor(private readonly limits: { entries: number; chars: number } = KEPT_LIMITS) {}
 
-  /** The generation a pull starts in, to hand back to `keep`. */
-  now(): number {
-    return this.generation;
+  /** The generation a pull of `ref` starts in, to hand back to `keep`. */
+  now(ref: string): string {
+    return `${this.generations.get(appOf(ref)) ?? 0}.${this.generations.get(ref) ?? 0}`;
   }
 
   get(ref: string, conversationId: string): unknown {
@@ -24,8 +25,8 @@ export class KeptAnswers {
   }
 
   /** Keeps an answer pulled in `generation`, unless something was forgotten since; the oldest go past the limits. */
-  keep(ref: string, conversationId: string, generation: number, value: unknown): void {
-    if (generation !== this.generation) return;
+  keep(ref: string, conversationId: string, generation: string, value: unknown): void {
+    if (generation !== this.now(ref)) return;
     const chars = JSON.stringify(value ?? null).length;
     if (chars > this.limits.chars) return;
     const key = keyOf(ref, conversationId);
@@ -40,18 +41,27 @@ export class KeptAnswers {
 
   /** A provider's content changed: what was kept of it, in every conversation, goes. */
   forget(ref: string): void {
-    this.generation++;
+    this.move(ref);
     for (const key of [...this.answers.keys()]) if (key.startsWith(`${ref}\u0000`)) this.drop(key);
   }
 
   /** An app (re)initialised or went away: what was kept of any of its providers goes. */
   forgetApp(app: string): void {
-    this.generation++;
+    this.move(app);
     for (const key of [...this.answers.keys()]) if (key.startsWith(`${app}:`)) this.drop(key);
+  }
+
+  /** A conversation ended: what was kept for it goes. */
+  forgetConversation(conversationId: string): void {
+    for (const key of [...this.answers.keys()]) if (key.endsWith(`\u0000${conversationId}`)) this.drop(key);
   }
 
   get size(): number {
     return this.answers.size;
+  }
+
+  private move(name: string): void {
+    this.generations.set(name, (this.generations.get(name) ?? 0) + 1);
   }
 
   private drop(key: string): void {
@@ -66,3 +76,4 @@ export class KeptAnswers {
 export const KEPT_LIMITS = { entries: 512, chars: 4_000_000 } as const;
 
 const keyOf = (ref: string, conversationId: string) => `${ref}\u0000${conversationId}`;
+const appOf = (ref: string) => ref.slice(0, ref.indexOf(":"));

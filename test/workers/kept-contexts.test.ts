@@ -48,7 +48,7 @@ describe("kept answers of providers that notify their changes", () => {
     expect(pullStage(fourth)).toMatchObject({ kept: 0 });
   });
 
-  it("keeps each conversation's answer apart, and forgets an app's when it disconnects and comes back", async () => {
+  it("keeps each conversation's answer apart, and forgets an app's when it comes back and initialises again", async () => {
     const { id, state, providers, app, agent, frontend, conversation, asked } = await setup();
     expect(agent).toBe("desk:writer");
     const other = await frontend.conversation();
@@ -65,6 +65,32 @@ describe("kept answers of providers that notify their changes", () => {
     const turn = await frontend.turn(conversation, { agent, message: "again" });
     expect(asked(back, "doc")).toBe(1);
     expect(reminderOf(turn)).toContain("edited while away");
+  });
+
+  it("forgets an app's answers when it disconnects: the next turn finds it offline, not what it said before", async () => {
+    const { app, agent, frontend, conversation, asked } = await setup();
+    await frontend.turn(conversation, { agent, message: "one" });
+    expect(asked(app, "doc")).toBe(1);
+    app.close();
+    await new Promise((r) => setTimeout(r, 50));
+    const offline = await frontend.turn(conversation, { agent, message: "two" });
+    expect(offline.missing).toContainEqual(expect.objectContaining({ id: "desk:doc", reason: "offline" }));
+  });
+
+  it("keeps a null answer, counted as kept, and never an invalid one", async () => {
+    const id = freshIdentity();
+    const app = await TestApp.connect(id, "desk", {
+      blank: { name: "Blank", notifies: true, current: () => null },
+      broken: { name: "Broken", notifies: true, current: () => ({ content: 42 }) },
+    });
+    const agent = await app.createAgent("writer", ["desk:blank", "desk:broken"]);
+    const frontend = await Frontend.for(id);
+    const conversation = await frontend.conversation();
+    const asked = (provider: string) => app.calls.filter((c) => c.method === "contexts/current" && c.params.provider === provider).length;
+    await frontend.turn(conversation, { agent, message: "one" });
+    const second = await frontend.turn(conversation, { agent, message: "two" });
+    expect([asked("blank"), asked("broken")]).toEqual([1, 2]);
+    expect(second.envelope.stages!.find((s) => s.stage === "pull")!.decided).toMatchObject({ kept: 1, empty: 1, missing: 1 });
   });
 
   it("lists the promise with the provider", async () => {
