@@ -18,6 +18,7 @@ import type { GuardModel, GuardModelInput, GuardModelVerdict } from "../tools/gu
 import type { ToolHost } from "../tools/calls";
 import type { SemanticHit } from "../tools/semantic-search";
 import type { ConversationDb, ConversationMeta } from "./store";
+import { CanonicalResults } from "../reminders/loops";
 
 /** The models a conversation calls besides the agent's own (src/model/): the summariser, the tool guard, ranking by meaning. */
 export interface ModelPort {
@@ -75,6 +76,8 @@ export class TurnCache {
   readonly tools = new Map<string, { raw: string; spec: ToolSpec }>();
   /** The agent's toolbox as the hub last sent it, and its version: the hub sends it again only when it changed. */
   toolbox: { agent: string; version: string; toolbox: Toolbox } | null = null;
+  /** Tool results as the loop detector compares them: each turn reads the same stored results again. */
+  readonly results = new CanonicalResults();
 }
 
 export interface ConversationScope {

@@ -6,7 +6,7 @@
 import { markerTitle } from "../core/neutralize";
 import { openTag } from "../core/runtime-tag";
 import type { Correctives } from "../protocol/methods";
-import { findLoops, type CallRecord } from "./loops";
+import { findLoops, type CallRecord, type LoopOptions } from "./loops";
 
 export type CorrectiveKind = "loop" | "done_without_action" | "interrupted";
 
@@ -55,8 +55,8 @@ export function timeline(messages: readonly TimelineMessage[]): TimelineCall[] {
 const name = (s: string, nonce: string | null | undefined) => markerTitle(s, 80, nonce);
 
 /** A loop that reached its threshold among the new calls; one reaching back past the read window is not new. */
-export function loopNote(calls: readonly TimelineCall[], settings: Correctives, truncated: boolean, nonce?: string | null, acts?: (tool: string) => boolean): Corrective | null {
-  const loops = findLoops(calls, { repeats: settings.loopRepeats, maxPeriod: settings.loopPeriod, ...(acts ? { acts } : {}) }).filter((l) => calls[l.firedAt]!.fresh && !(truncated && l.start === 0));
+export function loopNote(calls: readonly TimelineCall[], settings: Correctives, truncated: boolean, nonce?: string | null, detector: Partial<Pick<LoopOptions, "acts" | "canonical">> = {}): Corrective | null {
+  const loops = findLoops(calls, { repeats: settings.loopRepeats, maxPeriod: settings.loopPeriod, ...detector }).filter((l) => calls[l.firedAt]!.fresh && !(truncated && l.start === 0));
   const loop = loops[0];
   if (!loop) return null;
   const tools = loop.tools.map((t) => name(t, nonce));

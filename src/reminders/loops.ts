@@ -28,9 +28,11 @@ export interface LoopOptions {
    * progress, never work set aside beside a cycle. Unknown tools are read as not acting.
    */
   acts: (tool: string) => boolean;
+  /** A result as compared (default `canonicalResult`; a caller may remember what it read before: `CanonicalResults`). */
+  canonical: (result: string) => string;
 }
 
-export const LOOP_DEFAULTS: LoopOptions = { repeats: 3, maxPeriod: 3, acts: () => false };
+export const LOOP_DEFAULTS: LoopOptions = { repeats: 3, maxPeriod: 3, acts: () => false, canonical: canonicalResult };
 
 /** One loop: the calls it spans (`start`..`end`, inclusive), the call that made it one (`firedAt`), its period and its tools. */
 export interface Loop {
@@ -90,7 +92,7 @@ const OCCURRENCE = new RegExp(
 );
 
 /** A field: its name (quoted or not, at most 41 characters), what leads to its value, and the value (`"request_id": "a9f0e1`, `X-Request-Id: …`, `ts=…`). */
-const FIELD = /(?<![\w-])(["']?)([A-Za-z_][\w-]{0,40})\1(\s*[:=]\s*["']?)([\w.:+/=-]{1,200})/g;
+const FIELD = /(?<![\w-])(["']?)(?=([A-Za-z_][\w-]{0,40}))\2\1(\s*[:=]\s*["']?)([\w.:+/=-]{1,200})/g;
 
 /** A field name's words: snake, kebab and camel case alike ("serverTimeMs" is server, time, ms). */
 function nameWords(name: string): string[] {
@@ -102,6 +104,9 @@ const TIME = new Set(["time", "ts", "timestamp", "stamp", "at", "date", "generat
 
 /** Whether a field's value names its occurrence, by the field's name. */
 function namedOccurrence(name: string, value: string): boolean {
+  const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
+  // Most fields are none of these: read a name's words only when it could be one.
+  if (!epoch && !/id|rate|age/i.test(name)) return false;
   const words = nameWords(name);
   const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
   // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id").
@@ -109,7 +114,7 @@ function namedOccurrence(name: string, value: string): boolean {
   // What describes the call rather than the resource: the quota it used, how long a cache held the answer.
   if (words.includes("ratelimit") || after("rate", "limit") || (words.length === 1 && words[0] === "age" && /^\d+$/.test(value))) return true;
   // Epoch seconds or milliseconds in a field named for a time ("ts", "as_of", "serverTimeMs", "_fetched").
-  return /^1\d{9}(?:\d{3})?$/.test(value) && (words.some((w) => TIME.has(w)) || after("as", "of"));
+  return epoch && (words.some((w) => TIME.has(w)) || after("as", "of"));
 }
 
 /**
@@ -133,14 +138,46 @@ const MINTED_CANDIDATE = /[\w.-]+(?:[:+][\w.-]+)*=*/g;
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = result.trim();
+  // The name is read whole, never given back a character at a time (a lookahead's capture is atomic).
   const named = trimmed.replace(FIELD, (field, quote: string, name: string, lead: string, value: string) => (namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : field));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
   return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
 
 /** What makes two calls the same: tool, canonical arguments, canonical result. */
-export function fingerprint(call: CallRecord): string {
-  return JSON.stringify([call.name, canonicalArgs(call.args), call.result === null ? null : canonicalResult(call.result)]);
+export function fingerprint(call: CallRecord, canonical: (result: string) => string = canonicalResult): string {
+  return JSON.stringify([call.name, canonicalArgs(call.args), call.result === null ? null : canonical(call.result)]);
+}
+
+/**
+ * Results as compared, remembered: a conversation's turns read the same stored results again and again, and masking a
+ * result is a few passes over it. The oldest go first past `chars` characters of results remembered.
+ */
+export class CanonicalResults {
+  private readonly known = new Map<string, string>();
+  private chars = 0;
+
+  constructor(private readonly limit = { chars: 2_000_000 }) {}
+
+  readonly of = (result: string): string => {
+    const known = this.known.get(result);
+    if (known !== undefined) return known;
+    const canonical = canonicalResult(result);
+    if (result.length > this.limit.chars) return canonical;
+    this.known.set(result, canonical);
+    this.chars += result.length;
+    for (const [oldest] of this.known) {
+      if (this.chars <= this.limit.chars) break;
+      this.known.delete(oldest);
+      this.chars -= oldest.length;
+    }
+    return canonical;
+  };
+
+  /** Characters of results remembered. */
+  get size(): number {
+    return this.chars;
+  }
 }
 
 /**
@@ -153,9 +190,9 @@ export function fingerprint(call: CallRecord): string {
  * never again as a longer cycle. Positions in the answer are the caller's.
  */
 export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOptions> = {}): Loop[] {
-  const { repeats, maxPeriod, acts } = { ...LOOP_DEFAULTS, ...options };
+  const { repeats, maxPeriod, acts, canonical } = { ...LOOP_DEFAULTS, ...options };
   if (repeats < 2) return [];
-  const prints = calls.map(fingerprint);
+  const prints = calls.map((call) => fingerprint(call, canonical));
   const batches = batchesOf(calls);
   const found = repeatsInARow(calls, prints, batches, repeats);
   const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));

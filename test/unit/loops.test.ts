@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalArgs, findLoops, type CallRecord } from "../../src/reminders/loops";
+import { CanonicalResults, canonicalArgs, canonicalResult, findLoops, type CallRecord } from "../../src/reminders/loops";
 import { doneNote, interruptedNote, loopNote, renderCorrective, timeline, type TimelineCall } from "../../src/reminders/correctives";
 import { Correctives } from "../../src/protocol/methods";
 import { LEGITIMATE, PLANTED } from "../fixtures/tool-sessions";
@@ -228,5 +228,18 @@ describe("corrective notes", () => {
     expect(DEFAULTS).toEqual({ loopRepeats: 3, loopPeriod: 3, interrupted: true });
     expect(Correctives.safeParse({ taskTool: "todo_write" }).success).toBe(false);
     expect(Correctives.safeParse({ loopRepeats: 50 }).success).toBe(false);
+  });
+});
+
+describe("remembered canonical results", () => {
+  it("answers as canonicalResult does, and holds at most its limit of characters", () => {
+    const results = new CanonicalResults({ chars: 100 });
+    const texts = ["404 (request req_8f3a2b1c9d)", "ok at 2026-11-27T02:33:01Z", "x".repeat(60), "y".repeat(60)];
+    for (const text of [...texts, ...texts]) {
+      expect(results.of(text)).toBe(canonicalResult(text));
+      expect(results.size).toBeLessThanOrEqual(100);
+    }
+    expect(results.of("z".repeat(200))).toBe("z".repeat(200));
+    expect(results.size).toBeGreaterThan(0);
   });
 });

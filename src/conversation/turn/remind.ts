@@ -118,7 +118,7 @@ function correctives(d: Loaded & Pulled & Admitted & Offered, settings: Correcti
   const denied = d.decisions.denials.flatMap((m) => (m.role === "tool" ? [{ id: m.tool_call_id, name: d.openCalls.calls.get(m.tool_call_id) ?? "tool" }] : []));
   const noted = d.continuation ? new Set<string>() : store.events.continuationReminders(lastUser);
   const notes = [
-    settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce, knownToAct) : null,
+    settings.loopRepeats > 0 ? loopNote(calls, settings, fromSeq > 1, d.nonce, { acts: knownToAct, canonical: d.scope.cache.results.of }) : null,
     doneNote(calls, settings, acting, isTaskTool, d.nonce),
     settings.interrupted && !d.continuation ? interruptedNote({ unanswered: d.unanswered, denied, answering: d.options.interruptedRun !== undefined }, calls, d.nonce) : null,
   ];
