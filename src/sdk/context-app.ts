@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ErrorCode, issuesOf, rpcNotification, type JsonRpcNotification, type JsonRpcRequest } from "../protocol/jsonrpc";
+import { ErrorCode, issuesOf, type JsonRpcNotification, type JsonRpcRequest } from "../protocol/jsonrpc";
 import {
   AgentCreateResult,
   APP_SUBPROTOCOL,
@@ -158,12 +158,18 @@ export class ContextApp {
 
   /**
    * Says a provider's state changed: MCP clients subscribed to its resources are told, and a provider declared with
-   * `notifies: true` is asked again at the next turn (until then the runtime reuses its last answer). Dropped while
-   * disconnected: the runtime forgets what it kept of a disconnected app's providers.
+   * `notifies: true` is asked again at the next turn (until then the runtime reuses its last answer). Resolves once
+   * the runtime has it (a turn started after sees the change); never rejects. Dropped while disconnected: the runtime
+   * forgets what it kept of a disconnected app's providers.
    */
-  notifyChanged(provider: string): void {
+  notifyChanged(provider: string): Promise<void> {
     if (!this.handlers.providers.has(provider)) throw new Error(`unknown provider '${provider}'`);
-    if (this.registered) this.link?.send(rpcNotification("contexts/changed", { provider }));
+    if (!this.registered || !this.link) return Promise.resolve();
+    // A request, not a notification: the promise settles once the runtime has it, so a turn started after sees the change.
+    return this.link.request("contexts/changed", { provider }, this.requestTimeoutMs).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** Stops reconnecting, rejects what still waits, and closes the socket. */

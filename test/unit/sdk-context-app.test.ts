@@ -106,6 +106,7 @@ function defaultAnswer(method: string, params: Record<string, unknown>) {
     case "resources/push":
       return { result: { fullId: `notes:${String(params.id ?? "generated")}`, conversationId: params.conversationId ?? "conv-0001" } };
     case "resources/remove":
+    case "contexts/changed":
       return { result: {} };
     default:
       return { error: { code: ErrorCode.MethodNotFound, message: `unknown method '${method}'` } };
@@ -305,14 +306,21 @@ describe("ContextApp registration", () => {
     await expect(pending).rejects.toThrow(/connection closed/);
   });
 
-  it("sends contexts/changed for a known provider only", async () => {
+  it("sends contexts/changed for a known provider only, as a request that settles once the runtime has it", async () => {
     runtime = new FakeRuntime();
     const app = await notesApp();
     await app.connect();
-    app.notifyChanged("editor-state");
+    let settled = false;
+    runtime.answer = () => null;
+    const told = app.notifyChanged("editor-state").then(() => (settled = true));
     await until(() => runtime.methods(runtime.last).includes("contexts/changed"));
     const changed = runtime.last.frames.at(-1);
-    expect(changed).toEqual({ jsonrpc: "2.0", method: "contexts/changed", params: { provider: "editor-state" } });
+    expect(changed).toEqual({ jsonrpc: "2.0", id: expect.any(Number), method: "contexts/changed", params: { provider: "editor-state" } });
+    expect(settled).toBe(false);
+    // Unanswered, it still settles (at the request timeout) and never rejects.
+    await told;
+    runtime.answer = defaultAnswer;
+    await expect(app.notifyChanged("editor-state")).resolves.toBeUndefined();
     expect(() => app.notifyChanged("calendar")).toThrow(/unknown provider/);
   });
 });
