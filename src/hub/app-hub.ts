@@ -527,11 +527,13 @@ export class AppHub extends DurableObject<Env> implements AppPort {
    * reused (`kept`) until the app says it changed, re-initialises or goes away.
    */
   private async currentOf(ref: string, conversationId: string): Promise<ProviderAnswer> {
-    const provider = this.mcp.isServer(splitQualified(ref).app) ? null : this.registry.provider(ref);
+    const params = (id: string) => ({ provider: id, conversationId });
+    if (this.mcp.isServer(splitQualified(ref).app)) return this.callProvider(ref, "current", params);
+    const provider = this.registry.provider(ref);
     const kept = provider?.notifies ? this.kept.get(ref, conversationId) : undefined;
     if (provider && kept !== undefined) return ok({ value: kept, provider, kept: true });
     const generation = this.kept.now(ref);
-    const answer = await this.callProvider(ref, "current", (id) => ({ provider: id, conversationId }));
+    const answer = await this.askApp(provider, ref, "current", params);
     // Only a valid answer is kept: an invalid one is asked again, and read as missing each time.
     if (answer.ok && answer.value.provider.notifies && MaybeContextData.safeParse(answer.value.value).success) this.kept.keep(ref, conversationId, generation, answer.value.value);
     return answer;
@@ -556,7 +558,11 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   ): Promise<ProviderAnswer> {
     const server = splitQualified(ref).app;
     if (this.mcp.isServer(server)) return this.mcp.provide(ref, method, (params(splitQualified(ref).name) ?? {}) as { id?: string }, providerDeadlineMs(this.env));
-    const provider = this.registry.provider(ref);
+    return this.askApp(this.registry.provider(ref), ref, method, params);
+  }
+
+  /** A provider as the registry has it (null: none registered), asked over its app's socket. */
+  private async askApp(provider: ProviderRecord | null, ref: string, method: ProviderMethod, params: (providerId: string) => unknown): Promise<ProviderAnswer> {
     if (!provider) return failWith({ reason: "unknown_provider", detail: `no app has registered provider '${ref}'` });
     if (!provider.methods.includes(method)) return failWith({ reason: "unsupported", detail: `'${ref}' does not implement '${method}'` });
     const answer = await this.callApp(provider.app, `contexts/${method}`, params(splitQualified(ref).name), providerDeadlineMs(this.env));
