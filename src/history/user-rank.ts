@@ -65,8 +65,8 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const subjectsOf = terms.map((t) => subjectTerms(t, information, JOINT_DF));
   const holding = new Map<string, Set<number>>();
   subjectsOf.forEach((list, u) => list.forEach((term) => holding.set(term, (holding.get(term) ?? new Set()).add(u))));
-  /** Whether units `e` and `k` alone hold a subject: a term no other unit holds, or two or more that no other holds together. */
-  const shareASubject = (e: number, k: number, shared: readonly string[]) => {
+  /** Whether terms two units share name a subject only they hold: one no other unit holds, or two or more no other holds together. */
+  const nameASubject = (shared: readonly string[]) => {
     if (shared.some((term) => holding.get(term)!.size <= SPECIFIC_DF)) return true;
     if (shared.length < 2) return false;
     let together = holding.get(shared[0]!)!;
@@ -82,7 +82,7 @@ export function dropSteps(units: Unit[]): Unit[][] {
     const shared = new Map<number, string[]>();
     for (const term of subjectsOf[k]!) for (const e of earlier.get(term) ?? []) shared.set(e, [...(shared.get(e) ?? []), term]);
     for (const [e, common] of shared) {
-      if (!shareASubject(e, k, common) || !changesAValue(terms[e]!, terms[k]!)) continue;
+      if (!nameASubject(common) || !changesAValue(terms[e]!, terms[k]!)) continue;
       unit.kind = "correction";
       latestOn.set(e, k);
     }
@@ -157,10 +157,13 @@ function changesAValue(earlier: Terms, later: Terms): boolean {
 /** Each number of a canonical form with the word before it and, apart, the word after it: "level 24" gives ["level #", "24"]. */
 function numberSlots(terms: Terms): [slot: string, value: string][] {
   const words = terms.form.split(" ");
+  const slots: [string, string][] = [];
   let n = 0;
-  return words.flatMap((w, k): [string, string][] => {
-    if (w !== "#") return [];
+  words.forEach((w, k) => {
+    if (w !== "#") return;
     const value = terms.numbers[n++]!;
-    return [[`${words[k - 1] ?? ""} #`, value], [`# ${words[k + 1] ?? ""}`, value]].filter(([slot]) => slot!.trim() !== "#") as [string, string][];
+    if (k > 0) slots.push([`${words[k - 1]} #`, value]);
+    if (k + 1 < words.length) slots.push([`# ${words[k + 1]}`, value]);
   });
+  return slots;
 }

@@ -70,14 +70,10 @@ export function canonicalArgs(args: string): string {
 }
 
 /**
- * What names one occurrence rather than an outcome: a timestamp (a date with its time, or a clock time to the second
- * with its zone, or epoch seconds or milliseconds in a field named for a time), a duration measured finer than a
- * second (`980ms`, `1.24 s`), a UUID, the value of a field named for one request's identity, however short
- * (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `trace_id=t-0a11`, `correlation-id: 5e0d1c`: the names HTTP's
- * request-id headers and distributed tracing give them), and what HTTP says of the call rather than the resource (the
- * rate limit left, a cache's `Age`). The same error at
- * another moment is the same error. A date alone, a whole number of seconds or minutes ("5 min remaining"), a count or a percentage is a state,
- * and one that changed is a change.
+ * What names one occurrence rather than an outcome, by its shape: a timestamp (a date with its time, or a clock time to
+ * the second with its zone), a duration measured finer than a second (`980ms`, `1.24 s`), a UUID; by its field's name,
+ * `namedOccurrence`. The same error at another moment is the same error. A date alone, a whole number of seconds or
+ * minutes ("5 min remaining"), a count or a percentage is a state, and one that changed is a change.
  */
 const OCCURRENCE = new RegExp(
   [
@@ -102,7 +98,12 @@ function nameWords(name: string): string[] {
 const IDENTITY = new Set(["request", "trace", "span", "correlation", "transaction"]);
 const TIME = new Set(["time", "ts", "timestamp", "stamp", "at", "date", "generated", "fetched", "updated", "created", "modified"]);
 
-/** Whether a field's value names its occurrence, by the field's name. */
+/**
+ * Whether a field's value names its occurrence, by the field's name: one request's identity, however short
+ * (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `correlation-id: 5e0d1c`: the names HTTP's request-id headers and
+ * distributed tracing give them); what HTTP says of the call rather than the resource (the rate limit left, a cache's
+ * `Age`); epoch seconds or milliseconds in a field named for a time.
+ */
 function namedOccurrence(name: string, value: string): boolean {
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.

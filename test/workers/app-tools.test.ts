@@ -2,9 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hubStub } from "../../src/hub/stub";
 import { ErrorCode } from "../../src/protocol/jsonrpc";
-import { PROTOCOL_VERSION } from "../../src/protocol/methods";
 import { skillKey } from "../../src/hub/skill-store";
-import { appToken, freshIdentity, type Identity } from "./support/runtime";
+import { freshIdentity, type Identity } from "./support/runtime";
 import { ToolApp } from "./support/tool-app";
 
 const CALL = { conversationId: "conv-00000001", toolCallId: "call_1" };
