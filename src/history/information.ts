@@ -151,8 +151,8 @@ export interface Entity {
 function isIdentifier(run: string): boolean {
   // A channel, a handle or a tag ("#inc-war-room", "@dana.w") names one thing, whatever its words.
   if (/^[#@]/.test(run)) return true;
-  // A number joined to its unit ("30-minute", "2-hour") is an amount, read as one.
-  if (/^\p{N}+(?:[.,]\p{N}+)?-\p{L}+$/u.test(run)) return false;
+  // A number joined to its unit ("30-minute", "2-hour", "3.2p", "2.5GB") is an amount, read as one.
+  if (/^\p{N}+(?:[.,]\p{N}+)?(?:-\p{L}+|\p{L}{1,3})$/u.test(run)) return false;
   if (!/\p{L}/u.test(run) || /^\p{L}\.(?:\p{L}\.?)+$/u.test(run) || /^[\p{L}']+$/u.test(run)) return false;
   if (/[/\\._@:]/.test(run)) return !/^\p{L}+:$/u.test(run);
   const parts = run.split("-").filter(Boolean);
@@ -181,8 +181,9 @@ export function termsOf(text: string): Terms {
 }
 
 /**
- * A text's canonical form: each entity replaced by its shape, each number (bare or with a unit of a few letters
- * written onto it: "24", "3.2p") by `#`, its words folded, in order; and the numbers `#` stands for, in order.
+ * A text's canonical form: each entity replaced by its shape, each number (bare, an amount, or with a unit of a few
+ * letters written onto it: "24", "£24.10", "3.2p") by `#`, its words folded, in order; and the numbers `#` stands
+ * for, in order.
  */
 function formOf(text: string, entities: readonly Entity[]): { form: string; numbers: string[] } {
   const parts: string[] = [];
@@ -192,8 +193,14 @@ function formOf(text: string, entities: readonly Entity[]): { form: string; numb
     from = e.at + e.text.length;
   }
   parts.push(text.slice(from));
+  const amounts = entities.filter((e) => e.shape === "number").map((e) => fold(e.text).replace(/\s+/g, " "));
   const numbers: string[] = [];
   const words = [...fold(parts.join("")).matchAll(/\u00a7\w+|[\p{L}\p{N}]+(?:['.,_-][\p{L}\p{N}]+)*/gu)].map(([word]) => {
+    // An amount is a number too: "£24.10 an hour" and "£25.35 an hour" give the same place a new value.
+    if (word === "\u00a7number") {
+      numbers.push(amounts.shift()!);
+      return "#";
+    }
     if (!NUMBER_WORD.test(word)) return word.replace(/\p{N}+/gu, "#");
     numbers.push(word);
     return "#";

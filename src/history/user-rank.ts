@@ -7,7 +7,9 @@
  *   entity said in at most a few sentences: "Stonechat", "the staging port") and replaces one of its entities with
  *   another of the same shape ("Vue" → "Postgres", "8080" → "8443", "June 9" → "June 12", "US dollars" → "euros") is
  *   a correction: it carries its own information and undoes the earlier sentence's, so it counts twice, and the
- *   earlier sentence always goes before it. A value a correction replaced therefore never outlasts it.
+ *   earlier sentence always goes before it. A value a correction replaced therefore never outlasts it. A subject
+ *   many sentences share still has an update where a later sentence puts a new number in the same place of the same
+ *   words and no other value stands there ("HCA rate is £24.10 an hour" → "HCA rate has gone up to £25.35 an hour").
  * - A sentence phrased as a correction that names no subject of its own ("No wait, make that Thursday.") keeps the
  *   sentence before it for as long as it stays; its phrasing breaks ties, nothing more.
  */
@@ -65,24 +67,30 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const subjectsOf = terms.map((t) => subjectTerms(t, information, JOINT_DF));
   const holding = new Map<string, Set<number>>();
   subjectsOf.forEach((list, u) => list.forEach((term) => holding.set(term, (holding.get(term) ?? new Set()).add(u))));
-  /** Whether terms two units share name a subject only they hold: one no other unit holds, or two or more no other holds together. */
-  const nameASubject = (shared: readonly string[]) => {
-    if (shared.some((term) => holding.get(term)!.size <= SPECIFIC_DF)) return true;
-    if (shared.length < 2) return false;
-    let together = holding.get(shared[0]!)!;
-    for (const term of shared.slice(1)) together = new Set([...together].filter((u) => holding.get(term)!.has(u)));
-    return together.size <= SPECIFIC_DF;
-  };
-
   // The latest unit that updates each unit.
   const latestOn = new Map<number, number>();
+  /**
+   * Whether terms units `e` and `k` share name a subject only they hold: one no other unit holds, or two or more no
+   * other holds together. Or, when others hold them too, whether `k` gives a new number in the same place of the
+   * same words as `e` and no other value still standing there ("Agency HCA rate is £24.10 an hour" → "the agency HCA
+   * rate has gone up to £25.35 an hour", though a third sentence names the HCA rota).
+   */
+  const nameASubject = (shared: readonly string[], e: number, k: number) => {
+    if (shared.some((term) => holding.get(term)!.size <= SPECIFIC_DF)) return true;
+    let together = holding.get(shared[0]!)!;
+    for (const term of shared.slice(1)) together = new Set([...together].filter((u) => holding.get(term)!.has(u)));
+    if (shared.length >= 2 && together.size <= SPECIFIC_DF) return true;
+    if (!replacesANumber(terms[e]!, terms[k]!)) return false;
+    return [...together].every((u) => u === e || u >= k || latestOn.has(u) || !replacesANumber(terms[u]!, terms[k]!));
+  };
+
   const earlier = new Map<string, number[]>();
   units.forEach((unit, k) => {
     if (unit.repeat || unit.kind === "filler" || unit.kind === "pasted") return;
     const shared = new Map<number, string[]>();
     for (const term of subjectsOf[k]!) for (const e of earlier.get(term) ?? []) shared.set(e, [...(shared.get(e) ?? []), term]);
     for (const [e, common] of shared) {
-      if (!nameASubject(common) || !changesAValue(terms[e]!, terms[k]!)) continue;
+      if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k)) continue;
       unit.kind = "correction";
       latestOn.set(e, k);
     }
@@ -150,6 +158,11 @@ function changesAValue(earlier: Terms, later: Terms): boolean {
   const before = new Set(earlier.entities);
   const shapes = new Set(earlier.entities.map(entityShape));
   if (later.entities.some((e) => !before.has(e) && shapes.has(entityShape(e)))) return true;
+  return replacesANumber(earlier, later);
+}
+
+/** Whether `later` has a number where `earlier`'s canonical form has another: the same word before it, or after it. */
+function replacesANumber(earlier: Terms, later: Terms): boolean {
   const slots = numberSlots(earlier);
   return numberSlots(later).some(([slot, value]) => slots.some(([s, v]) => s === slot && v !== value));
 }

@@ -106,6 +106,22 @@ describe("the drop order", () => {
     expect(order.indexOf("The SMS reminder provider charges 3.2p per message.")).toBeLessThan(order.indexOf("The SMS reminder price is actually 2.9p per message after the discount."));
   });
 
+  it("reads a new number in the same place of the same words as an update, though a third sentence shares the subject", () => {
+    const old = "And before I forget: Agency HCA rate is £24.10 an hour.";
+    const update = "The agency HCA rate has gone up to £25.35 an hour from this month.";
+    const order = dropOrder(["The HCA rota is owned by Bettina Grau from now on.", "HCA cover is short on Mondays.", old, "Ok.", update]);
+    expect(order.indexOf(old)).toBeLessThan(order.indexOf(update));
+    // The same place of the same words with a new value, and no other value standing there: "the HCA rota" has none.
+    expect(dropSteps(units([old, "The HCA rota is owned by Bettina Grau.", update])).flat().find((u) => u.text === update)!.kind).toBe("correction");
+  });
+
+  it("reads a number written onto its unit as a number, not a path", () => {
+    expect(termsOf("The SMS provider charges 3.2p per message.").entities.some((e) => e.startsWith("\u00a7path"))).toBe(false);
+    expect(termsOf("The SMS provider charges 3.2p per message.").numbers).toEqual(["3.2p"]);
+    expect(termsOf("Disk quota is 2.5GB").form).toBe("disk quota is #");
+    expect(termsOf("Use cache-east-2 and v2.4").entities).toEqual(["\u00a7path:cache-east-2", "\u00a7path:v2.4"]);
+  });
+
   it("gives up a sentence whose form the user keeps writing (a routine request) before one said once, values alike", () => {
     const routine = ["LK-1042", "LK-1187", "LK-1203", "LK-1266", "LK-1311", "LK-1350"].map((ticket) => `I'll get to ${ticket} by EOD.`);
     const fact = "We decided the onboarding checklist is mandatory for new admins.";

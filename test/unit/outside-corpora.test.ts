@@ -10,7 +10,7 @@
  * (docs/tokens.md): the digest's budget now holds for the model, and fits 1–6 points fewer facts than the old
  * estimate, which under-counted; the floors are the figures measured then, and A's a-correction-039 at 8k became an
  * old value read without its correction (its correction no longer fits beside it). Every session compacts at least 30 times, and no
- * superseded value is read without its correction but the one listed below. Issue 19's third pass (a sentence whose
+ * superseded value is read without its correction on any corpus. Issue 19's third pass (a sentence whose
  * canonical form the user keeps writing is routine, and weighs that much less) raised A, C and D by 1–5 points.
  */
 import fc from "fast-check";
@@ -27,38 +27,37 @@ import { memoryConversation } from "./support/node-sql";
  * "#ops-alerts" … "#inc-war-room") were fixed at issue 19's third pass: a bare number beside a shared subject is a
  * value, a channel or handle an identifier. A first version of the number rule (any new number) left one on B and one
  * more on E; a bare number now counts only in the same place of the two sentences' canonical forms ("level #"), and
- * neither is left. E's two at 16k restate the subject in other words ("PetPantry sends us about 1,200 orders a day" …
- * "they're averaging 1,750 orders a day"). Any other is a regression.
+ * neither is left. The last ones (E, F, G) went at this stop's fourth pass: a number written onto its unit ("3.2p",
+ * "2.5GB") is a number, not a path, an amount is a number in the canonical form, and a new number in the same place
+ * of the same words is an update even where a third sentence shares the subject ("Agency HCA rate is £24.10 an hour" →
+ * "the agency HCA rate has gone up to £25.35 an hour", beside "the HCA rota"). Any outlived correction is a regression.
  */
 const FLOORS: Record<OutsideCorpus["name"], { readable: Record<Window, number>; searchTop3: number; outlived?: Partial<Record<Window, string[]>>; minSummaries?: Record<Window, number> }> = {
   A: { readable: { 4096: 0.88, 8192: 0.91, 16384: 0.96 }, searchTop3: 0.99 },
   B: { readable: { 4096: 0.45, 8192: 0.52, 16384: 0.65 }, searchTop3: 0.99 },
   C: { readable: { 4096: 0.81, 8192: 0.86, 16384: 0.92 }, searchTop3: 0.95 },
-  D: { readable: { 4096: 0.82, 8192: 0.89, 16384: 0.93 }, searchTop3: 0.92 },
+  D: { readable: { 4096: 0.82, 8192: 0.88, 16384: 0.94 }, searchTop3: 0.92 },
   // E, run once after the third pass (before it: 60.6 / 71.3 / 78.1 %; at its one run 59.1 / 73.1 / 80.6 %, three
   // outlived corrections); then the number rule was narrowed (from D, not E): 60.6 / 72.5 / 80.6 %. Its messages
   // are shorter: its sessions compact 28, 23 and 17 times at least, not 30.
   E: {
     readable: { 4096: 0.6, 8192: 0.71, 16384: 0.8 },
     searchTop3: 0.91,
-    outlived: { 16384: ["e-correction-033"] },
     minSummaries: { 4096: 28, 8192: 23, 16384: 17 },
   },
   // F (a clinic practice manager's sessions, long messages), run once after the third pass (at 01abb65: 40.0 / 55.3 /
   // 63.4 %, outlived 2 / 1 / 1; at its run 47.5 / 60.9 / 68.4 %, 3 / 2 / 1). Then, from E's and F's outlived
   // corrections, two or more terms no other sentence holds together name a subject too: 47.5 / 60.9 / 69.1 %. Its
-  // remaining ones restate the subject in other words, or a third sentence shares it ("SMS reminder").
+  // remaining ones went at the fourth pass (a new number in the same place of the same words): 47.5 / 61.3 / 68.8 %.
   F: {
-    readable: { 4096: 0.47, 8192: 0.6, 16384: 0.68 },
+    readable: { 4096: 0.47, 8192: 0.61, 16384: 0.68 },
     searchTop3: 0.88,
-    outlived: { 4096: ["f-correction-001", "f-correction-031"], 8192: ["f-correction-037"], 16384: ["f-correction-037"] },
   },
   // G (an event-planning agency's season, by a seventh helper), run once after this stop's last digest change (at
   // 01abb65: 55.3 / 59.1 / 72.5 %, outlived 0 / 1 / 2). Its messages are short: sessions compact 13–22 times.
   G: {
-    readable: { 4096: 0.56, 8192: 0.62, 16384: 0.73 },
+    readable: { 4096: 0.56, 8192: 0.6, 16384: 0.74 },
     searchTop3: 0.96,
-    outlived: { 16384: ["g-correction-035"] },
     minSummaries: { 4096: 22, 8192: 16, 16384: 13 },
   },
 };
