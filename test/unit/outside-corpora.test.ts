@@ -60,6 +60,14 @@ const FLOORS: Record<OutsideCorpus["name"], { readable: Record<Window, number>; 
     searchTop3: 0.96,
     minSummaries: { 4096: 22, 8192: 16, 16384: 13 },
   },
+  // H (a municipal water utility's engineering team, by an eighth helper), written while the fourth pass was made and
+  // run once after it, held out. Its questions name each subject in other words ("pipe bursts" for "watermain
+  // breaks", "the smart meter trial" for "the AMI pilot"), which a lexical search finds far less often.
+  H: {
+    readable: { 4096: 0.43, 8192: 0.61, 16384: 0.73 },
+    searchTop3: 0.65,
+    minSummaries: { 4096: 23, 8192: 16, 16384: 12 },
+  },
 };
 
 describe.each(OUTSIDE_CORPORA.map((c) => [c.name, c] as const))("corpus %s", (name, corpus) => {
