@@ -71,9 +71,10 @@ export function canonicalArgs(args: string): string {
 
 /**
  * What names one occurrence rather than an outcome, by its shape: a timestamp (a date with its time, or a clock time to
- * the second with its zone), a duration measured finer than a second (`980ms`, `1.24 s`), a UUID; by its field's name,
- * `namedOccurrence`. The same error at another moment is the same error. A date alone, a whole number of seconds or
- * minutes ("5 min remaining"), a count or a percentage is a state, and one that changed is a change.
+ * the second with its zone), a duration measured finer than a second (`980ms`, `1.24 s`), a UUID, a time relative
+ * to now ("12 minutes ago", "Up 3 minutes"); by its field's name, `namedOccurrence`; by its column, `maskAges`. The
+ * same error at another moment is the same error. A date alone, a whole number of seconds or minutes ("5 min
+ * remaining"), a count or a percentage is a state, and one that changed is a change.
  */
 const OCCURRENCE = new RegExp(
   [
@@ -82,13 +83,15 @@ const OCCURRENCE = new RegExp(
     // A clock time is a moment only beside a date or a zone: alone, "00:04:12.8" is as often an interval (a lag).
     /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/u.source,
     /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
+    // A time relative to now ("about 12 minutes ago", Docker's "Up 3 minutes"): the same state, read a minute later.
+    /\b(?:(?:about|almost|over|less than)\s)?(?:an?|\d+)\s(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\sago\b|\bUp\s(?:(?:about|less than)\s)?(?:an?|\d+)\s(?:seconds?|minutes?|hours?|days?|weeks?)\b/.source,
     /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
   ].join("|"),
   "giu",
 );
 
-/** A field: its name (quoted or not, at most 41 characters), what leads to its value, and the value (`"request_id": "a9f0e1`, `X-Request-Id: …`, `ts=…`). */
-const FIELD = /(?<![\w-])(["']?)(?=([A-Za-z_][\w-]{0,40}))\2\1(\s*[:=]\s*["']?)([\w.:+/=-]{1,200})/g;
+/** A field: its name (quoted or not, at most 41 characters), what leads to its value, and the value, a URL's query included (`"request_id": "a9f0e1`, `X-Request-Id: …`, `ts=…`). */
+const FIELD = /(?<![\w-])(["']?)(?=([A-Za-z_][\w-]{0,40}))\2\1(\s*[:=]\s*["']?)([\w.:+/=?%-]{1,200})/g;
 
 /** A field name's words: snake, kebab and camel case alike ("serverTimeMs" is server, time, ms). */
 function nameWords(name: string): string[] {
@@ -96,24 +99,36 @@ function nameWords(name: string): string[] {
 }
 
 const IDENTITY = new Set(["request", "trace", "span", "correlation", "transaction"]);
+/** What follows an identity word in a field naming one request: its id, or the link to its log (Stripe's `request_log_url`). */
+const IDENTITY_PART = new Set(["id", "log", "url"]);
 const TIME = new Set(["time", "ts", "timestamp", "stamp", "at", "date", "generated", "fetched", "updated", "created", "modified"]);
+/** Units a field's name gives its duration in (`took_ms`, `uptime_seconds`), and words that name how long the call itself took. */
+const DURATION = new Set(["ms", "millis", "msec", "us", "ns", "sec", "secs", "seconds", "latency", "elapsed", "took", "uptime"]);
+/** What a page or sync token is reissued as on every call (`nextSyncToken`, `next_page_token`), unlike an ETag, which follows the content. */
+const REISSUED = new Set(["next", "sync", "page", "continuation"]);
 
 /**
  * Whether a field's value names its occurrence, by the field's name: one request's identity, however short
  * (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `correlation-id: 5e0d1c`: the names HTTP's request-id headers and
- * distributed tracing give them); what HTTP says of the call rather than the resource (the rate limit left, a cache's
- * `Age`); epoch seconds or milliseconds in a field named for a time.
+ * distributed tracing give them), or its log's link; what HTTP says of the call rather than the resource (the rate
+ * limit or quota, a cache's `Age`); how long the call took, by a unit or word of the name; epoch seconds or
+ * milliseconds, or a fraction, in a field named for a time; a page or sync token reissued on every call.
  */
 function namedOccurrence(name: string, value: string): boolean {
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.
-  if (!epoch && !/id|rate|age/i.test(name)) return false;
+  if (!epoch && !/id|rat|age|limit|quota|log|ms|sec|us|ns|lat|elapsed|took|time|token/i.test(name)) return false;
   const words = nameWords(name);
   const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
-  // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id").
-  if (words.some((w, k) => IDENTITY.has(w) && words[k + 1] === "id")) return true;
-  // What describes the call rather than the resource: the quota it used, how long a cache held the answer.
-  if (words.includes("ratelimit") || after("rate", "limit") || (words.length === 1 && words[0] === "age" && /^\d+$/.test(value))) return true;
+  // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id", "request_log_url").
+  if (words.some((w, k) => IDENTITY.has(w) && IDENTITY_PART.has(words[k + 1] ?? ""))) return true;
+  // What describes the call rather than the resource: the quota it used (`X-Shopify-Shop-Api-Call-Limit: 4/40`,
+  // `Sforce-Limit-Info: api-usage=48213/100000`), how long a cache held the answer, how long the call took.
+  if (words.includes("ratelimit") || words.includes("limit") || words.includes("quota") || (words.length === 1 && words[0] === "age" && /^\d+$/.test(value))) return /\d/.test(value);
+  if (words.some((w) => DURATION.has(w)) && /^\d+(?:\.\d+)?$/.test(value)) return true;
+  // A time measured to a fraction (PostgreSQL's `actual time=0.050..1.465`): how long this run took.
+  if (words.some((w) => w === "time" || w === "duration") && /^\d+\.\d+(?:\.\.\d+\.\d+)?$/.test(value)) return true;
+  if (words.at(-1) === "token" && words.some((w) => REISSUED.has(w))) return true;
   // Epoch seconds or milliseconds in a field named for a time ("ts", "as_of", "serverTimeMs", "_fetched").
   return epoch && (words.some((w) => TIME.has(w)) || after("as", "of"));
 }
@@ -136,9 +151,18 @@ function mintedId(word: string): boolean {
  */
 const MINTED_CANDIDATE = /[\w.-]+(?:[:+][\w.-]+)*=*/g;
 
+/** A table's column of ages (kubectl's and Docker's `AGE`, an event list's `Age`): how long ago, which moves as the state stands. */
+const AGE_HEADER = /^[^\n]*(?:\S\s{2,}|^\s*)(?:AGE|Age|LAST SEEN)(?:\s{2,}|$)/m;
+/** A duration as Go prints it (`5m`, `5m50s`, `2d3h`, `40m`): a number and a one-letter unit, once or twice over. */
+const SHORT_DURATION = /(?<![\w.:/-])\d+[smhd](?:\d+[smh])?(?![\w.:/-])/g;
+
+function maskAges(result: string): string {
+  return AGE_HEADER.test(result) ? result.replace(SHORT_DURATION, "·") : result;
+}
+
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
-  const trimmed = result.trim();
+  const trimmed = maskAges(result.trim());
   // The name is read whole, never given back a character at a time (a lookahead's capture is atomic).
   const named = trimmed.replace(FIELD, (field, quote: string, name: string, lead: string, value: string) => (namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : field));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));

@@ -122,6 +122,30 @@ describe("the loop detector", () => {
     expect(findLoops(["10_22_41_118Z", "10_23_05_902Z", "10_23_37_246Z"].map((t) => c("npm", { i: "x" }, `ERESOLVE; log: /root/.npm/_logs/2026-11-27T${t}-debug-0.log`)))).toHaveLength(1);
   });
 
+  it("reads how long a call took, its quota, a time relative to now and a reissued token as occurrence marks, a state as a state", () => {
+    const same = (results: string[]) => findLoops(results.map((r) => c("probe", { id: 1 }, r)));
+    const progress = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("probe", { id: 1 }, r), message: k })));
+    // How long the call or the server took, by a field's unit or word.
+    expect(same([443, 343, 512].map((n) => `{"hits":3,"latency_ms":${n}}`))).toHaveLength(1);
+    expect(same([0.995, 0.749, 0.812].map((n) => `{"temp":21,"generationtime_ms":${n}}`))).toHaveLength(1);
+    expect(same([86211, 86228, 86245].map((n) => `{"status":"ok","uptime_seconds":${n}}`))).toHaveLength(1);
+    expect(same(["0.050..1.465", "0.023..1.739", "0.031..1.512"].map((t) => `Limit (cost=0.43..212.87 rows=50) (actual time=${t} rows=50 loops=1)`))).toHaveLength(1);
+    // The quota a call used, a request's log link, a time relative to now, a sync token reissued on every call.
+    expect(same(["4/40", "5/40", "6/40"].map((q) => `HTTP/1.1 200 OK\nX-Shopify-Shop-Api-Call-Limit: ${q}\n\n{"title":"Mug"}`))).toHaveLength(1);
+    expect(same(["48213", "48216", "48219"].map((n) => `Sforce-Limit-Info: api-usage=${n}/100000\n{"Name":"Acme"}`))).toHaveLength(1);
+    expect(same(["req_nlaPUzHFhg11Rv?t=1727968424", "req_Q2x9PL0aZr7Kw1?t=1727968436", "req_b8Yt3mVq1LsD0e?t=1727968451"].map((r) => `{"error":{"code":"charge_already_refunded","request_log_url":"https://dashboard.stripe.com/test/logs/${r}"}}`))).toHaveLength(1);
+    expect(same(["12", "13", "14"].map((m) => `run 11184520937 failed\nTriggered via push about ${m} minutes ago`))).toHaveLength(1);
+    expect(same(["2", "3", "4"].map((m) => `NAMES        STATUS\nshop-api-1   Up ${m} minutes`))).toHaveLength(1);
+    expect(same(["CPj8psMzONeUUSuzuUxZCWMyX==", "CKi3nfMzONeUUSuzuUxZCWMyY==", "CNb1qsMzONeUUSuzuUxZCWMyZ=="].map((t) => `{"items":[{"summary":"Planning"}],"nextSyncToken":"${t}"}`))).toHaveLength(1);
+    // A table's AGE column moves as the state stands; the same durations outside such a column are states.
+    expect(same(["14m", "15m", "16m"].map((age) => `NAME       READY   STATUS    RESTARTS   AGE\nledger-0   0/1     Running   2          ${age}`))).toHaveLength(1);
+    expect(progress(["timeout 30s", "timeout 45s", "timeout 60s"])).toEqual([]);
+    // Progress is still progress: a state that changes beside a duration, an elapsed time under another name.
+    expect(progress([10, 20, 30].map((p) => `{"state":"running","percent":${p},"took_ms":12}`))).toEqual([]);
+    expect(progress(["Pending", "Running", "Succeeded"].map((st, k) => `NAME   STATUS   AGE\njob-1  ${st}   ${k + 1}m`))).toEqual([]);
+    expect(progress([1, 2, 3].map((n) => `{"limit":50,"page":${n}}`))).toEqual([]);
+  });
+
   it("leaves polling with changing results, retries with changed arguments and paging alone", () => {
     expect(findLoops([1, 2, 3, 4, 5].map((k) => c("status", { id: 1 }, `progress ${k}`)))).toEqual([]);
     expect(findLoops(["a", "a b", "a b c", "a b c d"].map((q) => c("search", { q }, "0 results")))).toEqual([]);
