@@ -1,11 +1,12 @@
 /**
- * `npm run bench:tools-outside`: search_tools on the outside catalog (test/fixtures/tool-corpus-outside.ts, written by
- * someone who had not read src/tools/), recall@1/@5 by query kind, for the lexical ranker alone and fused with a
+ * `npm run bench:tools-outside`: search_tools on the outside catalogs (test/fixtures/tool-corpus-outside.ts and
+ * tool-corpus-outside-b.ts, each written by someone who had not read src/tools/), recall@1/@5 by query kind, for the lexical ranker alone and fused with a
  * semantic ranker through the fake embedding (test/fixtures/fake-embedding.ts: hashed character trigrams and words,
  * the same stand-in the workerd tests bind as `AI`; it proves the fusion's plumbing, not a real model's quality).
  * Then search time over about 1,000 tools. Pure Node. MISSES=1 lists the lexical ranker's misses.
  */
 import { OUTSIDE_QUERIES, OUTSIDE_TOOLS } from "../test/fixtures/tool-corpus-outside";
+import { OUTSIDE_QUERIES_B, OUTSIDE_TOOLS_B } from "../test/fixtures/tool-corpus-outside-b";
 import { measureTools, rate, type Ranker } from "../test/fixtures/outside-tools";
 import { fakeEmbedding } from "../test/fixtures/fake-embedding";
 import { ToolIndex } from "../src/tools/catalog-search";
@@ -13,22 +14,27 @@ import { embeddingText, fuseRankings, rankByCosine, unitVector, FUSION_DEPTH } f
 
 const KINDS = ["exact", "near_duplicate", "parameter", "mid_task", "paraphrase", "typo", "non_english", "english", "all"] as const;
 
-const index = new ToolIndex(OUTSIDE_TOOLS);
-const vectors = new Map(OUTSIDE_TOOLS.map((tool) => [tool.name, unitVector(fakeEmbedding(embeddingText(tool)))]));
-const lexical: Ranker = (query) => index.search(query, 5).map((hit) => hit.name);
-const fused: Ranker = (query) =>
-  fuseRankings(index.search(query, FUSION_DEPTH), rankByCosine(unitVector(fakeEmbedding(query)), vectors), 5).map((hit) => hit.name);
-
 const pct = (x: number) => `${(x * 100).toFixed(1)}`.padStart(5);
-console.log(`search_tools over the outside catalog: ${OUTSIDE_TOOLS.length} tools of ${new Set(OUTSIDE_TOOLS.map((t) => t.name.split(":")[0])).size} apps, ${OUTSIDE_QUERIES.length} queries`);
-console.log(`${"kind".padEnd(16)}${"n".padStart(5)}   lexical R@1  R@5    fused (fake) R@1  R@5`);
-const figures = { lexical: measureTools(lexical, OUTSIDE_QUERIES), fused: measureTools(fused, OUTSIDE_QUERIES) };
-for (const kind of KINDS) {
-  const l = figures.lexical[kind];
-  const f = figures.fused[kind];
-  console.log(`${kind.padEnd(16)}${String(l.queries).padStart(5)}   ${pct(rate(l, 1))} ${pct(rate(l, 5))}        ${pct(rate(f, 1))} ${pct(rate(f, 5))}`);
+for (const [label, tools, queries] of [
+  ["the outside catalog (test/fixtures/tool-corpus-outside.ts)", OUTSIDE_TOOLS, OUTSIDE_QUERIES],
+  ["catalog B (test/fixtures/tool-corpus-outside-b.ts, held out)", OUTSIDE_TOOLS_B, OUTSIDE_QUERIES_B],
+] as const) {
+  const index = new ToolIndex(tools);
+  const vectors = new Map(tools.map((tool) => [tool.name, unitVector(fakeEmbedding(embeddingText(tool)))]));
+  const lexical: Ranker = (query) => index.search(query, 5).map((hit) => hit.name);
+  const fused: Ranker = (query) =>
+    fuseRankings(index.search(query, FUSION_DEPTH), rankByCosine(unitVector(fakeEmbedding(query)), vectors), 5).map((hit) => hit.name);
+  console.log(`\nsearch_tools over ${label}: ${tools.length} tools of ${new Set(tools.map((t) => t.name.split(":")[0])).size} apps, ${queries.length} queries`);
+  console.log(`${"kind".padEnd(16)}${"n".padStart(5)}   lexical R@1  R@5    fused (fake) R@1  R@5`);
+  const figures = { lexical: measureTools(lexical, queries), fused: measureTools(fused, queries) };
+  for (const kind of KINDS) {
+    const l = figures.lexical[kind];
+    const f = figures.fused[kind];
+    if (!l) continue;
+    console.log(`${kind.padEnd(16)}${String(l.queries).padStart(5)}   ${pct(rate(l, 1))} ${pct(rate(l, 5))}        ${pct(rate(f, 1))} ${pct(rate(f, 5))}`);
+  }
+  if (process.env.MISSES) for (const { query, got } of figures.lexical.misses) console.log(`  miss [${query.kind}] ${query.query} ⇒ ${query.expect} | got ${got.join(", ")}`);
 }
-if (process.env.MISSES) for (const { query, got } of figures.lexical.misses) console.log(`  miss [${query.kind}] ${query.query} ⇒ ${query.expect} | got ${got.join(", ")}`);
 
 // About 1,000 tools: the catalog twice over, under other app names.
 const large = [0, 1].flatMap((copy) => OUTSIDE_TOOLS.map((tool) => ({ ...tool, name: `${tool.name.split(":")[0]}${copy || ""}:${tool.name.split(":")[1]}` })));
