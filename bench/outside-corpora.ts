@@ -1,6 +1,6 @@
 /**
- * `npm run bench:corpora`: issue 19's figures on the two corpora written by people who never read src/history/
- * (test/fixtures/history-corpus-a.ts and -b.ts). Pure Node, no runtime:
+ * `npm run bench:corpora`: issue 19's figures on the eight corpora written by people who never read src/history/
+ * (test/fixtures/history-corpus-a.ts to -h.ts, listed in outside-corpora.ts). Pure Node, no runtime:
  *
  * - survival: each corpus's sessions compacted turn by turn (the real planner and the default summariser) in 4k, 8k
  *   and 16k windows, the last model input judged: facts readable by kind, corrections whose old value is read alone,
@@ -9,8 +9,9 @@
  *   the Durable Object's), each fact's query (its subject, never its value) asked: recall@1 and @3, a fact found when a
  *   hit's excerpt shows all its probes.
  *
- * CORPUS=A or B measures one. To measure an older summariser, copy this file and test/fixtures/{outside-corpora,
- * history-corpus-a,history-corpus-b,fact-corpus}.ts into a worktree of it (SEARCH=0 there, as it has no search).
+ * CORPUS=A (any one letter) measures one; SEARCH=0 leaves the search out; LOST=1 lists the facts lost, the corrections
+ * outlived and the searches missed. To measure an older summariser, copy this file and test/fixtures/{outside-corpora,
+ * history-corpus-*,fact-corpus}.ts into a worktree of it (SEARCH=0 there, if it has no search).
  */
 import { execSync } from "node:child_process";
 import { OUTSIDE_CORPORA, OUTSIDE_KINDS, OUTSIDE_TARGETS, WINDOWS, measureSurvival, type OutsideVerdict } from "../test/fixtures/outside-corpora";
