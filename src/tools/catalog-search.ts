@@ -25,6 +25,11 @@ export interface CatalogHit {
   /** BM25 relevance of the tool to the query's words (exact hits carry theirs too, and come first regardless). */
   score: number;
   exact: boolean;
+  /**
+   * How much of the query the tool's words account for, 0 to 1: each query word's weight (its rarity in the catalog)
+   * counts where the tool holds the word or a reading of it. How sure the lexical ranker is that it read the query.
+   */
+  coverage: number;
 }
 
 export const SEARCH_LIMITS = { defaultResults: 5, maxResults: 20, maxQueryChars: 512 } as const;
@@ -136,9 +141,10 @@ export class ToolIndex {
     const max = Number.isFinite(limit) ? Math.min(SEARCH_LIMITS.maxResults, Math.max(1, Math.floor(limit))) : SEARCH_LIMITS.defaultResults;
     const text = query.slice(0, SEARCH_LIMITS.maxQueryChars).trim();
     if (text === "") return [];
-    const scores = this.score(text);
+    const words = queryWords(text).map((word) => this.readings(word));
+    const scores = this.score(words);
     const byRank = (a: number, b: number) => (scores.get(b) ?? 0) - (scores.get(a) ?? 0) || compareNames(this.tools[a]!.name, this.tools[b]!.name);
-    const hit = (doc: number, exact: boolean): CatalogHit => ({ name: this.tools[doc]!.name, score: round(scores.get(doc) ?? 0), exact });
+    const hit = (doc: number, exact: boolean): CatalogHit => ({ name: this.tools[doc]!.name, score: round(scores.get(doc) ?? 0), exact, coverage: exact ? 1 : round(this.coverage(words, doc)) });
 
     const select = /^select:/i.exec(text);
     if (select !== null) {
@@ -156,18 +162,17 @@ export class ToolIndex {
     return docs;
   }
 
-  /** BM25F: each field's term frequency is length-normalised and weighted, then saturated once per term. */
-  private score(text: string): Map<number, number> {
+  /** BM25F over the query words' readings: each field's term frequency is length-normalised and weighted, then saturated once per term. */
+  private score(words: readonly Reading[][]): Map<number, number> {
     const weights = new Map<string, number>();
-    for (const word of queryWords(text)) {
-      for (const { term, weight } of this.readings(word)) weights.set(term, Math.max(weights.get(term) ?? 0, weight));
+    for (const readings of words) {
+      for (const { term, weight } of readings) weights.set(term, Math.max(weights.get(term) ?? 0, weight));
     }
     const scores = new Map<number, number>();
-    const n = this.tools.length;
     for (const [term, weight] of weights) {
       const postings = this.postings.get(term);
       if (postings === undefined) continue;
-      const idf = Math.log(1 + (n - postings.length + 0.5) / (postings.length + 0.5));
+      const idf = this.idf(postings.length);
       for (const { doc, tf } of postings) {
         let weighted = 0;
         FIELDS.forEach((field, f) => {
@@ -179,6 +184,27 @@ export class ToolIndex {
       }
     }
     return scores;
+  }
+
+  private idf(holding: number): number {
+    const n = this.tools.length;
+    return Math.log(1 + (n - holding + 0.5) / (holding + 0.5));
+  }
+
+  /**
+   * The share of the query's weight the tool holds: each query word weighs its best reading's rarity (a word the
+   * catalog never uses, with no reading, the rarest there can be), and counts where the tool holds that reading.
+   */
+  private coverage(words: readonly Reading[][], doc: number): number {
+    let total = 0;
+    let held = 0;
+    for (const readings of words) {
+      const worth = (r: Reading) => r.weight * this.idf(this.postings.get(r.term)?.length ?? 0);
+      total += readings.length ? Math.max(...readings.map(worth)) : this.idf(0);
+      const here = readings.filter((r) => this.postings.get(r.term)?.some((p) => p.doc === doc));
+      if (here.length) held += Math.max(...here.map(worth));
+    }
+    return total === 0 ? 0 : Math.min(1, held / total);
   }
 
   /**

@@ -69,8 +69,10 @@ export function rankByCosine(query: Float32Array, vectors: ReadonlyMap<string, F
 }
 
 /**
- * Reciprocal rank fusion of the lexical and the semantic ranking: each tool scores Σ 1/(k + rank) over the lists it
- * is in (rank from 1, exact hits left out). Exact-name hits stay first, in the lexical order, untouched. Equal scores
+ * Reciprocal rank fusion of the lexical and the semantic ranking: each tool scores 1/(k + lexical rank) + w/(k +
+ * semantic rank) over the lists it is in (rank from 1, exact hits left out), where w is the share of the query the best
+ * lexical hit did not account for (1 − its `coverage`): a query the lexical ranker read whole keeps its order, one
+ * it could not read (another language, other words) is ranked by meaning. Exact-name hits stay first, in the lexical order, untouched. Equal scores
  * (one ranker's first against the other's, first-and-second against second-and-first) go to the better lexical rank,
  * the ranker that read the query's own words, then by name: the same lists always fuse to the same answer.
  */
@@ -80,12 +82,18 @@ export function fuseRankings(lexical: readonly CatalogHit[], semantic: readonly 
   const ranks = (names: readonly string[]) => new Map(names.filter((name) => !taken.has(name)).slice(0, FUSION_DEPTH).map((name, i) => [name, i + 1]));
   const lexicalRanks = ranks(lexical.map((hit) => hit.name));
   const semanticRanks = ranks(semantic.map((hit) => hit.name));
+  // The semantic ranking counts as much as the lexical one could not read of the query: nothing when the best lexical
+  // hit holds every query word, all of it when it holds none (another language, a paraphrase).
+  const sure = lexical.find((hit) => !hit.exact)?.coverage ?? 0;
+  const weights = [1, 1 - sure];
   const fused = new Map<string, number>();
-  for (const list of [lexicalRanks, semanticRanks]) for (const [name, rank] of list) fused.set(name, (fused.get(name) ?? 0) + 1 / (RRF_K + rank));
+  [lexicalRanks, semanticRanks].forEach((list, l) => {
+    for (const [name, rank] of list) fused.set(name, (fused.get(name) ?? 0) + weights[l]! / (RRF_K + rank));
+  });
   const lexicalRank = (name: string) => lexicalRanks.get(name) ?? Infinity;
   const ranked = [...fused]
     .sort(([a, x], [b, y]) => y - x || lexicalRank(a) - lexicalRank(b) || compareNames(a, b))
-    .map(([name, score]): CatalogHit => ({ name, score: Math.round(score * 1e6) / 1e6, exact: false }));
+    .map(([name, score]): CatalogHit => ({ name, score: Math.round(score * 1e6) / 1e6, exact: false, coverage: lexical.find((hit) => hit.name === name)?.coverage ?? 0 }));
   return [...exact, ...ranked].slice(0, Math.max(0, limit));
 }
 

@@ -3,7 +3,7 @@ import type { CatalogHit, CatalogTool } from "../../src/tools/catalog-search";
 import { embeddingText, fuseRankings, rankByCosine, RRF_K, unitVector } from "../../src/tools/semantic-search";
 import { FAKE_DIMENSIONS, fakeEmbedding } from "../fixtures/fake-embedding";
 
-const hit = (name: string, exact = false): CatalogHit => ({ name, score: 1, exact });
+const hit = (name: string, exact = false, coverage = 0): CatalogHit => ({ name, score: 1, exact, coverage });
 const lexical = (...names: string[]) => names.map((name) => hit(name));
 const semantic = (...names: string[]) => names.map((name, i) => ({ name, score: 1 - i / 100 }));
 const names = (hits: readonly CatalogHit[]) => hits.map((h) => h.name);
@@ -17,6 +17,19 @@ describe("fuseRankings", () => {
     expect(fused[0]!.score).toBeCloseTo(1 / (RRF_K + 1) + 1 / (RRF_K + 3), 6);
     expect(fused[1]!.score).toBeCloseTo(1 / (RRF_K + 3) + 1 / (RRF_K + 1), 6);
     expect(fused.every((h) => !h.exact)).toBe(true);
+  });
+
+  it("weighs the semantic ranking by what the best lexical hit did not account for of the query", () => {
+    const lex = (coverage: number) => ["a:first", "a:second", "a:third"].map((name) => hit(name, false, coverage));
+    const sem = semantic("a:third", "a:second", "b:other");
+    // Read whole: the lexical order stands, the semantic ranking adds nothing.
+    expect(names(fuseRankings(lex(1), sem, 10))).toEqual(["a:first", "a:second", "a:third", "b:other"]);
+    expect(fuseRankings(lex(1), sem, 10)[0]!.score).toBeCloseTo(1 / (RRF_K + 1), 6);
+    // Read in part: the semantic rank counts for the rest.
+    const half = fuseRankings(lex(0.5), sem, 10);
+    expect(half.find((h) => h.name === "a:third")!.score).toBeCloseTo(1 / (RRF_K + 3) + 0.5 / (RRF_K + 1), 6);
+    // Not read at all: both count alike, and the tool both place well comes first.
+    expect(names(fuseRankings(lex(0), sem, 10))[0]).toBe("a:third");
   });
 
   it("keeps exact-name hits first, in the lexical order, whatever the semantic ranking says, and lists them once", () => {

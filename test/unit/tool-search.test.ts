@@ -23,6 +23,28 @@ describe("tokenize", () => {
   });
 });
 
+describe("coverage", () => {
+  const small = new ToolIndex([
+    { name: "calendar:create_event", description: "Create an event on the calendar.", inputSchema: { type: "object", properties: { title: { type: "string" } } } },
+    { name: "mail:send_message", description: "Send an email message.", inputSchema: { type: "object", properties: {} } },
+  ]);
+  const top = (query: string) => small.search(query)[0]!;
+
+  it("is 1 for a query whose words the tool holds, less for each word it does not, least for words the catalog never uses", () => {
+    expect(top("create calendar event")).toMatchObject({ name: "calendar:create_event", coverage: 1 });
+    const part = top("create calendar event and send message").coverage;
+    expect(part).toBeGreaterThan(0.3);
+    expect(part).toBeLessThan(0.8);
+    // Cognates and typos are read ("crear evento calendario" is the whole query); a word with no reading is not.
+    expect(top("crear evento calendario").coverage).toBe(1);
+    const foreign = top("Termin eintragen calendar").coverage;
+    expect(foreign).toBeGreaterThan(0);
+    expect(foreign).toBeLessThan(0.5);
+    expect(small.search("Termin im Kalender eintragen")).toEqual([]);
+    expect(top("calendar:create_event")).toMatchObject({ exact: true, coverage: 1 });
+  });
+});
+
 describe("exact names", () => {
   it("finds a tool by its qualified, bare and app__tool name, first and marked exact", () => {
     for (const query of ["calendar:list_event_types", "list_event_types", "calendar__list_event_types", "calendar.list_event_types", "calendar/list_event_types", "  Calendar:List_Event_Types "]) {

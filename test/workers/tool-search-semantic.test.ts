@@ -38,8 +38,12 @@ const MAIL = [
 const AGENT = { agentId: "planner", name: "Planner", systemPrompt: "You plan the user's week.", tools: ["list_events"], catalog: ["calendar:*", "mail:*"] };
 /** The catalog the agent searches: every tool but its bound one, as the runtime qualifies them. */
 const CATALOG: CatalogTool[] = [...CALENDAR.map((t) => ({ ...t, name: `calendar:${t.name}` })), ...MAIL.map((t) => ({ ...t, name: `mail:${t.name}` }))].filter((t) => t.name !== "calendar:list_events");
-/** Semantic and lexical rankings disagree on it: the fused answer is neither's alone. */
-const QUERY = "tag this mail as urgent";
+/**
+ * Semantic and lexical rankings disagree on it: the fused answer is neither's alone. The lexical ranker reads only
+ * part of it ("flag" is no word of the catalog), so the semantic ranking weighs in (a query it reads whole keeps the
+ * lexical order: test/unit/tool-search-fusion.test.ts).
+ */
+const QUERY = "flag this email urgent please";
 
 const index = new ToolIndex(CATALOG);
 const lexical = (query: string, limit: number) => index.search(query, limit).map((h) => h.name);
