@@ -153,7 +153,7 @@ export class ToolIndex {
     }
     const exact = this.exactMatches(exactCandidates(text)).sort(byRank);
     const ranked = [...scores.keys()].filter((doc) => !exact.includes(doc) && scores.get(doc)! > 0).sort(byRank);
-    return [...exact.map((doc) => hit(doc, true)), ...ranked.map((doc) => hit(doc, false))].slice(0, max);
+    return [...exact, ...ranked].slice(0, max).map((doc) => hit(doc, exact.includes(doc)));
   }
 
   private exactMatches(names: readonly string[]): number[] {
