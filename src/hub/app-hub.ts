@@ -12,7 +12,7 @@ import type { Owner } from "../protocol/owner";
 import type { AgentInfo, ConversationPage, ConversationSummary, ProviderInfo } from "../protocol/frontend";
 import type { ConversationsQuery } from "../protocol/http";
 import { ErrorCode, issuesOf, readFrame, rpcError, rpcNotification, rpcRequest, rpcResult, type FrameIssue, type JsonRpcResponse } from "../protocol/jsonrpc";
-import { APP_SUBPROTOCOL, ToolsCallResult, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
+import { APP_SUBPROTOCOL, ContextsCurrentManyResult, ToolsCallResult, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
 import type { SkillContent, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "../protocol/tools";
 import { validateArguments } from "../tools/validate";
 import type { HookCallParams, HookSpec } from "../protocol/hooks";
@@ -244,7 +244,51 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     // A continuation (tool results only) pulls nothing: contexts ride with user messages.
     if (runtime === null) return { toolboxVersion: built.version, pulled: [] };
     const requests = mergeAttachments(built.box.agent.attachedContexts, runtime);
-    return { toolboxVersion: built.version, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r))) };
+    const together = this.askTogether(conversationId, requests);
+    return { toolboxVersion: built.version, pulled: await Promise.all(requests.map((r) => this.pullOne(conversationId, r, together.get(r.key)))) };
+  }
+
+  /**
+   * The current state of an app's providers asked in one `contexts/currentMany`, where the app answers it and two or
+   * more of its providers are to be asked (a kept answer is not asked): one frame each way instead of one per
+   * provider. Each provider's answer, by request key, as `contexts/current` alone would give it; one the app could
+   * not fit in the answer is asked alone.
+   */
+  private askTogether(conversationId: string, requests: readonly ContextRequest[]): Map<string, Promise<AppAnswer>> {
+    const byApp = new Map<string, ContextRequest[]>();
+    for (const request of requests) {
+      if (request.itemId !== undefined || this.mcp.isServer(splitQualified(request.ref).app)) continue;
+      const provider = this.registry.provider(request.ref);
+      if (!provider?.methods.includes("current") || (provider.notifies && this.kept.get(request.ref, conversationId) !== undefined)) continue;
+      byApp.set(provider.app, [...(byApp.get(provider.app) ?? []), request]);
+    }
+    const answers = new Map<string, Promise<AppAnswer>>();
+    for (const [app, asked] of byApp) {
+      const ws = this.socketFor(app);
+      if (asked.length < 2 || !ws || sessionOf(ws)?.currentMany !== true) continue;
+      const deadlineMs = providerDeadlineMs(this.env);
+      const params = (request: ContextRequest) => ({ provider: splitQualified(request.ref).name, conversationId });
+      // The app answers a little before the deadline, so a late provider is a timeout of its own, not of the batch.
+      const batch = this.callApp(app, "contexts/currentMany", { requests: asked.map(params), deadlineMs: Math.max(1, deadlineMs - ANSWER_MARGIN_MS) }, deadlineMs).then((answer): Result<ContextsCurrentManyResult, AppFailure> => {
+        if (!answer.ok) return answer;
+        const read = ContextsCurrentManyResult.safeParse(answer.value);
+        if (read.success && read.data.answers.length === asked.length) return ok(read.data);
+        return failWith({ reason: "invalid", detail: `the answer to contexts/currentMany is not one answer per provider asked`, sent: true });
+      });
+      asked.forEach((request, k) =>
+        answers.set(
+          request.key,
+          batch.then((many): AppAnswer | Promise<AppAnswer> => {
+            if (!many.ok) return many;
+            const one = many.value.answers[k]!;
+            if ("result" in one) return ok(one.result);
+            if (one.error.code === ErrorCode.TooLarge) return this.callApp(app, "contexts/current", params(request), deadlineMs);
+            return failWith({ reason: one.error.code === ErrorCode.Timeout ? "timeout" : "error", detail: one.error.message, sent: true });
+          }),
+        ),
+      );
+    }
+    return answers;
   }
 
   /** One context as the model asked for it (read_context): a provider's current state, or one of its items. */
@@ -505,11 +549,11 @@ export class AppHub extends DurableObject<Env> implements AppPort {
 
   // ── Calls to apps ─────────────────────────────────────────────────────────
 
-  private async pullOne(conversationId: string, request: ContextRequest): Promise<PulledContext> {
+  private async pullOne(conversationId: string, request: ContextRequest, together?: Promise<AppAnswer>): Promise<PulledContext> {
     const base = { key: request.key, kind: "context" as const, ref: request.ref, ...(request.itemId !== undefined ? { itemId: request.itemId } : {}) };
     const answer =
       request.itemId === undefined
-        ? await this.currentOf(request.ref, conversationId)
+        ? await this.currentOf(request.ref, conversationId, together)
         : await this.callProvider(request.ref, "get", (provider) => ({ provider, id: request.itemId }));
     if (!answer.ok) return { ...base, status: "missing", reason: answer.problem.reason, detail: answer.problem.detail };
     const data = MaybeContextData.safeParse(answer.value.value);
@@ -526,14 +570,14 @@ export class AppHub extends DurableObject<Env> implements AppPort {
    * A provider's current answer for a conversation. A provider that notifies its changes is asked once, and its answer
    * reused (`kept`) until the app says it changed, re-initialises or goes away.
    */
-  private async currentOf(ref: string, conversationId: string): Promise<ProviderAnswer> {
+  private async currentOf(ref: string, conversationId: string, together?: Promise<AppAnswer>): Promise<ProviderAnswer> {
     const params = (id: string) => ({ provider: id, conversationId });
     if (this.mcp.isServer(splitQualified(ref).app)) return this.callProvider(ref, "current", params);
     const provider = this.registry.provider(ref);
     const kept = provider?.notifies ? this.kept.get(ref, conversationId) : undefined;
     if (provider && kept !== undefined) return ok({ value: kept, provider, kept: true });
     const generation = this.kept.now(ref);
-    const answer = await this.askApp(provider, ref, "current", params);
+    const answer = together && provider ? withProvider(await together, provider) : await this.askApp(provider, ref, "current", params);
     // Only a valid answer is kept: an invalid one is asked again, and read as missing each time.
     if (answer.ok && answer.value.provider.notifies && MaybeContextData.safeParse(answer.value.value).success) this.kept.keep(ref, conversationId, generation, answer.value.value);
     return answer;
@@ -565,8 +609,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
   private async askApp(provider: ProviderRecord | null, ref: string, method: ProviderMethod, params: (providerId: string) => unknown): Promise<ProviderAnswer> {
     if (!provider) return failWith({ reason: "unknown_provider", detail: `no app has registered provider '${ref}'` });
     if (!provider.methods.includes(method)) return failWith({ reason: "unsupported", detail: `'${ref}' does not implement '${method}'` });
-    const answer = await this.callApp(provider.app, `contexts/${method}`, params(splitQualified(ref).name), providerDeadlineMs(this.env));
-    return answer.ok ? ok({ value: answer.value, provider }) : answer;
+    return withProvider(await this.callApp(provider.app, `contexts/${method}`, params(splitQualified(ref).name), providerDeadlineMs(this.env)), provider);
   }
 
   /** One request to an app's current socket under a deadline: an answer, or why there is none (never a hang). */
@@ -647,6 +690,14 @@ function unanswered(answer: { problem: AppFailure }): Result<never> {
   const type = reason === "unknown_provider" ? "not-found" : reason === "unsupported" ? "invalid-request" : "provider-unavailable";
   return fail(type, detail);
 }
+
+/** An app's answer as the provider's. */
+function withProvider(answer: AppAnswer, provider: ProviderRecord): ProviderAnswer {
+  return answer.ok ? ok({ value: answer.value, provider }) : answer;
+}
+
+/** How much before the runtime's deadline an app answering several providers at once answers: the frame's way back. */
+const ANSWER_MARGIN_MS = 100;
 
 function outcomeOf(frame: JsonRpcResponse): { result: unknown } | { failure: AppCallError } {
   return "error" in frame ? { failure: new AppCallError("error", frame.error.message) } : { result: frame.result };

@@ -60,7 +60,7 @@ const HANDLERS: Record<string, Handler> = {
       ctx.registry.replaceApp(params, ctx.session.sessionId, digests);
       const declared = new Set(params.skills.map((s) => s.name));
       await deleteSkills(ctx.env.ARTIFACTS, owner, app, before.map((s) => splitQualified(s.name).name).filter((name) => !declared.has(name)));
-      saveSession(ctx.ws, { ...ctx.session, initializedAt: Date.now() });
+      saveSession(ctx.ws, { ...ctx.session, initializedAt: Date.now(), currentMany: params.capabilities.currentMany === true });
       // Once this socket is the app's current one: a pull still answered by an older socket keeps nothing.
       ctx.initialized(app);
       return { result: { protocolVersion: PROTOCOL_VERSION, sessionId: ctx.session.sessionId } };

@@ -4,6 +4,8 @@ export interface SocketSession {
   sessionId: string;
   /** When this socket last sent `initialize`, or null before; calls go to the app's latest. */
   initializedAt: number | null;
+  /** The app answers `contexts/currentMany` (its `initialize` said so): its providers are asked together. */
+  currentMany?: boolean;
 }
 
 /**

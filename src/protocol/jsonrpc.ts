@@ -15,6 +15,8 @@ export const ErrorCode = {
   TooLarge: -32005,
   NotInitialized: -32006,
   LimitExceeded: -32007,
+  /** An answer not given within the deadline the request named. */
+  Timeout: -32008,
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

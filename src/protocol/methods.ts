@@ -312,6 +312,9 @@ export const MountDeclaration = z.object({
 });
 export type MountDeclaration = z.input<typeof MountDeclaration>;
 
+/** Requests an app may answer beyond the base protocol; an app that leaves one out is asked the base way. */
+export const AppCapabilities = z.object({ currentMany: z.boolean().optional() });
+
 export const InitializeParams = z.object({
   protocolVersion: z.string().min(1).max(32),
   app: z.object({
@@ -330,6 +333,8 @@ export const InitializeParams = z.object({
   mounts: z.array(MountDeclaration).max(LIMITS.mountsPerApp).default([]),
   /** MCP servers the app brings (docs/mcp.md, "Consume"): each becomes an app of the user's hub under its own name. */
   mcpServers: McpServerDeclarations.default([]),
+  /** What the app answers beyond the base protocol: `currentMany`, several providers' `contexts/current` in one request. */
+  capabilities: AppCapabilities.default({}),
 }).superRefine((init, ctx) => {
   // One of each: a second with the same name (path) would silently replace the first.
   const once = (items: readonly { key: string }[], field: string, what: string) =>
@@ -368,6 +373,23 @@ export const ContextsChangedParams = z.object({ provider: Name });
 
 /** Runtime → app requests and notifications. */
 export const ContextsCurrentParams = z.object({ provider: Name, conversationId: ConversationId });
+/**
+ * `contexts/currentMany`, to an app that declared `capabilities.currentMany`: several of its providers' current state
+ * in one request and one answer, instead of a request each. Each answer is due within `deadlineMs`; one later is
+ * answered as a timeout, the others as they are.
+ */
+export const ContextsCurrentManyParams = z.object({
+  requests: z.array(ContextsCurrentParams).min(1).max(LIMITS.providersPerApp),
+  deadlineMs: z.number().int().min(1).max(60_000),
+});
+export type ContextsCurrentManyParams = z.infer<typeof ContextsCurrentManyParams>;
+/** One answer per request, in order: the provider's `contexts/current` result, or the JSON-RPC error it would have answered. */
+export const CurrentManyAnswer = z.union([
+  z.object({ result: z.unknown() }).strict(),
+  z.object({ error: z.object({ code: z.number().int(), message: z.string() }) }).strict(),
+]);
+export const ContextsCurrentManyResult = z.object({ answers: z.array(CurrentManyAnswer) });
+export type ContextsCurrentManyResult = z.infer<typeof ContextsCurrentManyResult>;
 export const ContextsListParams = z.object({
   provider: Name,
   query: z.string().max(512).optional(),

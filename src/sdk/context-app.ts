@@ -109,6 +109,7 @@ export class ContextApp {
       hooks: (options.hooks ?? []).map(hookDeclaration),
       mounts: options.mounts ?? [],
       mcpServers: options.mcpServers ?? [],
+      capabilities: { currentMany: true },
     });
     const tools = options.tools ?? [];
     const unhandled = tools.find((t) => typeof t.handler !== "function");

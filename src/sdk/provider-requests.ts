@@ -1,13 +1,15 @@
 /**
  * What an app answers when the runtime asks: each provider's functions behind
- * `contexts/current`, `contexts/list` and `contexts/get`, each tool's handler
+ * `contexts/current` (several at once: `contexts/currentMany`), `contexts/list` and `contexts/get`, each tool's handler
  * behind `tools/call`, each hook's behind `hooks/call` (hook-requests.ts),
  * with their params and answers validated, and the declarations `initialize` sends.
  */
 import * as z from "zod";
 import { ContextList, type ContextData } from "../protocol/context-data";
 import { ErrorCode, issuesOf, rpcError, rpcResult } from "../protocol/jsonrpc";
+import { LIMITS } from "../protocol/limits";
 import {
+  ContextsCurrentManyParams,
   ContextsCurrentParams,
   ContextsCurrentResult,
   ContextsGetParams,
@@ -97,20 +99,56 @@ export const RUNTIME_REQUESTS: Record<string, (handlers: AppHandlers, params: un
     }
     return (id) => rpcResult(id, result);
   },
-  "contexts/current": (handlers, raw) =>
-    callProvider(handlers, ContextsCurrentParams, raw, "getCurrent", async (provider, { conversationId }) =>
-      ContextsCurrentResult.safeParse((await provider.getCurrent({ conversationId })) ?? null),
+  "contexts/current": async (handlers, raw) => reply(await current(handlers, raw)),
+  "contexts/currentMany": (handlers, raw) => currentMany(handlers, raw),
+  "contexts/get": async (handlers, raw) =>
+    reply(
+      await callProvider(handlers, ContextsGetParams, raw, "getById", async (provider, { id }) =>
+        ContextsGetResult.safeParse((await provider.getById(id)) ?? null),
+      ),
     ),
-  "contexts/get": (handlers, raw) =>
-    callProvider(handlers, ContextsGetParams, raw, "getById", async (provider, { id }) =>
-      ContextsGetResult.safeParse((await provider.getById(id)) ?? null),
+  "contexts/list": async (handlers, raw) =>
+    reply(
+      await callProvider(handlers, ContextsListParams, raw, "getList", async (provider, { query, cursor, limit }) => {
+        const offset = offsetOf(cursor);
+        return toContextList(await provider.getList({ query, cursor, limit, offset }), offset);
+      }),
     ),
-  "contexts/list": (handlers, raw) =>
-    callProvider(handlers, ContextsListParams, raw, "getList", async (provider, { query, cursor, limit }) => {
-      const offset = offsetOf(cursor);
-      return toContextList(await provider.getList({ query, cursor, limit, offset }), offset);
-    }),
 };
+
+function current(handlers: AppHandlers, raw: unknown): Promise<Outcome> {
+  return callProvider(handlers, ContextsCurrentParams, raw, "getCurrent", async (provider, { conversationId }) =>
+    ContextsCurrentResult.safeParse((await provider.getCurrent({ conversationId })) ?? null),
+  );
+}
+
+/** What an answer to `contexts/currentMany` may hold of text, with room for its frame: a frame carries at most frameChars. */
+const MANY_ANSWER_CHARS = LIMITS.frameChars - 1024;
+
+/**
+ * Several providers' current state in one answer, each as `contexts/current` would answer it, all asked at once. One
+ * not answered within the request's deadline is a timeout; one that would push the answer past a frame's size is
+ * answered `TooLarge`, and the runtime asks it alone.
+ */
+async function currentMany(handlers: AppHandlers, raw: unknown): Promise<Reply> {
+  const params = ContextsCurrentManyParams.safeParse(raw);
+  if (!params.success) return failure(ErrorCode.InvalidParams, "invalid params", { issues: issuesOf(params.error) });
+  const { requests, deadlineMs } = params.data;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Outcome>((resolve) => {
+    timer = setTimeout(() => resolve(failed(ErrorCode.Timeout, `no answer within ${deadlineMs} ms`)), deadlineMs);
+  });
+  const outcomes = await Promise.all(requests.map((request) => Promise.race([current(handlers, request), late])));
+  clearTimeout(timer);
+  let chars = 0;
+  const answers = outcomes.map((outcome): Outcome => {
+    const size = JSON.stringify(outcome).length;
+    if (chars + size > MANY_ANSWER_CHARS) return failed(ErrorCode.TooLarge, "this answer does not fit in one frame with the others: ask it alone");
+    chars += size;
+    return outcome;
+  });
+  return (id) => rpcResult(id, { answers });
+}
 
 function hasFunction<F extends ProviderFunction>(
   provider: ContextProvider,
@@ -125,23 +163,34 @@ async function callProvider<S extends z.ZodType<{ provider: string }>, F extends
   raw: unknown,
   fn: F,
   call: (provider: ContextProvider & Required<Pick<ContextProvider, F>>, params: z.infer<S>) => Promise<Checked>,
-): Promise<Reply> {
+): Promise<Outcome> {
   const params = schema.safeParse(raw);
-  if (!params.success) return failure(ErrorCode.InvalidParams, "invalid params", { issues: issuesOf(params.error) });
+  if (!params.success) return failed(ErrorCode.InvalidParams, "invalid params", { issues: issuesOf(params.error) });
   const provider = providers.get(params.data.provider);
-  if (!provider) return failure(ErrorCode.NotFound, `unknown provider '${params.data.provider}'`);
-  if (!hasFunction(provider, fn)) return failure(ErrorCode.MethodNotFound, `provider '${provider.id}' has no ${fn}`);
+  if (!provider) return failed(ErrorCode.NotFound, `unknown provider '${params.data.provider}'`);
+  if (!hasFunction(provider, fn)) return failed(ErrorCode.MethodNotFound, `provider '${provider.id}' has no ${fn}`);
   let checked: Checked;
   try {
     checked = await call(provider, params.data);
   } catch (error) {
-    return failure(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
+    return failed(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
   }
-  if (checked.success) return (id) => rpcResult(id, checked.data);
+  if (checked.success) return { result: checked.data };
   const issues = issuesOf(checked.error);
   const detail = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
   invalidAnswer(`provider '${provider.id}' ${fn} returned invalid data, so the runtime reports the context missing: ${detail}`);
-  return failure(ErrorCode.InternalError, `provider returned invalid data: ${detail}`, { issues });
+  return failed(ErrorCode.InternalError, `provider returned invalid data: ${detail}`, { issues });
+}
+
+/** A request's outcome, before it is framed with its id: what `contexts/currentMany` lists for each of its requests. */
+type Outcome = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
+
+function failed(code: ErrorCode, message: string, data?: unknown): Outcome {
+  return { error: { code, message, ...(data === undefined ? {} : { data }) } };
+}
+
+function reply(outcome: Outcome): Reply {
+  return "result" in outcome ? (id) => rpcResult(id, outcome.result) : failure(outcome.error.code as ErrorCode, outcome.error.message, outcome.error.data);
 }
 
 export function failure(code: ErrorCode, message: string, data?: unknown): Reply {

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import WebSocket, { WebSocketServer } from "ws";
 import { ErrorCode } from "../../src/protocol/jsonrpc";
 import { PROTOCOL_VERSION } from "../../src/protocol/methods";
+import { LIMITS } from "../../src/protocol/limits";
 import { ContextApp, ContextAppError, type ContextAppEvents, type ContextAppOptions } from "../../src/sdk";
 import { findWebSocket, type WebSocketCtor } from "../../src/sdk/websocket";
 
@@ -199,6 +200,7 @@ describe("ContextApp registration", () => {
       mounts: [],
       mcpServers: [],
       agents: [],
+      capabilities: { currentMany: true },
     });
   });
 
@@ -349,6 +351,49 @@ describe("ContextApp answering the runtime", () => {
     expect(list).toEqual({ jsonrpc: "2.0", id: "list-a", result: { items: [{ id: "n1", title: "One" }], nextCursor: "next" } });
     expect(found).toEqual({ jsonrpc: "2.0", id: "get-1", result: { content: "one" } });
     expect(absent).toEqual({ jsonrpc: "2.0", id: "get-2", result: null });
+  });
+
+  it("answers contexts/currentMany with each provider's answer in order: a value, an error, a timeout past the deadline", async () => {
+    runtime = new FakeRuntime();
+    const app = await notesApp({
+      contexts: [
+        { id: "editor", name: "Editor", getCurrent: async ({ conversationId }) => ({ content: `editing in ${conversationId}` }) },
+        { id: "empty", name: "Empty", getCurrent: async () => null },
+        { id: "broken", name: "Broken", getCurrent: async () => { throw new Error("disk on fire"); } },
+        { id: "slow", name: "Slow", getCurrent: () => new Promise((resolve) => setTimeout(() => resolve({ content: "too late" }), 400)) },
+      ],
+    });
+    await app.connect();
+    const asked = (provider: string) => ({ provider, conversationId: "conv-0001" });
+    const started = Date.now();
+    const answer = await runtime.call("contexts/currentMany", { requests: ["editor", "empty", "broken", "slow", "nobody"].map(asked), deadlineMs: 100 }, 7);
+    expect(Date.now() - started).toBeLessThan(350);
+    expect(answer).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      result: {
+        answers: [
+          { result: { content: "editing in conv-0001" } },
+          { result: null },
+          { error: { code: ErrorCode.InternalError, message: "disk on fire" } },
+          { error: { code: ErrorCode.Timeout, message: "no answer within 100 ms" } },
+          { error: { code: ErrorCode.NotFound, message: "unknown provider 'nobody'" } },
+        ],
+      },
+    });
+    // What does not fit in one frame beside the others is answered TooLarge, to be asked alone.
+    const big = await notesApp({
+      app: { name: "big", version: "1.0.0" },
+      contexts: ["a", "b", "c", "d", "e", "f"].map((id) => ({ id, name: id, getCurrent: async () => ({ content: id.repeat(99_000) }) })),
+    });
+    await big.connect();
+    const many = await runtime.call("contexts/currentMany", { requests: ["a", "b", "c", "d", "e", "f"].map(asked), deadlineMs: 1000 });
+    const answers = (many.result as { answers: { result?: { content: string }; error?: { code: number } }[] }).answers;
+    expect(answers.slice(0, 5).map((a) => a.result?.content.length)).toEqual([99_000, 99_000, 99_000, 99_000, 99_000]);
+    expect(answers[5]).toMatchObject({ error: { code: ErrorCode.TooLarge } });
+    expect(JSON.stringify(many).length).toBeLessThanOrEqual(LIMITS.frameChars);
+    // Bad params are one error for the request, as for any method.
+    expect(await runtime.call("contexts/currentMany", { requests: [] })).toMatchObject({ error: { code: ErrorCode.InvalidParams } });
   });
 
   it("turns sanqian-style { items, hasMore } into a nextCursor at the next offset", async () => {

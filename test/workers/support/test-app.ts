@@ -26,13 +26,15 @@ export class TestApp {
     readonly name: string,
     readonly ws: WebSocket,
     private readonly providers: Record<string, ProviderSpec>,
+    /** Answers `contexts/currentMany`, declared as a capability at initialize; without it the app has none. */
+    private readonly currentMany?: Handler,
   ) {
     ws.addEventListener("message", (event) => void this.onFrame(String(event.data)));
   }
 
-  static async connect(id: Identity, name: string, providers: Record<string, ProviderSpec>, options: { token?: string } = {}): Promise<TestApp> {
+  static async connect(id: Identity, name: string, providers: Record<string, ProviderSpec>, options: { token?: string; currentMany?: Handler } = {}): Promise<TestApp> {
     const ws = await openSocket(options.token ?? (await appToken(id, name)));
-    const app = new TestApp(name, ws, providers);
+    const app = new TestApp(name, ws, providers, options.currentMany);
     const init = await app.request("initialize", {
       protocolVersion: PROTOCOL_VERSION,
       app: { name, version: "1.0.0" },
@@ -43,6 +45,7 @@ export class TestApp {
         methods: (["current", "list", "get"] as const).filter((m) => spec[m]),
         ...(spec.notifies ? { notifies: true } : {}),
       })),
+      ...(options.currentMany ? { capabilities: { currentMany: true } } : {}),
     });
     if ("error" in init) throw new Error(`initialize failed: ${JSON.stringify(init.error)}`);
     return app;
@@ -88,7 +91,7 @@ export class TestApp {
     }
     this.calls.push({ method, params });
     const kind = method.replace("contexts/", "") as "current" | "list" | "get";
-    const handler = this.providers[String(params.provider)]?.[kind];
+    const handler = method === "contexts/currentMany" ? this.currentMany : this.providers[String(params.provider)]?.[kind];
     try {
       if (!handler) throw new Error(`no ${kind} handler`);
       const result = await handler(params);
