@@ -83,6 +83,10 @@ const OCCURRENCE = new RegExp(
     // A clock time is a moment only beside a date or a zone: alone, "00:04:12.8" is as often an interval (a lag).
     /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/u.source,
     /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
+    // Epoch seconds to the millisecond (Prometheus's `[1729604669.118, "0"]`): a moment, whatever field holds it.
+    /(?<![\d.])1[5-9]\d{8}\.\d{1,9}(?![\d.])/.source,
+    // How fast a transfer went ("1.6 MB/s"), not what was transferred.
+    /\b\d+(?:\.\d+)?\s?(?:[kKMGT]i?B|B)\/s\b/.source,
     // A time relative to now ("about 12 minutes ago", Docker's "Up 3 minutes"): the same state, read a minute later.
     /\b(?:(?:about|almost|over|less than)\s)?(?:an?|\d+)\s(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\sago\b|\bUp\s(?:(?:about|less than)\s)?(?:an?|\d+)\s(?:seconds?|minutes?|hours?|days?|weeks?)\b/.source,
     /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
@@ -117,7 +121,7 @@ const REISSUED = new Set(["next", "sync", "page", "continuation"]);
 function namedOccurrence(name: string, value: string): boolean {
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.
-  if (!epoch && !/id|rat|age|limit|quota|log|ms|sec|us|ns|lat|elapsed|took|time|token/i.test(name)) return false;
+  if (!epoch && !/id|rat|age|limit|quota|log|ms|sec|us|ns|lat|elapsed|took|time|token|fingerprint/i.test(name)) return false;
   const words = nameWords(name);
   const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
   // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id", "request_log_url").
@@ -129,6 +133,8 @@ function namedOccurrence(name: string, value: string): boolean {
   // A time measured to a fraction (PostgreSQL's `actual time=0.050..1.465`): how long this run took.
   if (words.some((w) => w === "time" || w === "duration") && /^\d+\.\d+(?:\.\.\d+\.\d+)?$/.test(value)) return true;
   if (words.at(-1) === "token" && words.some((w) => REISSUED.has(w))) return true;
+  // Which build of the server answered (OpenAI's `system_fingerprint`).
+  if (words.at(-1) === "fingerprint" && words.length > 1) return true;
   // Epoch seconds or milliseconds in a field named for a time ("ts", "as_of", "serverTimeMs", "_fetched").
   return epoch && (words.some((w) => TIME.has(w)) || after("as", "of"));
 }
@@ -136,20 +142,27 @@ function namedOccurrence(name: string, value: string): boolean {
 /**
  * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more (`MINTED_CANDIDATE`)
  * whose letters and digits alternate at least four times, as random ids do and names ("order_1051", "utf8",
- * "sha256sum", "v1.2.3-beta4") do not.
+ * "sha256sum", "v1.2.3-beta4") do not; in a word of both cases and digits, upper and lower case alternate too.
  */
 function mintedId(word: string): boolean {
   if (word.length < 8) return false;
+  // Base62 and base64 ids mix both cases with digits ("fKSQP2LU21"): there a change of case is a change of kind too.
+  const mixed = /[a-z]/.test(word) && /[A-Z]/.test(word) && /\d/.test(word);
+  const kind = (c: string) => (/\d/.test(c) ? 0 : /[a-z]/.test(c) ? 1 : /[A-Z]/.test(c) ? (mixed ? 2 : 1) : -1);
   let changes = 0;
-  for (let i = 1; i < word.length; i++) if (/\d/.test(word[i]!) !== /\d/.test(word[i - 1]!) && /[a-z\d]/i.test(word[i]!) && /[a-z\d]/i.test(word[i - 1]!)) changes++;
+  for (let i = 1; i < word.length; i++) {
+    const [a, b] = [kind(word[i - 1]!), kind(word[i]!)];
+    if (a >= 0 && b >= 0 && a !== b) changes++;
+  }
   return changes >= 4;
 }
 
 /**
- * A word that may be a minted id: 8 characters or more, dots and dashes included, and parts joined by colons or pluses
- * with base64's closing `=` (a GitHub request id `C1A4:2B7F1:9E3D2A:A1F0C3`, an S3 host id `tPq3eK0z1mXo8Jc4+R7k9a0==`).
+ * A word that may be a minted id: 8 characters or more, dots and dashes included, and parts joined by colons, pluses
+ * or base64's slashes, with its closing `=` (a GitHub request id `C1A4:2B7F1:9E3D2A:A1F0C3`, an S3 host id
+ * `tPq3eK0z1mXo8Jc4+R7k9a0==`, a CSRF token `giLzupcy8WrkFx/ewAFZMa0K2`).
  */
-const MINTED_CANDIDATE = /[\w.-]+(?:[:+][\w.-]+)*=*/g;
+const MINTED_CANDIDATE = /[+/]*[\w.-]+(?:[:+/]+[\w.-]+)*[+/]*=*/g;
 
 /** A table's column of ages (kubectl's and Docker's `AGE`, an event list's `Age`): how long ago, which moves as the state stands. */
 const AGE_HEADER = /^[^\n]*(?:\S\s{2,}|^\s*)(?:AGE|Age|LAST SEEN)(?:\s{2,}|$)/m;
@@ -160,9 +173,28 @@ function maskAges(result: string): string {
   return AGE_HEADER.test(result) ? result.replace(SHORT_DURATION, "·") : result;
 }
 
+/**
+ * An HTTP response's header block, after its status line (`HTTP/1.1 200 OK`, `HTTP/2 429`) and up to the blank line:
+ * what HTTP says of the exchange (dates, server timings, who served it, request ids, quotas, retry delays) rather than
+ * of the resource; or header lines with an HTTP `Date` among them. Only the headers that describe the resource are
+ * compared (`RESOURCE_HEADERS`); the status line always is.
+ */
+const HTTP_HEAD = /^HTTP\/\d(?:\.\d)? \d{3}[^\n]*\n(?:[!#$%&'*+.^`|~\w-]+:[^\n]*(?:\n|$))+/gm;
+/** Header lines in a row, one of them an HTTP `Date` (gRPC's metadata as grpcurl prints it, a response without its status line). */
+const HEADER_LINES = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*(?:\n|$)){2,}/gm;
+const HTTP_DATE = /^date: \w{3}, \d{1,2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\s*$/im;
+/** Headers that say what the resource is: its type, size, encoding, language, version, where it is, what it links to. */
+const RESOURCE_HEADERS = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-disposition", "etag", "last-modified", "location", "link", "allow"]);
+
+function maskHttpHeads(result: string): string {
+  const exchange = (head: string) => head.replace(/^([!#$%&'*+.^`|~\w-]+):[^\n]*/gm, (line, name: string) => (RESOURCE_HEADERS.has(name.toLowerCase()) ? line : `${name}: ·`));
+  const headed = result.replace(HTTP_HEAD, exchange);
+  return headed.replace(HEADER_LINES, (lines) => (HTTP_DATE.test(lines) ? exchange(lines) : lines));
+}
+
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
-  const trimmed = maskAges(result.trim());
+  const trimmed = maskHttpHeads(maskAges(result.trim()));
   // The name is read whole, never given back a character at a time (a lookahead's capture is atomic).
   const named = trimmed.replace(FIELD, (field, quote: string, name: string, lead: string, value: string) => (namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : field));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));

@@ -146,6 +146,27 @@ describe("the loop detector", () => {
     expect(progress([1, 2, 3].map((n) => `{"limit":50,"page":${n}}`))).toEqual([]);
   });
 
+  it("reads an HTTP response's exchange headers, base64 and base62 ids, epoch seconds to the millisecond and transfer rates as occurrence marks", () => {
+    const same = (results: string[]) => findLoops(results.map((r) => c("probe", { id: 1 }, r)));
+    const progress = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("probe", { id: 1 }, r), message: k })));
+    const response = (status: string, headers: string, body: string) => `HTTP/1.1 ${status}\n${headers}\n\n${body}`;
+    // Who served it, how long it took, the quota left: the exchange. The status line and the body are the answer.
+    expect(same(["web-6b9f", "web-44c2", "web-d01a"].map((by, k) => response("200 OK", `Date: Tue, 22 Oct 2024 10:0${k}:00 GMT\nX-Served-By: ${by}\nServer-Timing: total;dur=8${k}\nx-ms-ratelimit-remaining-resource: Microsoft.Compute/Get;399${k}`, '{"status":"open"}')))).toHaveLength(1);
+    expect(same([1, 2, 3].map((k) => `Response headers received:\ncontent-type: application/grpc\ndate: Tue, 22 Oct 2024 10:00:0${k} GMT\nserver-timing: db;dur=3.${k}\n\nResponse contents:\n{"price": 12}`))).toHaveLength(1);
+    expect(progress(["202 Accepted", "202 Accepted", "200 OK"].map((status) => response(status, "Date: Tue, 22 Oct 2024 10:00:00 GMT", "{}")))).toEqual([]);
+    expect(progress(['"v1"', '"v2"', '"v3"'].map((etag) => response("200 OK", `ETag: ${etag}`, "{}")))).toEqual([]);
+    // Lines of "name: value" that are no HTTP headers are what they say: a pod's status changing is progress.
+    expect(progress(["Pending", "ContainerCreating", "Running"].map((st) => `Name: api-0\nNamespace: web\nStatus: ${st}`))).toEqual([]);
+    // Ids in base62 or base64, slashes and pluses included; a short hash or a name stays a state.
+    expect(same(["fKSQP2LU21", "rw70QmQYYP", "06g5LlTTHt"].map((id) => `Search ${id}\n1. Heat pumps in cold climates`))).toHaveLength(1);
+    expect(same(["giLzupcy8WrkFx/ewAFZMa0K2/ZdteCYew4ObMbiMK3", "+/Qm9vQ2x1c3Rlcg/x7Yk2PzA==", "Ssu4dXRNFncwEa+jsROnt/DxFLz/"].map((t) => `<meta name="csrf-token" content="${t}">\n<h1>Rate limits</h1>`))).toHaveLength(1);
+    expect(progress(["a1b2c3d", "e4f5a6b", "9c8d7e6"].map((sha) => `deployed ${sha}`))).toEqual([]);
+    // Epoch seconds to the millisecond are a moment wherever they stand; a transfer's speed is not what was transferred.
+    expect(same(["1729604669.118", "1729604683.318", "1729604697.502"].map((t) => `{"result":[{"metric":{"job":"api"},"value":[${t},"0"]}]}`))).toHaveLength(1);
+    expect(same(["1.6", "5.2", "4.8"].map((r) => `89.9/89.9 kB ${r} MB/s eta 0:00:00\nERROR: No matching distribution found for torch==2.9`))).toHaveLength(1);
+    expect(same(["fp_da903aa765", "fp_44709d6fcb", "fp_0ba0d124f1"].map((fp) => `{"choices":[{"text":"ok"}],"system_fingerprint":"${fp}"}`))).toHaveLength(1);
+  });
+
   it("leaves polling with changing results, retries with changed arguments and paging alone", () => {
     expect(findLoops([1, 2, 3, 4, 5].map((k) => c("status", { id: 1 }, `progress ${k}`)))).toEqual([]);
     expect(findLoops(["a", "a b", "a b c", "a b c d"].map((q) => c("search", { q }, "0 results")))).toEqual([]);

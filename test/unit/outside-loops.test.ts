@@ -1,5 +1,5 @@
 /**
- * The loop detector on six corpora written by people who had not read src/reminders/, each by another author, in
+ * The loop detector on seven corpora written by people who had not read src/reminders/, each by another author, in
  * every way a session ends (`npm run bench:loops` prints the figures):
  * - the first (59 loops, 130 legitimate): 48 / 42 / 48 caught (message / continuation / gateway) at its first run;
  *   tuned on afterwards (a continuation reads what was appended since the last turn as new; a call made in each of
@@ -27,6 +27,10 @@
  *   `actual time=`), quota headers named for a limit, a request's log link, times relative to now ("12 minutes ago",
  *   "Up 3 minutes", a table's AGE column) and reissued sync tokens. With those read as occurrence marks (I tuned on
  *   since): 93; H 82, E 61. One miss left: a GraphQL cost's `currentlyAvailable`, named for nothing of the call.
+ * - J (96 loops, 120 legitimate; a seventh author, volatile parts from many more systems), written after that and run
+ *   once: 60 in every ending (62.5 %), 0 false firings. From its misses (J tuned on since): an HTTP response's headers
+ *   but those that describe the resource, ids in base62 and base64, epoch seconds to the millisecond, transfer rates
+ *   and a server's fingerprint are occurrence marks: J 77, H 83, E 62.
  * No corpus has a false firing now, in any ending.
  */
 import { describe, expect, it } from "vitest";
@@ -36,15 +40,17 @@ import { OUTSIDE_LOOP_SESSIONS as CORPUS_F } from "../fixtures/loop-corpus-f";
 import { CORPUS_G } from "../fixtures/loop-corpus-g";
 import { CORPUS_H } from "../fixtures/loop-corpus-h";
 import { CORPUS_I } from "../fixtures/loop-corpus-i";
+import { CORPUS_J } from "../fixtures/loop-corpus-j";
 import { ENDINGS, caughtIn, measureLoops } from "../fixtures/outside-loops";
 
 describe.each([
   ["the first outside corpus", OUTSIDE_LOOP_SESSIONS, 58],
-  ["corpus E", CORPUS_E, 61],
+  ["corpus E", CORPUS_E, 62],
   ["corpus F", CORPUS_F, 56],
   ["corpus G", CORPUS_G, 72],
-  ["corpus H", CORPUS_H, 82],
+  ["corpus H", CORPUS_H, 83],
   ["corpus I", CORPUS_I, 93],
+  ["corpus J", CORPUS_J, 77],
 ] as const)("loops on %s", (_name, sessions, floor) => {
   const figures = measureLoops(sessions);
 
