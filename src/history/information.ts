@@ -186,21 +186,24 @@ export function termsOf(text: string): Terms {
  * for, in order.
  */
 function formOf(text: string, entities: readonly Entity[]): { form: string; numbers: string[] } {
+  // Each entity stands in the text as a mark no user text holds (a private-use character), so a "§path" the user
+  // typed is only the word "path".
   const parts: string[] = [];
   let from = 0;
   for (const e of entities) {
-    parts.push(text.slice(from, e.at), ` \u00a7${e.shape} `);
+    parts.push(text.slice(from, e.at).replace(/\ue000/g, " "), ` \ue000${e.shape} `);
     from = e.at + e.text.length;
   }
-  parts.push(text.slice(from));
+  parts.push(text.slice(from).replace(/\ue000/g, " "));
   const amounts = entities.filter((e) => e.shape === "number").map((e) => fold(e.text).replace(/\s+/g, " "));
   const numbers: string[] = [];
-  const words = [...fold(parts.join("")).matchAll(/\u00a7\w+|[\p{L}\p{N}]+(?:['.,_-][\p{L}\p{N}]+)*/gu)].map(([word]) => {
+  const words = [...fold(parts.join("")).matchAll(/\ue000\w+|[\p{L}\p{N}]+(?:['.,_-][\p{L}\p{N}]+)*/gu)].map(([word]) => {
     // An amount is a number too: "£24.10 an hour" and "£25.35 an hour" give the same place a new value.
-    if (word === "\u00a7number") {
+    if (word === "\ue000number") {
       numbers.push(amounts.shift()!);
       return "#";
     }
+    if (word.startsWith("\ue000")) return `\u00a7${word.slice(1)}`;
     if (!NUMBER_WORD.test(word)) return word.replace(/\p{N}+/gu, "#");
     numbers.push(word);
     return "#";

@@ -12,7 +12,7 @@ import type { Owner } from "../protocol/owner";
 import type { AgentInfo, ConversationPage, ConversationSummary, ProviderInfo } from "../protocol/frontend";
 import type { ConversationsQuery } from "../protocol/http";
 import { ErrorCode, issuesOf, readFrame, rpcError, rpcNotification, rpcRequest, rpcResult, type FrameIssue, type JsonRpcResponse } from "../protocol/jsonrpc";
-import { APP_SUBPROTOCOL, ContextsCurrentManyResult, ToolsCallResult, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
+import { APP_SUBPROTOCOL, ContextsCurrentManyResult, CurrentManyAnswer, ToolsCallResult, type ContextsListParams, type ProviderMethod } from "../protocol/methods";
 import type { SkillContent, ToolFailureReason, ToolRun, ToolSpec, Toolbox } from "../protocol/tools";
 import { validateArguments } from "../tools/validate";
 import type { HookCallParams, HookSpec } from "../protocol/hooks";
@@ -263,16 +263,20 @@ export class AppHub extends DurableObject<Env> implements AppPort {
       byApp.set(provider.app, [...(byApp.get(provider.app) ?? []), request]);
     }
     const answers = new Map<string, Promise<AppAnswer>>();
+    const deadlineMs = providerDeadlineMs(this.env);
+    // The app's deadline for each provider is the runtime's, in whole milliseconds the protocol takes; the runtime waits
+    // for the whole answer a little longer, for its way there and back, so a late provider is a timeout of its own.
+    const appDeadlineMs = Math.min(60_000, Math.floor(deadlineMs));
+    if (appDeadlineMs < 1) return answers;
     for (const [app, asked] of byApp) {
       const ws = this.socketFor(app);
       if (asked.length < 2 || !ws || sessionOf(ws)?.currentMany !== true) continue;
-      const deadlineMs = providerDeadlineMs(this.env);
+      const due = Date.now() + appDeadlineMs + ANSWER_MARGIN_MS;
       const params = (request: ContextRequest) => ({ provider: splitQualified(request.ref).name, conversationId });
-      // The app answers a little before the deadline, so a late provider is a timeout of its own, not of the batch.
-      const batch = this.callApp(app, "contexts/currentMany", { requests: asked.map(params), deadlineMs: Math.max(1, deadlineMs - ANSWER_MARGIN_MS) }, deadlineMs).then((answer): Result<ContextsCurrentManyResult, AppFailure> => {
+      const batch = this.callApp(app, "contexts/currentMany", { requests: asked.map(params), deadlineMs: appDeadlineMs }, appDeadlineMs + ANSWER_MARGIN_MS).then((answer): Result<unknown[], AppFailure> => {
         if (!answer.ok) return answer;
         const read = ContextsCurrentManyResult.safeParse(answer.value);
-        if (read.success && read.data.answers.length === asked.length) return ok(read.data);
+        if (read.success && read.data.answers.length === asked.length) return ok(read.data.answers);
         return failWith({ reason: "invalid", detail: `the answer to contexts/currentMany is not one answer per provider asked`, sent: true });
       });
       asked.forEach((request, k) =>
@@ -280,10 +284,13 @@ export class AppHub extends DurableObject<Env> implements AppPort {
           request.key,
           batch.then((many): AppAnswer | Promise<AppAnswer> => {
             if (!many.ok) return many;
-            const one = many.value.answers[k]!;
-            if ("result" in one) return ok(one.result);
-            if (one.error.code === ErrorCode.TooLarge) return this.callApp(app, "contexts/current", params(request), deadlineMs);
-            return failWith({ reason: one.error.code === ErrorCode.Timeout ? "timeout" : "error", detail: one.error.message, sent: true });
+            // Each answer is read alone: one malformed answer is that provider's, not the others'.
+            const one = CurrentManyAnswer.safeParse(many.value[k]);
+            if (!one.success) return failWith({ reason: "invalid", detail: `malformed answer in contexts/currentMany: ${issuesOf(one.error).map((i) => i.message).join("; ")}`, sent: true });
+            if ("result" in one.data) return ok(one.data.result);
+            // Asked alone, within what is left of the turn's wait: the pull waits for no provider longer than before.
+            if (one.data.error.code === ErrorCode.TooLarge) return this.callApp(app, "contexts/current", params(request), Math.max(1, due - Date.now()));
+            return failWith({ reason: one.data.error.code === ErrorCode.Timeout ? "timeout" : "error", detail: one.data.error.message, sent: true });
           }),
         ),
       );
@@ -696,8 +703,8 @@ function withProvider(answer: AppAnswer, provider: ProviderRecord): ProviderAnsw
   return answer.ok ? ok({ value: answer.value, provider }) : answer;
 }
 
-/** How much before the runtime's deadline an app answering several providers at once answers: the frame's way back. */
-const ANSWER_MARGIN_MS = 100;
+/** How much longer than the providers' deadline the runtime waits for an answer to `contexts/currentMany`: its way there and back. */
+const ANSWER_MARGIN_MS = 250;
 
 function outcomeOf(frame: JsonRpcResponse): { result: unknown } | { failure: AppCallError } {
   return "error" in frame ? { failure: new AppCallError("error", frame.error.message) } : { result: frame.result };

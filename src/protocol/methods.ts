@@ -375,8 +375,8 @@ export const ContextsChangedParams = z.object({ provider: Name });
 export const ContextsCurrentParams = z.object({ provider: Name, conversationId: ConversationId });
 /**
  * `contexts/currentMany`, to an app that declared `capabilities.currentMany`: several of its providers' current state
- * in one request and one answer, instead of a request each. Each answer is due within `deadlineMs`; one later is
- * answered as a timeout, the others as they are.
+ * in one request and one answer, instead of a request each. Each answer is due within `deadlineMs` of the request's
+ * arrival; one later is answered as a timeout, the others as they are.
  */
 export const ContextsCurrentManyParams = z.object({
   requests: z.array(ContextsCurrentParams).min(1).max(LIMITS.providersPerApp),
@@ -388,7 +388,8 @@ export const CurrentManyAnswer = z.union([
   z.object({ result: z.unknown() }).strict(),
   z.object({ error: z.object({ code: z.number().int(), message: z.string() }) }).strict(),
 ]);
-export const ContextsCurrentManyResult = z.object({ answers: z.array(CurrentManyAnswer) });
+/** The answers are read one by one (`CurrentManyAnswer`): a malformed one fails its provider alone. */
+export const ContextsCurrentManyResult = z.object({ answers: z.array(z.unknown()) });
 export type ContextsCurrentManyResult = z.infer<typeof ContextsCurrentManyResult>;
 export const ContextsListParams = z.object({
   provider: Name,

@@ -106,8 +106,12 @@ const IDENTITY = new Set(["request", "trace", "span", "correlation", "transactio
 /** What follows an identity word in a field naming one request: its id, or the link to its log (Stripe's `request_log_url`). */
 const IDENTITY_PART = new Set(["id", "log", "url"]);
 const TIME = new Set(["time", "ts", "timestamp", "stamp", "at", "date", "generated", "fetched", "updated", "created", "modified"]);
-/** Units a field's name gives its duration in (`took_ms`, `uptime_seconds`), and words that name how long the call itself took. */
-const DURATION = new Set(["ms", "millis", "msec", "us", "ns", "sec", "secs", "seconds", "latency", "elapsed", "took", "uptime"]);
+/** Words that name how long the call itself took, or how long its server has run (`took`, `latency_ms`, `uptime_seconds`). */
+const CALL_TIME = new Set(["latency", "elapsed", "took", "uptime", "generationtime"]);
+/** Units a duration's name may end in; with a word of the call's time before it (`query_time_ms`, `response_time_us`), the call's. */
+const TIME_UNIT = new Set(["ms", "millis", "msec", "us", "ns"]);
+/** What a field's name says of a quota: the call's (`X-Shopify-Shop-Api-Call-Limit`, `Sforce-Limit-Info`), not a resource's (`memory_limit`). */
+const CALL_QUOTA = new Set(["call", "api", "info", "usage"]);
 /** What a page or sync token is reissued as on every call (`nextSyncToken`, `next_page_token`), unlike an ETag, which follows the content. */
 const REISSUED = new Set(["next", "sync", "page", "continuation"]);
 
@@ -115,26 +119,30 @@ const REISSUED = new Set(["next", "sync", "page", "continuation"]);
  * Whether a field's value names its occurrence, by the field's name: one request's identity, however short
  * (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `correlation-id: 5e0d1c`: the names HTTP's request-id headers and
  * distributed tracing give them), or its log's link; what HTTP says of the call rather than the resource (the rate
- * limit or quota, a cache's `Age`); how long the call took, by a unit or word of the name; epoch seconds or
- * milliseconds, or a fraction, in a field named for a time; a page or sync token reissued on every call.
+ * limit, a quota named for the call or the API, a cache's `Age`); how long the call took or its server has run
+ * (`took`, `latency_ms`, `query_time_ms`, `uptime_seconds`; not a countdown such as `eta_seconds`); epoch seconds or
+ * milliseconds, or a fraction, in a field named for a time; a page or sync token reissued on every call; the server's
+ * `system_fingerprint`.
  */
 function namedOccurrence(name: string, value: string): boolean {
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.
-  if (!epoch && !/id|rat|age|limit|quota|log|ms|sec|us|ns|lat|elapsed|took|time|token|fingerprint/i.test(name)) return false;
+  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint/i.test(name)) return false;
   const words = nameWords(name);
   const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
   // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id", "request_log_url").
   if (words.some((w, k) => IDENTITY.has(w) && IDENTITY_PART.has(words[k + 1] ?? ""))) return true;
   // What describes the call rather than the resource: the quota it used (`X-Shopify-Shop-Api-Call-Limit: 4/40`,
   // `Sforce-Limit-Info: api-usage=48213/100000`), how long a cache held the answer, how long the call took.
-  if (words.includes("ratelimit") || words.includes("limit") || words.includes("quota") || (words.length === 1 && words[0] === "age" && /^\d+$/.test(value))) return /\d/.test(value);
-  if (words.some((w) => DURATION.has(w)) && /^\d+(?:\.\d+)?$/.test(value)) return true;
+  const callQuota = words.includes("ratelimit") || after("rate", "limit") || (words.includes("limit") && words.some((w) => CALL_QUOTA.has(w)));
+  if (callQuota || (words.length === 1 && words[0] === "age" && /^\d+$/.test(value))) return /\d/.test(value);
+  const callTime = words.some((w) => CALL_TIME.has(w)) || (TIME_UNIT.has(words.at(-1)!) && words.some((w) => w === "time" || w === "duration" || w === "query" || w === "response"));
+  if (callTime && /^\d+(?:\.\d+)?$/.test(value)) return true;
   // A time measured to a fraction (PostgreSQL's `actual time=0.050..1.465`): how long this run took.
   if (words.some((w) => w === "time" || w === "duration") && /^\d+\.\d+(?:\.\.\d+\.\d+)?$/.test(value)) return true;
   if (words.at(-1) === "token" && words.some((w) => REISSUED.has(w))) return true;
-  // Which build of the server answered (OpenAI's `system_fingerprint`).
-  if (words.at(-1) === "fingerprint" && words.length > 1) return true;
+  // Which build of the server answered (OpenAI's `system_fingerprint`); a certificate's or a key's is their own.
+  if (words.length === 2 && words[0] === "system" && words[1] === "fingerprint") return true;
   // Epoch seconds or milliseconds in a field named for a time ("ts", "as_of", "serverTimeMs", "_fetched").
   return epoch && (words.some((w) => TIME.has(w)) || after("as", "of"));
 }
@@ -142,12 +150,21 @@ function namedOccurrence(name: string, value: string): boolean {
 /**
  * An id minted for one occurrence (a request id, a trace id): a word of 8 characters or more (`MINTED_CANDIDATE`)
  * whose letters and digits alternate at least four times, as random ids do and names ("order_1051", "utf8",
- * "sha256sum", "v1.2.3-beta4") do not; in a word of both cases and digits, upper and lower case alternate too.
+ * "sha256sum", "v1.2.3-beta4") do not; in a word of both cases and digits that reads as no name, upper and lower case
+ * alternate too. Parts joined by slashes count when one of them is such an id.
  */
-function mintedId(word: string): boolean {
+function mintedId(candidate: string): boolean {
+  // Base64 of 16 characters or more, both cases and a digit, with its pluses or its closing "=": random bytes.
+  if (candidate.length >= 16 && /^[A-Za-z0-9+/]+=*$/.test(candidate) && /[+=]/.test(candidate) && /[a-z]/.test(candidate) && /[A-Z]/.test(candidate) && /\d/.test(candidate)) return true;
+  // A path's segments are read one by one: "/out/v2/run7/ckpt3" is no id, though its letters and digits alternate.
+  return candidate.includes("/") ? candidate.split("/").some(mintedWord) : mintedWord(candidate);
+}
+
+function mintedWord(word: string): boolean {
   if (word.length < 8) return false;
-  // Base62 and base64 ids mix both cases with digits ("fKSQP2LU21"): there a change of case is a change of kind too.
-  const mixed = /[a-z]/.test(word) && /[A-Z]/.test(word) && /\d/.test(word);
+  // Base62 and base64 ids mix both cases with digits ("fKSQP2LU21"): there a change of case is a change of kind too;
+  // not in a name, whose lower-case runs are syllables ("Route53HostedZone") and whose digits are few.
+  const mixed = /[a-z]/.test(word) && /[A-Z]/.test(word) && /\d/.test(word) && ((word.match(/\d/g) ?? []).length >= 3 || !/[a-z]{3}/.test(word));
   const kind = (c: string) => (/\d/.test(c) ? 0 : /[a-z]/.test(c) ? 1 : /[A-Z]/.test(c) ? (mixed ? 2 : 1) : -1);
   let changes = 0;
   for (let i = 1; i < word.length; i++) {
@@ -162,7 +179,7 @@ function mintedId(word: string): boolean {
  * or base64's slashes, with its closing `=` (a GitHub request id `C1A4:2B7F1:9E3D2A:A1F0C3`, an S3 host id
  * `tPq3eK0z1mXo8Jc4+R7k9a0==`, a CSRF token `giLzupcy8WrkFx/ewAFZMa0K2`).
  */
-const MINTED_CANDIDATE = /[+/]*[\w.-]+(?:[:+/]+[\w.-]+)*[+/]*=*/g;
+const MINTED_CANDIDATE = /(?<![+/])[+/]*[\w.-]+(?:[:+/]+[\w.-]+)*[+/]*=*/g;
 
 /** A table's column of ages (kubectl's and Docker's `AGE`, an event list's `Age`): how long ago, which moves as the state stands. */
 const AGE_HEADER = /^[^\n]*(?:\S\s{2,}|^\s*)(?:AGE|Age|LAST SEEN)(?:\s{2,}|$)/m;
@@ -175,19 +192,19 @@ function maskAges(result: string): string {
 
 /**
  * An HTTP response's header block, after its status line (`HTTP/1.1 200 OK`, `HTTP/2 429`) and up to the blank line:
- * what HTTP says of the exchange (dates, server timings, who served it, request ids, quotas, retry delays) rather than
- * of the resource; or header lines with an HTTP `Date` among them. Only the headers that describe the resource are
- * compared (`RESOURCE_HEADERS`); the status line always is.
+ * or header lines with an HTTP `Date` among them. What HTTP says there of the exchange rather than the resource is an
+ * occurrence mark (`EXCHANGE_HEADER`: when, who served it, how long it took, which request, what quota, when to try
+ * again); every other header, and the status line, is compared (`x-ms-copy-status`, `x-amz-restore`, `Range` report
+ * progress).
  */
 const HTTP_HEAD = /^HTTP\/\d(?:\.\d)? \d{3}[^\n]*\n(?:[!#$%&'*+.^`|~\w-]+:[^\n]*(?:\n|$))+/gm;
 /** Header lines in a row, one of them an HTTP `Date` (gRPC's metadata as grpcurl prints it, a response without its status line). */
 const HEADER_LINES = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*(?:\n|$)){2,}/gm;
 const HTTP_DATE = /^date: \w{3}, \d{1,2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\s*$/im;
-/** Headers that say what the resource is: its type, size, encoding, language, version, where it is, what it links to. */
-const RESOURCE_HEADERS = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-disposition", "etag", "last-modified", "location", "link", "allow"]);
+const EXCHANGE_HEADER = /^(?:date|age|via|server|expires|retry-after|alt-svc|report-to|nel|x-cache|x-cache-hits|cf-ray|cf-cache-status|x-served-by|x-runtime|x-response-time|x-envoy-upstream-service-time|server-timing|x-timer)$|request-?id|trace|correlation|(?:^|-)span|rate-?limit|-limit(?:-|$)|amz-cf-|(?:^|-)(?:routing|served|upstream)-/i;
 
 function maskHttpHeads(result: string): string {
-  const exchange = (head: string) => head.replace(/^([!#$%&'*+.^`|~\w-]+):[^\n]*/gm, (line, name: string) => (RESOURCE_HEADERS.has(name.toLowerCase()) ? line : `${name}: ·`));
+  const exchange = (head: string) => head.replace(/^([!#$%&'*+.^`|~\w-]+):[^\n]*/gm, (line, name: string) => (EXCHANGE_HEADER.test(name) ? `${name}: ·` : line));
   const headed = result.replace(HTTP_HEAD, exchange);
   return headed.replace(HEADER_LINES, (lines) => (HTTP_DATE.test(lines) ? exchange(lines) : lines));
 }

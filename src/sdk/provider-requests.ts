@@ -122,8 +122,12 @@ function current(handlers: AppHandlers, raw: unknown): Promise<Outcome> {
   );
 }
 
-/** What an answer to `contexts/currentMany` may hold of text, with room for its frame: a frame carries at most frameChars. */
-const MANY_ANSWER_CHARS = LIMITS.frameChars - 1024;
+/**
+ * What an answer to `contexts/currentMany` may hold, with room for its frame: the runtime reads at most frameChars
+ * characters in a frame, and the platform carries at most 1 MiB of UTF-8 in one WebSocket message.
+ */
+const MANY_ANSWER = { chars: LIMITS.frameChars - 1024, bytes: 1_048_576 - 4096 } as const;
+const utf8 = new TextEncoder();
 
 /**
  * Several providers' current state in one answer, each as `contexts/current` would answer it, all asked at once. One
@@ -140,11 +144,13 @@ async function currentMany(handlers: AppHandlers, raw: unknown): Promise<Reply> 
   });
   const outcomes = await Promise.all(requests.map((request) => Promise.race([current(handlers, request), late])));
   clearTimeout(timer);
-  let chars = 0;
+  let [chars, bytes] = [0, 0];
   const answers = outcomes.map((outcome): Outcome => {
-    const size = JSON.stringify(outcome).length;
-    if (chars + size > MANY_ANSWER_CHARS) return failed(ErrorCode.TooLarge, "this answer does not fit in one frame with the others: ask it alone");
-    chars += size;
+    const text = JSON.stringify(outcome);
+    const size = { chars: text.length, bytes: utf8.encode(text).length };
+    if (chars + size.chars > MANY_ANSWER.chars || bytes + size.bytes > MANY_ANSWER.bytes) return failed(ErrorCode.TooLarge, "this answer does not fit in one frame with the others: ask it alone");
+    chars += size.chars;
+    bytes += size.bytes;
     return outcome;
   });
   return (id) => rpcResult(id, { answers });

@@ -72,9 +72,10 @@ export function rankByCosine(query: Float32Array, vectors: ReadonlyMap<string, F
  * Reciprocal rank fusion of the lexical and the semantic ranking: each tool scores 1/(k + lexical rank) + w/(k +
  * semantic rank) over the lists it is in (rank from 1, exact hits left out), where w is the share of the query the best
  * lexical hit did not account for (1 − its `coverage`): a query the lexical ranker read whole keeps its order, one
- * it could not read (another language, other words) is ranked by meaning. Exact-name hits stay first, in the lexical order, untouched. Equal scores
- * (one ranker's first against the other's, first-and-second against second-and-first) go to the better lexical rank,
- * the ranker that read the query's own words, then by name: the same lists always fuse to the same answer.
+ * it could not read (another language, other words) is ranked by meaning. Exact-name hits stay first, in the lexical
+ * order, untouched. Equal scores (one ranker's first against the other's, first-and-second against second-and-first)
+ * go to the better lexical rank, the ranker that read the query's own words, then the better semantic rank, then by
+ * name: the same lists always fuse to the same answer.
  */
 export function fuseRankings(lexical: readonly CatalogHit[], semantic: readonly SemanticHit[], limit: number): CatalogHit[] {
   const exact = lexical.filter((hit) => hit.exact);
@@ -91,8 +92,10 @@ export function fuseRankings(lexical: readonly CatalogHit[], semantic: readonly 
     for (const [name, rank] of list) fused.set(name, (fused.get(name) ?? 0) + weights[l]! / (RRF_K + rank));
   });
   const lexicalRank = (name: string) => lexicalRanks.get(name) ?? Infinity;
+  const semanticRank = (name: string) => semanticRanks.get(name) ?? Infinity;
+  // Equal scores (a semantic ranking weighed at nothing among them) keep each ranker's order: lexical, then semantic.
   const ranked = [...fused]
-    .sort(([a, x], [b, y]) => y - x || lexicalRank(a) - lexicalRank(b) || compareNames(a, b))
+    .sort(([a, x], [b, y]) => y - x || lexicalRank(a) - lexicalRank(b) || semanticRank(a) - semanticRank(b) || compareNames(a, b))
     .map(([name, score]): CatalogHit => ({ name, score: Math.round(score * 1e6) / 1e6, exact: false, coverage: lexical.find((hit) => hit.name === name)?.coverage ?? 0 }));
   return [...exact, ...ranked].slice(0, Math.max(0, limit));
 }

@@ -120,6 +120,8 @@ describe("the drop order", () => {
     expect(termsOf("The SMS provider charges 3.2p per message.").numbers).toEqual(["3.2p"]);
     expect(termsOf("Disk quota is 2.5GB").form).toBe("disk quota is #");
     expect(termsOf("Use cache-east-2 and v2.4").entities).toEqual(["\u00a7path:cache-east-2", "\u00a7path:v2.4"]);
+    // A mark the user typed is a word of theirs, never taken for one of the canonical form's.
+    expect(termsOf("I typed §number here and £5 there")).toMatchObject({ form: "i typed number here and # there", numbers: ["£5"] });
   });
 
   it("gives up a sentence whose form the user keeps writing (a routine request) before one said once, values alike", () => {

@@ -167,6 +167,27 @@ describe("the loop detector", () => {
     expect(same(["fp_da903aa765", "fp_44709d6fcb", "fp_0ba0d124f1"].map((fp) => `{"choices":[{"text":"ok"}],"system_fingerprint":"${fp}"}`))).toHaveLength(1);
   });
 
+  it("keeps what reports progress, in headers and fields alike: only the exchange's marks are masked", () => {
+    const progress = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("probe", { id: 1 }, r), message: k })));
+    const response = (headers: string) => `HTTP/1.1 200 OK\nDate: Tue, 22 Oct 2024 10:00:00 GMT\nX-Request-Id: r-1\n${headers}\n\n{}`;
+    // Headers that report the resource's progress stay compared.
+    expect(progress(["pending", "pending", "success"].map((st) => response(`x-ms-copy-status: ${st}`)))).toEqual([]);
+    expect(progress(['"true"', '"true"', '"false"'].map((on) => response(`x-amz-restore: ongoing-request=${on}`)))).toEqual([]);
+    expect(progress(["0-524287", "0-1048575", "0-1572863"].map((r) => `HTTP/1.1 308 Resume Incomplete\nRange: bytes=${r}`))).toEqual([]);
+    expect(progress(["3", "4", "5"].map((n) => response(`x-total-count: ${n}`)))).toEqual([]);
+    // A mail's headers beside its Date are the mail.
+    expect(progress(["Invoice", "Re: Invoice", "Payment"].map((subject) => `From: ana@example.com\nDate: Tue, 22 Oct 2024 10:00:00 GMT\nSubject: ${subject}`))).toEqual([]);
+    // Fields named for a resource's limit or quota, a page size, a countdown, a certificate's fingerprint.
+    expect(progress(["512Mi", "1Gi", "2Gi"].map((m) => `{"memory_limit":"${m}"}`))).toEqual([]);
+    expect(progress([4096, 1024, 512].map((q) => `{"quota_used":${q}}`))).toEqual([]);
+    expect(progress([10, 20, 30].map((n) => `{"limit":${n},"items":[]}`))).toEqual([]);
+    expect(progress([120, 60, 30].map((n) => `{"status":"running","eta_seconds":${n}}`))).toEqual([]);
+    expect(progress(["ab:cd", "ef:01", "23:45"].map((f) => `{"cert_fingerprint":"${f}"}`))).toEqual([]);
+    // A path whose segments are names and numbers, a name of mixed case with digits.
+    expect(progress(["step4", "step5", "step6"].map((st) => `latest checkpoint: /out/v2/run7/ckpt3/${st}.pt`))).toEqual([]);
+    expect(progress(["Route53HostedZone", "Route53RecordSet", "Route53HealthCheck"].map((t) => `created ${t}`))).toEqual([]);
+  });
+
   it("leaves polling with changing results, retries with changed arguments and paging alone", () => {
     expect(findLoops([1, 2, 3, 4, 5].map((k) => c("status", { id: 1 }, `progress ${k}`)))).toEqual([]);
     expect(findLoops(["a", "a b", "a b c", "a b c d"].map((q) => c("search", { q }, "0 results")))).toEqual([]);

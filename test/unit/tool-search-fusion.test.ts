@@ -28,6 +28,8 @@ describe("fuseRankings", () => {
     // Read in part: the semantic rank counts for the rest.
     const half = fuseRankings(lex(0.5), sem, 10);
     expect(half.find((h) => h.name === "a:third")!.score).toBeCloseTo(1 / (RRF_K + 3) + 0.5 / (RRF_K + 1), 6);
+    // What only the semantic ranker found, weighed at nothing, keeps its order after the lexical hits.
+    expect(names(fuseRankings([hit("github:create_issue", false, 1)], semantic("zendesk:open_ticket", "jira:create_issue", "alpha:noop"), 10))).toEqual(["github:create_issue", "zendesk:open_ticket", "jira:create_issue", "alpha:noop"]);
     // Not read at all: both count alike, and the tool both place well comes first.
     expect(names(fuseRankings(lex(0), sem, 10))[0]).toBe("a:third");
   });

@@ -23,13 +23,13 @@ async function setup(answer: (asked: Asked) => unknown) {
 }
 
 describe("contexts/currentMany", () => {
-  it("asks an app's providers in one request, under the deadline less the way back, and reads each answer in order", async () => {
+  it("asks an app's providers in one request, under the providers' deadline, and reads each answer in order", async () => {
     const { app, agent, frontend, conversation } = await setup(({ requests }) => ({ answers: requests.map((r) => ({ result: { content: `${r.provider} together`, title: r.provider } })) }));
     const turn = await frontend.turn(conversation, { agent, message: "hello" });
     expect(app.calls.map((c) => c.method)).toEqual(["contexts/currentMany"]);
     const params = app.calls[0]!.params as unknown as Asked;
     expect(params.requests).toEqual(["editor", "calendar", "browser"].map((provider) => ({ provider, conversationId: conversation })));
-    expect(params.deadlineMs).toBe(providerDeadlineMs(env) - 100);
+    expect(params.deadlineMs).toBe(providerDeadlineMs(env));
     for (const p of ["editor", "calendar", "browser"]) expect(reminderOf(turn)).toContain(`${p} together`);
     expect(turn.missing).toEqual([]);
   });
@@ -49,6 +49,13 @@ describe("contexts/currentMany", () => {
     const second = await errors.frontend.turn(errors.conversation, { agent: errors.agent, message: "hello" });
     expect(second.missing).toEqual([expect.objectContaining({ id: "desk:calendar", reason: "error" })]);
     expect(reminderOf(second)).toContain("[Context: Browser]");
+  });
+
+  it("reads a malformed entry as that provider's answer alone", async () => {
+    const { agent, frontend, conversation } = await setup(() => ({ answers: [{ result: { content: "fine", title: "Editor" } }, { result: null, extra: true }, { error: { code: "x" } }] }));
+    const turn = await frontend.turn(conversation, { agent, message: "hello" });
+    expect(turn.missing.map((m) => [m.id, m.reason])).toEqual([["desk:calendar", "invalid"], ["desk:browser", "invalid"]]);
+    expect(reminderOf(turn)).toContain("[Context: Editor]");
   });
 
   it("reads an answer that is not one per provider as invalid for each, and never fails the turn", async () => {
