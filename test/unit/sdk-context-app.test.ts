@@ -392,6 +392,17 @@ describe("ContextApp answering the runtime", () => {
     expect(answers.slice(0, 5).map((a) => a.result?.content.length)).toEqual([99_000, 99_000, 99_000, 99_000, 99_000]);
     expect(answers[5]).toMatchObject({ error: { code: ErrorCode.TooLarge } });
     expect(JSON.stringify(many).length).toBeLessThanOrEqual(LIMITS.frameChars);
+    // Counted in bytes too: a WebSocket message carries at most 1 MiB of UTF-8, and CJK text is 3 bytes a character.
+    const wide = await notesApp({
+      app: { name: "wide", version: "1.0.0" },
+      contexts: ["a", "b", "c", "d", "e"].map((id) => ({ id, name: id, getCurrent: async () => ({ content: "中".repeat(99_000) }) })),
+    });
+    await wide.connect();
+    const cjk = await runtime.call("contexts/currentMany", { requests: ["a", "b", "c", "d", "e"].map(asked), deadlineMs: 1000 });
+    const cjkAnswers = (cjk.result as { answers: { result?: unknown; error?: { code: number } }[] }).answers;
+    expect(cjkAnswers.filter((a) => a.result).length).toBe(3);
+    expect(cjkAnswers.slice(3)).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: ErrorCode.TooLarge }) }), expect.objectContaining({ error: expect.objectContaining({ code: ErrorCode.TooLarge }) })]);
+    expect(new TextEncoder().encode(JSON.stringify(cjk)).length).toBeLessThanOrEqual(1_048_576);
     // Bad params are one error for the request, as for any method.
     expect(await runtime.call("contexts/currentMany", { requests: [] })).toMatchObject({ error: { code: ErrorCode.InvalidParams } });
   });
