@@ -254,15 +254,15 @@ export class AppHub extends DurableObject<Env> implements AppPort {
    * provider. Each provider's answer, by request key, as `contexts/current` alone would give it; one the app could
    * not fit in the answer is asked alone.
    */
-  private askTogether(conversationId: string, requests: readonly ContextRequest[]): Map<string, Promise<AppAnswer>> {
-    const byApp = new Map<string, ContextRequest[]>();
+  private askTogether(conversationId: string, requests: readonly ContextRequest[]): Map<string, AskedTogether> {
+    const byApp = new Map<string, { request: ContextRequest; provider: ProviderRecord }[]>();
     for (const request of requests) {
       if (request.itemId !== undefined || this.mcp.isServer(splitQualified(request.ref).app)) continue;
       const provider = this.registry.provider(request.ref);
       if (!provider?.methods.includes("current") || (provider.notifies && this.kept.get(request.ref, conversationId) !== undefined)) continue;
-      byApp.set(provider.app, [...(byApp.get(provider.app) ?? []), request]);
+      byApp.set(provider.app, [...(byApp.get(provider.app) ?? []), { request, provider }]);
     }
-    const answers = new Map<string, Promise<AppAnswer>>();
+    const answers = new Map<string, AskedTogether>();
     const deadlineMs = providerDeadlineMs(this.env);
     // The app's deadline for each provider is the runtime's, in whole milliseconds the protocol takes; the runtime waits
     // for the whole answer a little longer, for its way there and back, so a late provider is a timeout of its own.
@@ -273,16 +273,17 @@ export class AppHub extends DurableObject<Env> implements AppPort {
       if (asked.length < 2 || !ws || sessionOf(ws)?.currentMany !== true) continue;
       const due = Date.now() + appDeadlineMs + ANSWER_MARGIN_MS;
       const params = (request: ContextRequest) => ({ provider: splitQualified(request.ref).name, conversationId });
-      const batch = this.callApp(app, "contexts/currentMany", { requests: asked.map(params), deadlineMs: appDeadlineMs }, appDeadlineMs + ANSWER_MARGIN_MS).then((answer): Result<unknown[], AppFailure> => {
+      const batch = this.callApp(app, "contexts/currentMany", { requests: asked.map((a) => params(a.request)), deadlineMs: appDeadlineMs }, appDeadlineMs + ANSWER_MARGIN_MS).then((answer): Result<unknown[], AppFailure> => {
         if (!answer.ok) return answer;
         const read = ContextsCurrentManyResult.safeParse(answer.value);
         if (read.success && read.data.answers.length === asked.length) return ok(read.data.answers);
         return failWith({ reason: "invalid", detail: `the answer to contexts/currentMany is not one answer per provider asked`, sent: true });
       });
-      asked.forEach((request, k) =>
-        answers.set(
-          request.key,
-          batch.then((many): AppAnswer | Promise<AppAnswer> => {
+      asked.forEach(({ request, provider }, k) =>
+        answers.set(request.key, {
+          provider,
+          generation: this.kept.now(request.ref),
+          answer: batch.then((many): AppAnswer | Promise<AppAnswer> => {
             if (!many.ok) return many;
             // Each answer is read alone: one malformed answer is that provider's, not the others'.
             const one = CurrentManyAnswer.safeParse(many.value[k]);
@@ -292,7 +293,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
             if (one.data.error.code === ErrorCode.TooLarge) return this.callApp(app, "contexts/current", params(request), Math.max(1, due - Date.now()));
             return failWith({ reason: one.data.error.code === ErrorCode.Timeout ? "timeout" : "error", detail: one.data.error.message, sent: true });
           }),
-        ),
+        }),
       );
     }
     return answers;
@@ -556,7 +557,7 @@ export class AppHub extends DurableObject<Env> implements AppPort {
 
   // ── Calls to apps ─────────────────────────────────────────────────────────
 
-  private async pullOne(conversationId: string, request: ContextRequest, together?: Promise<AppAnswer>): Promise<PulledContext> {
+  private async pullOne(conversationId: string, request: ContextRequest, together?: AskedTogether): Promise<PulledContext> {
     const base = { key: request.key, kind: "context" as const, ref: request.ref, ...(request.itemId !== undefined ? { itemId: request.itemId } : {}) };
     const answer =
       request.itemId === undefined
@@ -577,14 +578,19 @@ export class AppHub extends DurableObject<Env> implements AppPort {
    * A provider's current answer for a conversation. A provider that notifies its changes is asked once, and its answer
    * reused (`kept`) until the app says it changed, re-initialises or goes away.
    */
-  private async currentOf(ref: string, conversationId: string, together?: Promise<AppAnswer>): Promise<ProviderAnswer> {
+  private async currentOf(ref: string, conversationId: string, together?: AskedTogether): Promise<ProviderAnswer> {
     const params = (id: string) => ({ provider: id, conversationId });
+    // Asked with its app's other providers: not kept (or it would not have been asked), its row read once already.
+    if (together) return this.keepIfNotifying(ref, conversationId, together.generation, withProvider(await together.answer, together.provider));
     if (this.mcp.isServer(splitQualified(ref).app)) return this.callProvider(ref, "current", params);
     const provider = this.registry.provider(ref);
     const kept = provider?.notifies ? this.kept.get(ref, conversationId) : undefined;
     if (provider && kept !== undefined) return ok({ value: kept, provider, kept: true });
     const generation = this.kept.now(ref);
-    const answer = together && provider ? withProvider(await together, provider) : await this.askApp(provider, ref, "current", params);
+    return this.keepIfNotifying(ref, conversationId, generation, await this.askApp(provider, ref, "current", params));
+  }
+
+  private keepIfNotifying(ref: string, conversationId: string, generation: string, answer: ProviderAnswer): ProviderAnswer {
     // Only a valid answer is kept: an invalid one is asked again, and read as missing each time.
     if (answer.ok && answer.value.provider.notifies && MaybeContextData.safeParse(answer.value.value).success) this.kept.keep(ref, conversationId, generation, answer.value.value);
     return answer;
@@ -691,6 +697,13 @@ function leadingId(frame: string): string | number | null {
 
 /** `kept`: the answer kept from an earlier pull (the provider notifies its changes, and none came since). */
 type ProviderAnswer = Result<{ value: unknown; provider: ProviderRecord; kept?: true }, AppFailure>;
+
+/** A provider asked in its app's `contexts/currentMany`: its row, what was kept of it when asked, its answer to come. */
+interface AskedTogether {
+  provider: ProviderRecord;
+  generation: string;
+  answer: Promise<AppAnswer>;
+}
 
 function unanswered(answer: { problem: AppFailure }): Result<never> {
   const { reason, detail } = answer.problem;

@@ -191,7 +191,7 @@ function maskAges(result: string): string {
 }
 
 /**
- * An HTTP response's header block, after its status line (`HTTP/1.1 200 OK`, `HTTP/2 429`) and up to the blank line:
+ * An HTTP response's header block, after its status line (`HTTP/1.1 200 OK`, `HTTP/2 429`) and up to the blank line,
  * or header lines with an HTTP `Date` among them. What HTTP says there of the exchange rather than the resource is an
  * occurrence mark (`EXCHANGE_HEADER`: when, who served it, how long it took, which request, what quota, when to try
  * again); every other header, and the status line, is compared (`x-ms-copy-status`, `x-amz-restore`, `Range` report
