@@ -271,9 +271,9 @@ export class AppHub extends DurableObject<Env> implements AppPort {
     for (const [app, asked] of byApp) {
       const ws = this.socketFor(app);
       if (asked.length < 2 || !ws || sessionOf(ws)?.currentMany !== true) continue;
-      const due = Date.now() + appDeadlineMs + ANSWER_MARGIN_MS;
+      const due = Date.now() + appDeadlineMs + LIMITS.currentManyMarginMs;
       const params = (request: ContextRequest) => ({ provider: splitQualified(request.ref).name, conversationId });
-      const batch = this.callApp(app, "contexts/currentMany", { requests: asked.map((a) => params(a.request)), deadlineMs: appDeadlineMs }, appDeadlineMs + ANSWER_MARGIN_MS).then((answer): Result<unknown[], AppFailure> => {
+      const batch = this.callApp(app, "contexts/currentMany", { requests: asked.map((a) => params(a.request)), deadlineMs: appDeadlineMs }, appDeadlineMs + LIMITS.currentManyMarginMs).then((answer): Result<unknown[], AppFailure> => {
         if (!answer.ok) return answer;
         const read = ContextsCurrentManyResult.safeParse(answer.value);
         if (read.success && read.data.answers.length === asked.length) return ok(read.data.answers);
@@ -715,9 +715,6 @@ function unanswered(answer: { problem: AppFailure }): Result<never> {
 function withProvider(answer: AppAnswer, provider: ProviderRecord): ProviderAnswer {
   return answer.ok ? ok({ value: answer.value, provider }) : answer;
 }
-
-/** How much longer than the providers' deadline the runtime waits for an answer to `contexts/currentMany`: its way there and back. */
-const ANSWER_MARGIN_MS = 250;
 
 function outcomeOf(frame: JsonRpcResponse): { result: unknown } | { failure: AppCallError } {
   return "error" in frame ? { failure: new AppCallError("error", frame.error.message) } : { result: frame.result };

@@ -40,6 +40,8 @@ export const LIMITS = {
   /** What an MCP session's stream was sent, kept for a client that reconnects with Last-Event-ID: its last this many. */
   mcpStreamEventsPerSession: 64,
   providersPerApp: 64,
+  /** How much longer than the providers' deadline the runtime waits for an answer to `contexts/currentMany`: its way there and back. */
+  currentManyMarginMs: 250,
   agentsPerApp: 64,
   toolsPerAgent: 128,
   /** A tool's description, which the model reads to decide whether to call it. */

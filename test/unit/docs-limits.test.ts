@@ -17,7 +17,7 @@ import type { Env } from "../../src/platform/env";
 import { MEMORY_LIMITS } from "../../src/memory/limits";
 import { TrimPolicy } from "../../src/protocol/policies";
 import { JsonRpcId, JsonRpcRequest } from "../../src/protocol/jsonrpc";
-import { ContextsListParams, ProviderDeclaration, ResourceId } from "../../src/protocol/methods";
+import { ContextsCurrentManyParams, ContextsListParams, ProviderDeclaration, ResourceId } from "../../src/protocol/methods";
 
 /** A stated value is right when it equals the code's number, or is exactly the boundary a schema enforces. */
 type Expected = number | ((stated: number) => boolean);
@@ -56,6 +56,8 @@ const EXPECTED: Record<string, Expected> = {
   "list.queryChars": maxOf(chars(ContextsListParams, (query) => ({ provider: "p", query }))),
   "list.cursorChars": maxOf(chars(ContextsListParams, (cursor) => ({ provider: "p", cursor }))),
   "list.nextCursorChars": maxOf(chars(ContextList, (nextCursor) => ({ items: [], nextCursor }))),
+  "currentMany.requests.max": maxOf((n) => n >= 0 && ContextsCurrentManyParams.safeParse({ requests: Array.from({ length: n }, () => ({ provider: "p", conversationId: "conv-0001" })), deadlineMs: 1 }).success),
+  "currentMany.deadlineMs.max": maxOf((n) => ContextsCurrentManyParams.safeParse({ requests: [{ provider: "p", conversationId: "conv-0001" }], deadlineMs: n }).success),
   /** The platform's, not ours: Durable Object SQLite's row limit and Workers' WebSocket message limit. */
   "platform.sqliteRowBytes": 2_000_000,
   "platform.websocketMessageBytes": 1_048_576,
@@ -119,6 +121,8 @@ const PROTOCOL_TABLE: Record<string, string> = {
   "`query` / `cursor` / `nextCursor`": "{list.queryChars} / {list.cursorChars} / {list.nextCursorChars} chars",
   "Provider answer deadline":
     "{providerDeadlineMs} ms (`PROVIDER_DEADLINE_MS` in `wrangler.toml` `[vars]`; any positive number, else {providerDeadlineMs})",
+  "`contexts/currentMany`":
+    "1–{currentMany.requests.max} `requests`; `deadlineMs` the provider deadline in whole ms, at most {currentMany.deadlineMs.max} ms (below 1 ms, no `currentMany` is sent); the runtime waits {currentManyMarginMs} ms more for the answer, which must fit one frame",
   "Tool answer deadline": "{toolDeadlineMs} ms (`TOOL_DEADLINE_MS` in `wrangler.toml` `[vars]`; any positive number, else {toolDeadlineMs})",
   "Mounts per app (`initialize.mounts`); a mount's `path`": "{mountsPerApp}; {mountPathChars} chars",
   "Hooks per app (`initialize.hooks`)": "{hooksPerApp}",
