@@ -82,7 +82,16 @@ const OCCURRENCE = new RegExp(
     /\d{4}-\d{2}-\d{2}[T _]\d{2}[:_]\d{2}(?:[:_]\d{2}(?:[.,_]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/.source,
     // A clock time is a moment only beside a date or a zone: alone, "00:04:12.8" is as often an interval (a lag).
     /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/u.source,
-    /\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
+    /\b\d+(?:\.\d+)?\s?(?:ms|msec|millis|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
+    // How long it took, in whole seconds too ("Read complete after 2s", "took 3s", "done in 4 seconds"); not a
+    // countdown ("retry in 5s", "ready in 30 seconds"), which is a state.
+    /(?<=\b(?:after|took|(?:completed|finished|done) in)\s)\d+(?:\.\d+)?\s?(?:s|secs?|seconds?)\b/.source,
+    // A clock time said to be when it happened ("completed at 13:56:33", a console line's "@ 14:26:33").
+    /(?:\bat\s|@\s?)\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/.source,
+    // Who answered: one replica or host of many ("read from mongo-rs0-1:27017", "Response from 2606:4700::1111").
+    /(?<=\b(?:served|read|answered|handled|response)\s(?:by|from)\s)[\w.:\[\]-]+/.source,
+    // A DNS message's id, as dig prints its header ("opcode: QUERY, status: NOERROR, id: 65293").
+    /(?<=\bopcode: \w+, status: \w+, id: )\d+/.source,
     // Epoch seconds to the millisecond (Prometheus's `[1729604669.118, "0"]`): a moment, whatever field holds it.
     /(?<![\d.])1[5-9]\d{8}\.\d{1,9}(?![\d.])/.source,
     // How fast a transfer went ("1.6 MB/s"), not what was transferred.
@@ -94,8 +103,12 @@ const OCCURRENCE = new RegExp(
   "giu",
 );
 
-/** A field: its name (quoted or not, at most 41 characters), what leads to its value, and the value, a URL's query included (`"request_id": "a9f0e1`, `X-Request-Id: …`, `ts=…`). */
-const FIELD = /(?<![\w-])(["']?)(?=([A-Za-z_][\w-]{0,40}))\2\1(\s*[:=]\s*["']?)([\w.:+/=?%-]{1,200})/g;
+/**
+ * A field: its name (quoted or not, at most 41 characters), what leads to its value, and the value, a URL's query
+ * included (`"request_id": "a9f0e1`, `X-Request-Id: …`, `ts=…`); or a name and a number set apart by spaces, as
+ * summaries print them (node's test runner's `duration_ms 51.490`).
+ */
+const FIELD = /(?<![\w-])(["']?)(?=([A-Za-z_][\w-]{0,40}))\2\1(\s*[:=]\s*["']?|[ \t]+(?=\d))([\w.:+/=?%-]{1,200})/g;
 
 /** A field name's words: snake, kebab and camel case alike ("serverTimeMs" is server, time, ms). */
 function nameWords(name: string): string[] {
@@ -110,6 +123,7 @@ const TIME = new Set(["time", "ts", "timestamp", "stamp", "at", "date", "generat
 const CALL_TIME = new Set(["latency", "elapsed", "took", "uptime", "generationtime"]);
 /** Units a duration's name may end in; with a word of the call's time before it (`query_time_ms`, `response_time_us`), the call's. */
 const TIME_UNIT = new Set(["ms", "millis", "msec", "us", "ns"]);
+const PER_TIME = new Set(["second", "sec", "s", "minute", "min"]);
 /** What a field's name says of a quota: the call's (`X-Shopify-Shop-Api-Call-Limit`, `Sforce-Limit-Info`), not a resource's (`memory_limit`). */
 const CALL_QUOTA = new Set(["call", "api", "info", "usage"]);
 /** What a page or sync token is reissued as on every call (`nextSyncToken`, `next_page_token`), unlike an ETag, which follows the content. */
@@ -125,9 +139,11 @@ const REISSUED = new Set(["next", "sync", "page", "continuation"]);
  * `system_fingerprint`.
  */
 function namedOccurrence(name: string, value: string): boolean {
+  // A header's name, wherever it is printed (gRPC metadata as JSON): what HTTP says of the exchange, as in a header block.
+  if (/^[A-Za-z]+-[\w-]+$/.test(name) && EXCHANGE_HEADER.test(name)) return true;
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.
-  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint/i.test(name)) return false;
+  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint|per|cache|serv|upstream|backend|replica|ttl/i.test(name)) return false;
   const words = nameWords(name);
   const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
   // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id", "request_log_url").
@@ -136,8 +152,15 @@ function namedOccurrence(name: string, value: string): boolean {
   // `Sforce-Limit-Info: api-usage=48213/100000`), how long a cache held the answer, how long the call took.
   const callQuota = words.includes("ratelimit") || after("rate", "limit") || (words.includes("limit") && words.some((w) => CALL_QUOTA.has(w)));
   if (callQuota || (words.length === 1 && words[0] === "age" && /^\d+$/.test(value))) return /\d/.test(value);
-  const callTime = words.some((w) => CALL_TIME.has(w)) || (TIME_UNIT.has(words.at(-1)!) && words.some((w) => w === "time" || w === "duration" || w === "query" || w === "response"));
+  // A count measured in a unit finer than a second (`openai-processing-ms`), or per second (`bytesProcessedPerSecond`):
+  // how the call ran, not what it found.
+  const callTime = words.some((w) => CALL_TIME.has(w)) || TIME_UNIT.has(words.at(-1)!) || words.some((w, k) => w === "per" && PER_TIME.has(words[k + 1] ?? ""));
   if (callTime && /^\d+(?:\.\d+)?$/.test(value)) return true;
+  // Whether, and how much of, a cache answered (`cacheHit`, `cached_tokens`); which replica or host served it
+  // (`servingData`, `served_by`, `upstream`); how long a cached answer has left (a DNS record's `TTL`).
+  if (words.includes("cached") || (words.includes("cache") && words.some((w) => w === "hit" || w === "status"))) return true;
+  if (words.some((w) => w === "serving" || w === "served") || (words.length === 1 && ["upstream", "backend", "replica"].includes(words[0]!))) return true;
+  if (words.length === 1 && words[0] === "ttl" && /^\d+$/.test(value)) return true;
   // A time measured to a fraction (PostgreSQL's `actual time=0.050..1.465`): how long this run took.
   if (words.some((w) => w === "time" || w === "duration") && /^\d+\.\d+(?:\.\.\d+\.\d+)?$/.test(value)) return true;
   if (words.at(-1) === "token" && words.some((w) => REISSUED.has(w))) return true;
@@ -162,6 +185,18 @@ function mintedId(candidate: string): boolean {
 
 function mintedWord(word: string): boolean {
   if (word.length < 8) return false;
+  // Hex after a short prefix (`TS-dd46514dfa90`, `r-a59249157a`, `req_9a30…`): an id minted for this message. A
+  // bare hex string may be a commit or a checksum, which follow the content.
+  if (/^[A-Za-z]{1,8}[-_](?=[0-9a-f]*[a-f])(?=(?:[a-f]*\d){2})[0-9a-f]{8,}$/.test(word)) return true;
+  // Base62 of 12 characters or more changes between digit, upper and lower case at most steps, as random text does
+  // (about 6 steps in 10); a name in camel case, at a syllable's end (about 2 in 10).
+  for (const part of word.split(/[_.-]/)) {
+    if (part.length < 12 || !/^[A-Za-z0-9]+$/.test(part) || !/[a-z]/.test(part) || !/[A-Z]/.test(part)) continue;
+    const cls = (c: string) => (/\d/.test(c) ? 0 : /[a-z]/.test(c) ? 1 : 2);
+    let steps = 0;
+    for (let i = 1; i < part.length; i++) if (cls(part[i - 1]!) !== cls(part[i]!)) steps++;
+    if (steps >= 0.45 * (part.length - 1)) return true;
+  }
   // Base62 and base64 ids mix both cases with digits ("fKSQP2LU21"): there a change of case is a change of kind too;
   // not in a name, whose lower-case runs are syllables ("Route53HostedZone") and whose digits are few.
   const mixed = /[a-z]/.test(word) && /[A-Z]/.test(word) && /\d/.test(word) && ((word.match(/\d/g) ?? []).length >= 3 || !/[a-z]{3}/.test(word));
@@ -209,9 +244,52 @@ function maskHttpHeads(result: string): string {
   return headed.replace(HEADER_LINES, (lines) => (HTTP_DATE.test(lines) ? exchange(lines) : lines));
 }
 
+/** A step's line in BuildKit's plain progress (`#8 12.55 Collecting bcrypt`): seconds since the build began. */
+const BUILDKIT_LINE = /^(#\d+ )\d+\.\d+(?= )/gm;
+
+/** A DNS record as dig prints it (`api.example.	248	IN	CNAME	…`): its TTL is how long a cache still keeps it. */
+const DNS_RECORD = /^(\S+\.\s+)\d+(?=\s+IN\s+[A-Z]+\b)/gm;
+
+/**
+ * What a JSON body says of the call rather than the resource: the quota it used (GitHub's `rateLimit`, Shopify's
+ * `throttleStatus`, any object named for a rate limit or a throttle) and a GraphQL response's top-level `extensions`
+ * (the spec's slot for what a server adds about the request: its cost, its tracing). Their values are masked; the
+ * body is compared with its keys sorted and no white space, so the same document printed otherwise is the same.
+ * A result whose JSON follows a header block (an HTTP response) is read from its first blank line.
+ */
+function maskJsonExchange(result: string): string {
+  const start = /^[[{]/.test(result) ? 0 : result.search(/\r?\n\r?\n[[{]/);
+  if (start < 0) return result;
+  // In place, over what JSON.parse just made: a 1 MB body is walked in milliseconds.
+  const masked = (value: unknown, exchange: boolean, top: boolean): unknown => {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) value[i] = masked(value[i], exchange, false);
+      return value;
+    }
+    if (value === null || typeof value !== "object") return exchange ? "·" : value;
+    const object = value as Record<string, unknown>;
+    const graphql = top && ("data" in object || "errors" in object);
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(object).sort()) sorted[key] = masked(object[key], exchange || (graphql && key === "extensions") || namesQuota(key), false);
+    return sorted;
+  };
+  try {
+    return `${result.slice(0, start)}${start ? "\n\n" : ""}${JSON.stringify(masked(JSON.parse(result.slice(start)), false, true))}`;
+  } catch {
+    // Not JSON, or nested deeper than a walk may go: compared as text.
+    return result;
+  }
+}
+
+function namesQuota(key: string): boolean {
+  if (!/rate|throttl/i.test(key)) return false;
+  const words = nameWords(key);
+  return words.includes("ratelimit") || words.some((w, k) => w === "rate" && words[k + 1] === "limit") || words.some((w) => w === "throttle" || w === "throttling");
+}
+
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
-  const trimmed = maskHttpHeads(maskAges(result.trim()));
+  const trimmed = maskJsonExchange(maskHttpHeads(maskAges(result.trim()))).replace(DNS_RECORD, "$1·").replace(BUILDKIT_LINE, "$1·");
   // The name is read whole, never given back a character at a time (a lookahead's capture is atomic).
   const named = trimmed.replace(FIELD, (field, quote: string, name: string, lead: string, value: string) => (namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : field));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));

@@ -188,6 +188,44 @@ describe("the loop detector", () => {
     expect(progress(["Route53HostedZone", "Route53RecordSet", "Route53HealthCheck"].map((t) => `created ${t}`))).toEqual([]);
   });
 
+  it("reads a JSON body's quota and GraphQL extensions, caches, serving replicas, DNS TTLs and per-call timings as the exchange's", () => {
+    const same = (results: string[]) => findLoops(results.map((r) => c("probe", { id: 1 }, r)));
+    const progress = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("probe", { id: 1 }, r), message: k })));
+    // The quota a query used, wherever the body holds it, and a GraphQL response's extensions; the data stays compared.
+    expect(same([4961, 4960, 4959].map((n) => `{"data":{"issue":{"state":"OPEN"}},"rateLimit":{"cost":1,"remaining":${n}}}`))).toHaveLength(1);
+    expect(same([1999, 1995, 1992].map((n) => `{"data":{"order":{"name":"#10482"}},"extensions":{"cost":{"throttleStatus":{"currentlyAvailable":${n}}},"requestId":"r${n}"}}`))).toHaveLength(1);
+    expect(progress(["OPEN", "OPEN", "CLOSED"].map((st, k) => `{"data":{"issue":{"state":"${st}"}},"extensions":{"cost":${k}}}`))).toEqual([]);
+    // An error's own extensions say what went wrong: they stay compared.
+    expect(progress(["A", "B", "C"].map((code) => `{"errors":[{"message":"failed","extensions":{"code":"${code}"}}]}`))).toEqual([]);
+    // The same document printed otherwise is the same result, after a header block too.
+    expect(same(['{"a":1,"b":[1,2]}', '{\n  "b": [1, 2],\n  "a": 1\n}', '{ "a": 1, "b": [ 1, 2 ] }'])).toHaveLength(1);
+    // Per-call measures by a field's unit or rate, a cache's part, the replica that served it, a DNS record's TTL.
+    expect(same([19, 58, 41].map((ms) => `HTTP/1.1 200 OK\nopenai-processing-ms: ${ms}\n\n{"usage":{"prompt_tokens":6}}`))).toHaveLength(1);
+    expect(same([18704791, 18736467, 18768143].map((r) => `{"status":"success","stats":{"bytesProcessedPerSecond":${r},"totalBytesProcessed":2411932}}`))).toHaveLength(1);
+    expect(same([0, 128, 128].map((n) => `{"content":"ok","usage":{"prompt_tokens_details":{"cached_tokens":${n}}}}`))).toHaveLength(1);
+    expect(same(["0", "1", "2"].map((k) => `{"name":"Hanna"}\n(1 document in 7ms, read from mongo-rs0-${k}:27017)`))).toHaveLength(1);
+    expect(same(["envoy-d9b6d", "envoy-5e72f", "envoy-0a1b2"].map((e) => `{"code":14,"details":[{"servingData":"${e}"}],"metadata":{"x-envoy-upstream-service-time":"${e.length}"}}`))).toHaveLength(1);
+    expect(same([287, 274, 261].map((ttl, k) => `;; ->>HEADER<<- opcode: QUERY, status: NOERROR, id: ${21307 + k * 977}\napi.example.\t${ttl}\tIN\tA\t3.121.40.77\n;; Query time: ${k + 2} msec`))).toHaveLength(1);
+    expect(same([262, 250, 238].map((ttl) => `{"Answer":[{"name":"a.example.","TTL":${ttl},"data":"76.76.21.21"}]}`))).toHaveLength(1);
+    // How long it took in whole seconds, and when it completed; node's test summary; BuildKit's seconds since start.
+    expect(same([0, 2, 1].map((s) => `data.aws_iam_policy_document.oac: Read complete after ${s}s [id=2851119427]`))).toHaveLength(1);
+    expect(same(["13:56:09", "13:56:21", "13:56:33"].map((t) => `LAG 282\n[tool] completed at ${t}`))).toHaveLength(1);
+    expect(same(["54.010", "67.750", "51.490"].map((d) => `ℹ pass 2\nℹ fail 1\nℹ duration_ms ${d}`))).toHaveLength(1);
+    expect(same(["1.841", "1.028", "1.215"].map((t) => `#5 [2/4] RUN pip install bcrypt\n#5 ${t} error: failed to build bcrypt`))).toHaveLength(1);
+    // A countdown is a state, and so is a count that is not the call's.
+    expect(progress([40, 30, 20].map((s) => `export running, ready in ${s} seconds`))).toEqual([]);
+    expect(progress([3, 2, 1].map((n) => `{"queue":{"remaining":${n}}}`))).toEqual([]);
+    expect(progress(["kafka-0:9092", "kafka-1:9092", "kafka-2:9092"].map((l) => `Leader: ${l}`))).toEqual([]);
+  });
+
+  it("reads hex after a short prefix and dense base62 as minted ids, a camel-case name as itself", () => {
+    const same = (results: string[]) => findLoops(results.map((r) => c("probe", { id: 1 }, r)));
+    const progress = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("probe", { id: 1 }, r), message: k })));
+    expect(same(["TS-dd46514dfa90", "TS-ed989d2039a0", "TS-0a7da0be732d"].map((id) => `<wsu:Timestamp wsu:Id="${id}"/><Status>In transit</Status>`))).toHaveLength(1);
+    expect(same(["pi_3QE4Vtj89GMAhHtZjrSBHTzj", "pi_3QE2KHGFnoHsgltYIyZkxvvI", "pi_3QE5LmNpQrStUvWxYzAbCdEf"].map((id) => `{"error":{"code":"card_declined","payment_intent":{"id":"${id}"}}}`))).toHaveLength(1);
+    expect(progress(["getUserAccountSettingsById", "PostgreSQLConnectionPool", "HTTPRequestHandlerFactory"].map((name) => `exported ${name}`))).toEqual([]);
+  });
+
   it("leaves polling with changing results, retries with changed arguments and paging alone", () => {
     expect(findLoops([1, 2, 3, 4, 5].map((k) => c("status", { id: 1 }, `progress ${k}`)))).toEqual([]);
     expect(findLoops(["a", "a b", "a b c", "a b c d"].map((q) => c("search", { q }, "0 results")))).toEqual([]);
