@@ -14,7 +14,7 @@ import { markerSpans, safeCut, type Span } from "../protect";
 import { LIMITS } from "../protocol/limits";
 import type { ToolCall } from "../protocol/messages";
 import { stem } from "../core/stem";
-import { fold } from "./information";
+import { entitiesOf, fold, type EntityShape } from "./information";
 
 /** The tool's own name: its calls and results are never indexed, or every search would find the searches before it. */
 export const SEARCH_HISTORY = "search_history";
@@ -74,6 +74,26 @@ const STOP_WORDS = new Set(
 /** Query words that ask for a value: a sentence holding a number or a date answers them. */
 const ASKS_VALUE = /(?<![\p{L}\p{N}])(?:when|date|dates|day|days|deadline|due|time|until|price|cost|costs|much|many|number|amount|total|budget|version|long|size|count|rate|percent)(?![\p{L}\p{N}])/iu;
 const VALUE = /\p{N}|(?<![\p{L}])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|yesterday)(?![\p{L}])/iu;
+/**
+ * What a question asks for, by its question words (English), as question answering reads answer types: a hit holding
+ * an entity of that shape may hold the answer, one without it only names the subject.
+ */
+const ANSWER_SHAPES: readonly (readonly [RegExp, EntityShape])[] = [
+  [/\b(?:who|whom|whose)\b/i, "name"],
+  [/\b(?:when|date|deadline|until|due)\b/i, "date"],
+  [/\b(?:how (?:many|much|long|big|far|often)|share|percent(?:age)?|cost|price|amount|number|count|total)\b/i, "number"],
+  [/\b(?:where|url|link|website|site|page|address|file|path|folder)\b/i, "path"],
+  [/\b(?:say|said|says|quote|words?|describe[ds]?|put it|sum(?:med|marised|marized))\b/i, "quote"],
+];
+/**
+ * What a hit gains, as shares of the query's mean term weight: holding the shape the question asks for, and being the
+ * user's own words (the source; what the assistant and tools said of it follows from it). Each is half a term: never
+ * more than one more query term found.
+ */
+const ANSWER_SHAPE_SHARE = 0.5;
+const USER_SHARE = 0.5;
+/** A hit's text is read for entities this far: a long tool result is not scanned whole for half a term. */
+const ANSWER_SCAN_CHARS = 2_000;
 /** A word as FTS5's unicode61 tokenizer sees one: letters, digits and the marks on them. */
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
 
@@ -144,16 +164,22 @@ export function matchExpression(terms: readonly QueryTerm[]): string {
 
 /**
  * The best `limit` of what the index found: those holding more of the query's distinct terms first (each counted by
- * its `rarity` in the conversation when given, so one name said once outweighs two words said everywhere), then by bm25,
- * then the user's own words before the rest, then the newer first; each with its excerpt. The excerpts share
+ * its `rarity` in the conversation when given, so one name said once outweighs two words said everywhere; half a term
+ * more for holding what the question asks for, a name, a date, a number, a path or a quote, and half for being the
+ * user's own words), then by bm25, then the user's own words before the rest, then the newer first; each with its excerpt. The excerpts share
  * LIMITS.historySearchResultChars, so a result fits the default trim policy however many hits it lists.
  */
 export function rankHits(query: string, terms: readonly QueryTerm[], candidates: readonly Candidate[], limit: number, rarity?: ReadonlyMap<string, number>): HistoryHit[] {
   const stems = new Set(terms.map((t) => t.stem));
   const wantsValue = ASKS_VALUE.test(query);
-  const weight = (found: Set<string>) => [...found].reduce((sum, stem) => sum + (rarity?.get(stem) ?? 1), 0);
-  const ranked = candidates
-    .map((c) => ({ ...c, covered: weight(matched(c.text, stems)) }))
+  const weight = (found: Iterable<string>) => [...found].reduce((sum, stem) => sum + (rarity?.get(stem) ?? 1), 0);
+  const mean = weight(stems) / Math.max(stems.size, 1);
+  const asked = new Set(ANSWER_SHAPES.filter(([words]) => words.test(query)).map(([, shape]) => shape));
+  const scored = candidates.map((c) => ({ ...c, covered: weight(matched(c.text, stems)) + (c.role === "user" ? mean * USER_SHARE : 0) }));
+  // Entities are read only where the answer's half term could still change who is listed: within that of the last listed.
+  const bar = [...scored.map((c) => c.covered)].sort((a, b) => b - a)[Math.min(limit, scored.length) - 1]! - mean * ANSWER_SHAPE_SHARE;
+  for (const c of scored) if (asked.size > 0 && c.covered >= bar && entitiesOf(c.text.slice(0, ANSWER_SCAN_CHARS)).some((e) => asked.has(e.shape))) c.covered += mean * ANSWER_SHAPE_SHARE;
+  const ranked = scored
     .sort((a, b) => b.covered - a.covered || a.score - b.score || Number(b.role === "user") - Number(a.role === "user") || b.seq - a.seq)
     .slice(0, limit);
   const chars = Math.min(LIMITS.historySearchExcerptChars, Math.floor(LIMITS.historySearchResultChars / Math.max(ranked.length, 1)));

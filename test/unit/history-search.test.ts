@@ -96,6 +96,27 @@ describe("ranking", () => {
     expect(c.search.search("Moth release", 10).hits.map((h) => h.seq)).toEqual([again, mine, both, one]);
   });
 
+  it("puts, among hits naming as much of the subject, the one holding what the question asks for: a name, a date, a number, a path", () => {
+    const c = memoryConversation();
+    const asks = (query: string, answer: string, other: string) => {
+      const withAnswer = c.append(user(answer));
+      c.append(assistant(other));
+      c.append(user(other));
+      return { query, withAnswer };
+    };
+    for (const { query, withAnswer } of [
+      asks("Who runs the Harbour Street site?", "The Harbour Street site is run by Wojtek Zielinski.", "the harbour street site needs new fencing soon."),
+      asks("When is the reservoir recoat?", "The reservoir recoat starts 14 July.", "the reservoir recoat needs a contractor."),
+      asks("How many hydrants are in the layer?", "The hydrants layer has 2,947 features.", "the hydrants layer needs cleaning up."),
+      asks("Where is the tag export?", "The tag export is at /srv/meridian/tags/dun_v2.csv now.", "the tag export had the wrong scaling."),
+    ]) expect(c.search.search(query, 3).hits[0]!.seq).toBe(withAnswer);
+    // A question that asks for no shape ranks as before: the user's words first, then the newer.
+    const d = memoryConversation();
+    const first = d.append(user("Pelican pumps arrive soon."));
+    d.append(assistant("Pelican pumps arrive on 3 May."));
+    expect(d.search.search("pelican pumps", 3).hits[0]!.seq).toBe(first);
+  });
+
   it("lists at most `limit` hits, and no more than the limit allows", () => {
     const c = memoryConversation();
     for (let i = 0; i < 30; i++) c.append(user(`Heron sighting number ${i} by the lake.`));
