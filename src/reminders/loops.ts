@@ -98,6 +98,8 @@ const OCCURRENCE = new RegExp(
     /\b\d+(?:\.\d+)?\s?(?:[kKMGT]i?B|B)\/s\b/.source,
     // A time relative to now ("about 12 minutes ago", Docker's "Up 3 minutes"): the same state, read a minute later.
     /\b(?:(?:about|almost|over|less than)\s)?(?:an?|\d+)\s(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\sago\b|\bUp\s(?:(?:about|less than)\s)?(?:an?|\d+)\s(?:seconds?|minutes?|hours?|days?|weeks?)\b/.source,
+    // The same, its units cut short and run together, as systemd and many CLIs print it ("7min ago", "1h 12min ago").
+    /\b(?:\d+\s?(?:s|sec|secs|m|min|mins|h|hr|hrs|d|w|mo|y)\s?)+ago\b/.source,
     /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
   ].join("|"),
   "giu",
@@ -151,7 +153,9 @@ function namedOccurrence(name: string, value: string): boolean {
   // What describes the call rather than the resource: the quota it used (`X-Shopify-Shop-Api-Call-Limit: 4/40`,
   // `Sforce-Limit-Info: api-usage=48213/100000`), how long a cache held the answer, how long the call took.
   const callQuota = words.includes("ratelimit") || after("rate", "limit") || (words.includes("limit") && words.some((w) => CALL_QUOTA.has(w)));
-  if (callQuota || (words.length === 1 && words[0] === "age" && /^\d+$/.test(value))) return /\d/.test(value);
+  // A cache's `Age: 120`, or any field named `age` holding how long ago, as a table's AGE column does (`"age": "6m"`).
+  if (words.length === 1 && words[0] === "age" && /^(?:\d+|(?:\d+[smhd])+)$/.test(value)) return true;
+  if (callQuota) return /\d/.test(value);
   // A count measured in a unit finer than a second (`openai-processing-ms`), or per second (`bytesProcessedPerSecond`):
   // how the call ran, not what it found.
   const callTime = words.some((w) => CALL_TIME.has(w)) || TIME_UNIT.has(words.at(-1)!) || words.some((w, k) => w === "per" && PER_TIME.has(words[k + 1] ?? ""));

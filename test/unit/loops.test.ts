@@ -212,6 +212,10 @@ describe("the loop detector", () => {
     expect(same(["13:56:09", "13:56:21", "13:56:33"].map((t) => `LAG 282\n[tool] completed at ${t}`))).toHaveLength(1);
     expect(same(["54.010", "67.750", "51.490"].map((d) => `ℹ pass 2\nℹ fail 1\nℹ duration_ms ${d}`))).toHaveLength(1);
     expect(same(["1.841", "1.028", "1.215"].map((t) => `#5 [2/4] RUN pip install bcrypt\n#5 ${t} error: failed to build bcrypt`))).toHaveLength(1);
+    // A time relative to now with its units cut short (systemd's "; 7min ago"), and an `age` field as an AGE column.
+    expect(same(["7min", "8min", "1h 2min"].map((t) => `Active: failed (Result: exit-code) since Fri 2025-03-14 09:20:11 UTC; ${t} ago`))).toHaveLength(1);
+    expect(same(["6m", "7m", "8m"].map((age) => `{"items":[{"name":"triton-0","phase":"Pending","age":"${age}"}]}`))).toHaveLength(1);
+    expect(progress(["6m", "7m", "8m"].map((t) => `{"job":"export","eta":"${t}"}`))).toEqual([]);
     // A countdown is a state, and so is a count that is not the call's.
     expect(progress([40, 30, 20].map((s) => `export running, ready in ${s} seconds`))).toEqual([]);
     expect(progress([3, 2, 1].map((n) => `{"queue":{"remaining":${n}}}`))).toEqual([]);

@@ -43,6 +43,7 @@ import { CORPUS_G } from "../fixtures/loop-corpus-g";
 import { CORPUS_H } from "../fixtures/loop-corpus-h";
 import { CORPUS_I } from "../fixtures/loop-corpus-i";
 import { CORPUS_J } from "../fixtures/loop-corpus-j";
+import { CORPUS_K } from "../fixtures/loop-corpus-k";
 import { ENDINGS, caughtIn, measureLoops } from "../fixtures/outside-loops";
 
 describe.each([
@@ -53,6 +54,7 @@ describe.each([
   ["corpus H", CORPUS_H, 85],
   ["corpus I", CORPUS_I, 94],
   ["corpus J", CORPUS_J, 93],
+  ["corpus K", CORPUS_K, 87],
 ] as const)("loops on %s", (_name, sessions, floor) => {
   const figures = measureLoops(sessions);
 
