@@ -114,13 +114,17 @@ export function fold(text: string): string {
   return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/\u2019/g, "'");
 }
 
-/** The entities a text holds, each by its shape, in order of appearance; a span claimed by one shape is not read again. */
-export function entitiesOf(text: string): Entity[] {
+/**
+ * The entities a text holds, each by its shape, in order of appearance; a span claimed by one shape is not read again.
+ * `only`: read just these shapes (what a search asks for), each still after the shapes before it among them.
+ */
+export function entitiesOf(text: string, only?: ReadonlySet<EntityShape>): Entity[] {
   const found: Entity[] = [];
   // Each character claimed at most once: checking a span costs its length, not the entities found so far.
   const claimed = new Uint8Array(text.length);
   const free = (at: number, end: number) => !claimed.subarray(at, end).includes(1);
   const scan = (re: RegExp, shape: EntityShape, accept: (t: string) => boolean = () => true) => {
+    if (only && !only.has(shape)) return;
     for (const m of text.matchAll(re)) {
       const value = m[0].replace(/[.,;:!?)]+$/, "").trim();
       const at = m.index;

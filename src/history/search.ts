@@ -178,7 +178,7 @@ export function rankHits(query: string, terms: readonly QueryTerm[], candidates:
   const scored = candidates.map((c) => ({ ...c, covered: weight(matched(c.text, stems)) + (c.role === "user" ? mean * USER_SHARE : 0) }));
   // Entities are read only where the answer's half term could still change who is listed: within that of the last listed.
   const bar = [...scored.map((c) => c.covered)].sort((a, b) => b - a)[Math.min(limit, scored.length) - 1]! - mean * ANSWER_SHAPE_SHARE;
-  for (const c of scored) if (asked.size > 0 && c.covered >= bar && entitiesOf(c.text.slice(0, ANSWER_SCAN_CHARS)).some((e) => asked.has(e.shape))) c.covered += mean * ANSWER_SHAPE_SHARE;
+  for (const c of scored) if (asked.size > 0 && c.covered >= bar && entitiesOf(c.text.slice(0, ANSWER_SCAN_CHARS), asked).length > 0) c.covered += mean * ANSWER_SHAPE_SHARE;
   const ranked = scored
     .sort((a, b) => b.covered - a.covered || a.score - b.score || Number(b.role === "user") - Number(a.role === "user") || b.seq - a.seq)
     .slice(0, limit);
