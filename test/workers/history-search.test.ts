@@ -211,8 +211,9 @@ describe("search_history", () => {
     const read = upstream.requests[2]!.messages.find((m) => m.role === "tool" && m.tool_call_id === "up_1")!;
     expect(read.content).toContain("- #1 user, just now: …");
     expect(read.content).toContain("The Moth launch slipped to June 12.");
-    // The request itself (#3, stored before the upstream's call) is a message of the conversation too.
-    expect((await s.events(conversation)).filter((e) => e.type === "history.searched").map((e) => e.data)).toEqual([{ query: "Moth launch date", hits: [3, 1] }]);
+    // The message holding a date first (the query asks for one), then the request itself (#3, stored before the
+    // upstream's call), a message of the conversation too.
+    expect((await s.events(conversation)).filter((e) => e.type === "history.searched").map((e) => e.data)).toEqual([{ query: "Moth launch date", hits: [1, 3] }]);
   });
 
   it("is filled by migration 0017 for messages stored before it", async () => {
