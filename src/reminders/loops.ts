@@ -98,8 +98,9 @@ const OCCURRENCE = new RegExp(
     /\b\d+(?:\.\d+)?\s?(?:[kKMGT]i?B|B)\/s\b/.source,
     // A time relative to now ("about 12 minutes ago", Docker's "Up 3 minutes"): the same state, read a minute later.
     /\b(?:(?:about|almost|over|less than)\s)?(?:an?|\d+)\s(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\sago\b|\bUp\s(?:(?:about|less than)\s)?(?:an?|\d+)\s(?:seconds?|minutes?|hours?|days?|weeks?)\b/.source,
-    // The same, its units cut short and run together, as systemd and many CLIs print it ("7min ago", "1h 12min ago").
-    /\b(?:\d+\s?(?:s|sec|secs|m|min|mins|h|hr|hrs|d|w|mo|y)\s?)+ago\b/.source,
+    // The same, its units cut short and run together, as systemd and many CLIs print it ("7min ago", "1h 12min ago");
+    // three parts at most, so a long run of "1m 1m …" with no "ago" is read once, not once from every start.
+    /\b(?:\d+\s?(?:s|sec|secs|m|min|mins|h|hr|hrs|d|w|mo|y)\s?){1,3}ago\b/.source,
     /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/.source,
   ].join("|"),
   "giu",
