@@ -279,12 +279,17 @@ function maskJsonExchange(result: string): string {
     return sorted;
   };
   try {
-    return `${result.slice(0, start)}${start ? "\n\n" : ""}${JSON.stringify(masked(JSON.parse(result.slice(start)), false, true))}`;
+    // A number of 16 digits or more would come back rounded (two snowflake ids read as one): it is read as its digits.
+    const body = result.slice(start).replace(LONG_NUMBER, (token) => (token.startsWith('"') ? token : `"${token}"`));
+    return `${result.slice(0, start)}${start ? "\n\n" : ""}${JSON.stringify(masked(JSON.parse(body), false, true))}`;
   } catch {
     // Not JSON, or nested deeper than a walk may go: compared as text.
     return result;
   }
 }
+
+/** A JSON string (left as it is), or a number too long for a double to hold exactly. */
+const LONG_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d{16,}(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 
 function namesQuota(key: string): boolean {
   if (!/rate|throttl/i.test(key)) return false;
