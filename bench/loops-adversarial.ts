@@ -33,6 +33,8 @@ const shapes: Record<string, () => string> = {
   "BuildKit lines": () => fill("#5 1.841 step\n"),
   "at a clock time": () => fill("at 12:00:00 "),
   "deep JSON": () => "[".repeat(MB / 2) + "]".repeat(MB / 2),
+  "a JSON string that never closes": () => '["' + fill('\\"'),
+  "long numbers in JSON": () => "[" + fill("1850000000000000001,") + "0]",
   "wide JSON of quota blocks": () => JSON.stringify(Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`rateLimit${i}`, { remaining: i }]))),
 };
 for (const [name, make] of Object.entries(shapes)) {

@@ -114,17 +114,22 @@ export function fold(text: string): string {
   return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/\u2019/g, "'");
 }
 
+/** The order shapes claim a text's spans in: a date is not read again as a number, nor a quote as a name. */
+const SCAN_ORDER: readonly EntityShape[] = ["quote", "date", "path", "number", "name"];
+
 /**
  * The entities a text holds, each by its shape, in order of appearance; a span claimed by one shape is not read again.
- * `only`: read just these shapes (what a search asks for), each still after the shapes before it among them.
+ * `only`: just these shapes (what a search asks for); the shapes scanned before them still claim their spans, those
+ * after are not read.
  */
 export function entitiesOf(text: string, only?: ReadonlySet<EntityShape>): Entity[] {
   const found: Entity[] = [];
   // Each character claimed at most once: checking a span costs its length, not the entities found so far.
   const claimed = new Uint8Array(text.length);
   const free = (at: number, end: number) => !claimed.subarray(at, end).includes(1);
+  const last = only ? Math.max(...SCAN_ORDER.map((shape, k) => (only.has(shape) ? k : -1))) : SCAN_ORDER.length;
   const scan = (re: RegExp, shape: EntityShape, accept: (t: string) => boolean = () => true) => {
-    if (only && !only.has(shape)) return;
+    if (SCAN_ORDER.indexOf(shape) > last) return;
     for (const m of text.matchAll(re)) {
       const value = m[0].replace(/[.,;:!?)]+$/, "").trim();
       const at = m.index;
@@ -141,7 +146,7 @@ export function entitiesOf(text: string, only?: ReadonlySet<EntityShape>): Entit
   scan(AMOUNT, "number");
   scan(COUNTED, "number", (t) => !COMMON.has(fold(t.slice(t.search(/\p{L}/u)))));
   scan(NAME, "name", (t) => !COMMON.has(fold(t)));
-  return found.sort((a, b) => a.at - b.at);
+  return (only ? found.filter((e) => only.has(e.shape)) : found).sort((a, b) => a.at - b.at);
 }
 
 /** An entity of a text: its value, its shape, and where it starts. */

@@ -87,8 +87,8 @@ const ANSWER_SHAPES: readonly (readonly [RegExp, EntityShape])[] = [
 ];
 /**
  * What a hit gains, as shares of the query's mean term weight: holding the shape the question asks for, and being the
- * user's own words (the source; what the assistant and tools said of it follows from it). Each is half a term: never
- * more than one more query term found.
+ * user's own words (the source; what the assistant and tools said of it follows from it). Each is half a term of
+ * average rarity: one more rare query word found outweighs both; one more word the conversation says everywhere may not.
  */
 const ANSWER_SHAPE_SHARE = 0.5;
 const USER_SHARE = 0.5;
@@ -164,9 +164,9 @@ export function matchExpression(terms: readonly QueryTerm[]): string {
 
 /**
  * The best `limit` of what the index found: those holding more of the query's distinct terms first (each counted by
- * its `rarity` in the conversation when given, so one name said once outweighs two words said everywhere; half a term
- * more for holding what the question asks for, a name, a date, a number, a path or a quote, and half for being the
- * user's own words), then by bm25, then the user's own words before the rest, then the newer first; each with its excerpt. The excerpts share
+ * its `rarity` in the conversation when given, so one name said once outweighs two words said everywhere; half the
+ * mean term weight more for holding what the question asks for, a name, a date, a number, a path or a quote, and half
+ * for being the user's own words), then by bm25, then the user's own words before the rest, then the newer first; each with its excerpt. The excerpts share
  * LIMITS.historySearchResultChars, so a result fits the default trim policy however many hits it lists.
  */
 export function rankHits(query: string, terms: readonly QueryTerm[], candidates: readonly Candidate[], limit: number, rarity?: ReadonlyMap<string, number>): HistoryHit[] {
@@ -177,7 +177,7 @@ export function rankHits(query: string, terms: readonly QueryTerm[], candidates:
   const asked = new Set(ANSWER_SHAPES.filter(([words]) => words.test(query)).map(([, shape]) => shape));
   const scored = candidates.map((c) => ({ ...c, covered: weight(matched(c.text, stems)) + (c.role === "user" ? mean * USER_SHARE : 0) }));
   // Entities are read only where the answer's half term could still change who is listed: within that of the last listed.
-  const bar = [...scored.map((c) => c.covered)].sort((a, b) => b - a)[Math.min(limit, scored.length) - 1]! - mean * ANSWER_SHAPE_SHARE;
+  const bar = (scored.map((c) => c.covered).sort((a, b) => b - a)[Math.min(limit, scored.length) - 1] ?? 0) - mean * ANSWER_SHAPE_SHARE;
   for (const c of scored) if (asked.size > 0 && c.covered >= bar && entitiesOf(c.text.slice(0, ANSWER_SCAN_CHARS), asked).length > 0) c.covered += mean * ANSWER_SHAPE_SHARE;
   const ranked = scored
     .sort((a, b) => b.covered - a.covered || a.score - b.score || Number(b.role === "user") - Number(a.role === "user") || b.seq - a.seq)

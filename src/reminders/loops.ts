@@ -84,12 +84,14 @@ const OCCURRENCE = new RegExp(
     /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/u.source,
     /\b\d+(?:\.\d+)?\s?(?:ms|msec|millis|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
     // How long it took, in whole seconds too ("Read complete after 2s", "took 3s", "done in 4 seconds"); not a
-    // countdown ("retry in 5s", "ready in 30 seconds"), which is a state.
-    /(?<=\b(?:after|took|(?:completed|finished|done) in)\s)\d+(?:\.\d+)?\s?(?:s|secs?|seconds?)\b/.source,
-    // A clock time said to be when it happened ("completed at 13:56:33", a console line's "@ 14:26:33").
-    /(?:\bat\s|@\s?)\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/.source,
+    // countdown ("retry after 8 seconds", "starting after 30s", "ready in 30 seconds"), which is a state.
+    /(?<=\b(?:took|(?:complete|completed|finished|done)\s(?:after|in))\s)\d+(?:\.\d+)?\s?(?:s|secs?|seconds?)\b/.source,
+    // A clock time said to be when it happened ("completed at 13:56:33", "took 17ms at 14:13:04", a console line's
+    // "@ 14:26:33"); not when it will ("next run scheduled at 14:00:00").
+    /(?:(?<=\b(?:completed|finished|done|ended|failed|succeeded|ran|took\s\S+)\s)at\s|@\s?)\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/.source,
     // Who answered: one replica or host of many ("read from mongo-rs0-1:27017", "Response from 2606:4700::1111").
-    /(?<=\b(?:served|read|answered|handled|response)\s(?:by|from)\s)[\w.:\[\]-]+/.source,
+    // A host: a dot, a colon or a numbered replica ("-1") in it; never a person ("handled by alice") or a count ("read by 0").
+    /(?<=\b(?:served|read|answered|handled|response)\s(?:by|from)\s)(?=[\w\[\]-]*[.:]\w|[\w-]*-\d)[\w.:\[\]-]+/.source,
     // A DNS message's id, as dig prints its header ("opcode: QUERY, status: NOERROR, id: 65293").
     /(?<=\bopcode: \w+, status: \w+, id: )\d+/.source,
     // Epoch seconds to the millisecond (Prometheus's `[1729604669.118, "0"]`): a moment, whatever field holds it.
@@ -127,6 +129,10 @@ const CALL_TIME = new Set(["latency", "elapsed", "took", "uptime", "generationti
 /** Units a duration's name may end in; with a word of the call's time before it (`query_time_ms`, `response_time_us`), the call's. */
 const TIME_UNIT = new Set(["ms", "millis", "msec", "us", "ns"]);
 const PER_TIME = new Set(["second", "sec", "s", "minute", "min"]);
+/** Words that make a duration's unit the call's own: how long it took to process, query, respond, execute. */
+const CALL_TIME_WORD = new Set(["time", "duration", "query", "response", "processing", "process", "request", "exec", "execution", "service"]);
+/** Words of a setting rather than a measure (`max_requests_per_second`). */
+const SETTING = new Set(["max", "min", "limit", "target", "allowed"]);
 /** What a field's name says of a quota: the call's (`X-Shopify-Shop-Api-Call-Limit`, `Sforce-Limit-Info`), not a resource's (`memory_limit`). */
 const CALL_QUOTA = new Set(["call", "api", "info", "usage"]);
 /** What a page or sync token is reissued as on every call (`nextSyncToken`, `next_page_token`), unlike an ETag, which follows the content. */
@@ -142,8 +148,9 @@ const REISSUED = new Set(["next", "sync", "page", "continuation"]);
  * `system_fingerprint`.
  */
 function namedOccurrence(name: string, value: string): boolean {
-  // A header's name, wherever it is printed (gRPC metadata as JSON): what HTTP says of the exchange, as in a header block.
-  if (/^[A-Za-z]+-[\w-]+$/.test(name) && EXCHANGE_HEADER.test(name)) return true;
+  // A header's name, wherever it is printed (gRPC metadata as JSON): an extension header (`x-…`) that says what HTTP
+  // says of the exchange, as in a header block. Other hyphenated names (`memory-limit`, `routing-key`) are fields.
+  if (/^x-[\w-]+$/i.test(name) && EXCHANGE_HEADER.test(name)) return true;
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.
   if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint|per|cache|serv|upstream|backend|replica|ttl/i.test(name)) return false;
@@ -159,13 +166,21 @@ function namedOccurrence(name: string, value: string): boolean {
   if (callQuota) return /\d/.test(value);
   // A count measured in a unit finer than a second (`openai-processing-ms`), or per second (`bytesProcessedPerSecond`):
   // how the call ran, not what it found.
-  const callTime = words.some((w) => CALL_TIME.has(w)) || TIME_UNIT.has(words.at(-1)!) || words.some((w, k) => w === "per" && PER_TIME.has(words[k + 1] ?? ""));
-  if (callTime && /^\d+(?:\.\d+)?$/.test(value)) return true;
-  // Whether, and how much of, a cache answered (`cacheHit`, `cached_tokens`); which replica or host served it
-  // (`servingData`, `served_by`, `upstream`); how long a cached answer has left (a DNS record's `TTL`).
-  if (words.includes("cached") || (words.includes("cache") && words.some((w) => w === "hit" || w === "status"))) return true;
-  if (words.some((w) => w === "serving" || w === "served") || (words.length === 1 && ["upstream", "backend", "replica"].includes(words[0]!))) return true;
-  if (words.length === 1 && words[0] === "ttl" && /^\d+$/.test(value)) return true;
+  // How long the call took by a unit finer than a second with a word of the call's time (`openai-processing-ms`,
+  // `query_time_ms`), or how fast it ran (`bytesProcessedPerSecond`); a countdown (`eta_ms`, `timeout_ms`) or a
+  // setting (`max_requests_per_second`) is not the call's.
+  const ranFor = TIME_UNIT.has(words.at(-1)!) && words.some((w) => CALL_TIME_WORD.has(w));
+  const ranAt = words.some((w, k) => w === "per" && PER_TIME.has(words[k + 1] ?? "")) && !words.some((w) => SETTING.has(w));
+  if ((words.some((w) => CALL_TIME.has(w)) || ranFor || ranAt) && /^\d+(?:\.\d+)?$/.test(value)) return true;
+  // Whether a cache answered (`cacheHit`), and how much of a prompt it held (`cached_tokens`); which replica or host
+  // served it (`servingData: envoy-d9b6d`, `upstream: 10.0.3.7:8080`), a host by its shape; how long a DNS answer has
+  // left (DoH's `TTL`, as dig's lines).
+  if ((words.includes("cache") && words.includes("hit")) || (words.includes("cached") && words.includes("tokens") && /^\d+$/.test(value))) return true;
+  // A host by its shape: a dot or a port, a numbered replica (`-1`), a pod's generated suffix (`-kcwwm`, `-d9b6d`),
+  // or a Deployment's pod (`pricing-grpc-7c9f-bebtq`: its ReplicaSet's hash, then five characters).
+  const host = /[.:]\w|-\d+$|^[a-z][\w-]*-(?:(?=[a-z0-9]*\d)[a-z0-9]{4,}|[b-df-hj-np-tv-z2-9]{5}|[a-z0-9]*\d[a-z0-9]*-[a-z0-9]{5})$/i.test(value);
+  if (host && (words.some((w) => w === "serving" || w === "served") || (words.length === 1 && ["upstream", "backend", "replica"].includes(words[0]!)))) return true;
+  if (name === "TTL" && /^\d+$/.test(value)) return true;
   // A time measured to a fraction (PostgreSQL's `actual time=0.050..1.465`): how long this run took.
   if (words.some((w) => w === "time" || w === "duration") && /^\d+\.\d+(?:\.\.\d+\.\d+)?$/.test(value)) return true;
   if (words.at(-1) === "token" && words.some((w) => REISSUED.has(w))) return true;
@@ -251,6 +266,8 @@ function maskHttpHeads(result: string): string {
 
 /** A step's line in BuildKit's plain progress (`#8 12.55 Collecting bcrypt`): seconds since the build began. */
 const BUILDKIT_LINE = /^(#\d+ )\d+\.\d+(?= )/gm;
+/** BuildKit's plain progress names its steps (`#5 [2/4] RUN …`, `#5 DONE 2.3s`): a ranking's `#1 4.8 …` does not. */
+const BUILDKIT_STEP = /^#\d+ (?:\[|DONE\b|CACHED\b|ERROR\b)/m;
 
 /** A DNS record as dig prints it (`api.example.	248	IN	CNAME	…`): its TTL is how long a cache still keeps it. */
 const DNS_RECORD = /^(\S+\.\s+)\d+(?=\s+IN\s+[A-Z]+\b)/gm;
@@ -265,7 +282,8 @@ const DNS_RECORD = /^(\S+\.\s+)\d+(?=\s+IN\s+[A-Z]+\b)/gm;
 function maskJsonExchange(result: string): string {
   const start = /^[[{]/.test(result) ? 0 : result.search(/\r?\n\r?\n[[{]/);
   if (start < 0) return result;
-  // In place, over what JSON.parse just made: a 1 MB body is walked in milliseconds.
+  // In place, over what JSON.parse just made: a 1 MB body is walked in milliseconds. Objects without a prototype, so
+  // a `__proto__` key is a key like any other.
   const masked = (value: unknown, exchange: boolean, top: boolean): unknown => {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) value[i] = masked(value[i], exchange, false);
@@ -273,24 +291,35 @@ function maskJsonExchange(result: string): string {
     }
     if (value === null || typeof value !== "object") return exchange ? "·" : value;
     const object = value as Record<string, unknown>;
-    const graphql = top && ("data" in object || "errors" in object);
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(object).sort()) sorted[key] = masked(object[key], exchange || (graphql && key === "extensions") || namesQuota(key), false);
+    const keys = Object.keys(object).sort();
+    // A GraphQL response is `data`, `errors` and `extensions` and nothing else, its extensions an object.
+    const graphql = top && keys.every((key) => GRAPHQL_KEYS.has(key)) && isObject(object.extensions);
+    const sorted: Record<string, unknown> = Object.create(null);
+    for (const key of keys) {
+      const quota = namesQuota(key) && isObject(object[key]);
+      sorted[key] = masked(object[key], exchange || (graphql && key === "extensions") || quota, false);
+    }
     return sorted;
   };
+  const body = result.slice(start);
   try {
+    let parsed: unknown = JSON.parse(body);
     // A number of 16 digits or more would come back rounded (two snowflake ids read as one): it is read as its digits.
-    const body = result.slice(start).replace(LONG_NUMBER, (token) => (token.startsWith('"') ? token : `"${token}"`));
-    return `${result.slice(0, start)}${start ? "\n\n" : ""}${JSON.stringify(masked(JSON.parse(body), false, true))}`;
+    // Only in a body that parsed, whose strings all close, so the scan is linear.
+    if (/\d{16}/.test(body)) parsed = JSON.parse(body.replace(JSON_TOKEN, (token) => (token.startsWith('"') || token.replace(/\D/g, "").length < 16 ? token : `"${token}"`)));
+    return `${result.slice(0, start)}${start ? "\n\n" : ""}${JSON.stringify(masked(parsed, false, true))}`;
   } catch {
     // Not JSON, or nested deeper than a walk may go: compared as text.
     return result;
   }
 }
 
-/** A JSON string (left as it is), or a number too long for a double to hold exactly. */
-const LONG_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d{16,}(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+/** A JSON string, or a whole number token (its fraction and exponent with it). */
+const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+const GRAPHQL_KEYS = new Set(["data", "errors", "extensions"]);
+const isObject = (value: unknown): boolean => value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** A key naming a quota block (`rateLimit`, `throttleStatus`); it counts only where it holds an object of counters. */
 function namesQuota(key: string): boolean {
   if (!/rate|throttl/i.test(key)) return false;
   const words = nameWords(key);
@@ -299,9 +328,13 @@ function namesQuota(key: string): boolean {
 
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
-  const trimmed = maskJsonExchange(maskHttpHeads(maskAges(result.trim()))).replace(DNS_RECORD, "$1·").replace(BUILDKIT_LINE, "$1·");
-  // The name is read whole, never given back a character at a time (a lookahead's capture is atomic).
-  const named = trimmed.replace(FIELD, (field, quote: string, name: string, lead: string, value: string) => (namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : field));
+  const headed = maskJsonExchange(maskHttpHeads(maskAges(result.trim()))).replace(DNS_RECORD, "$1·");
+  const trimmed = BUILDKIT_STEP.test(headed) ? headed.replace(BUILDKIT_LINE, "$1·") : headed;
+  // The name is read whole, never given back a character at a time (a lookahead's capture is atomic). A name set
+  // apart from its number by spaces only is a field when its name ends in a unit (`duration_ms 51.490`): prose
+  // ("served 120 requests", "age 34") is not.
+  const field = (name: string, lead: string) => /[:=]/.test(lead) || TIME_UNIT.has(nameWords(name).at(-1)!);
+  const named = trimmed.replace(FIELD, (all, quote: string, name: string, lead: string, value: string) => (field(name, lead) && namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : all));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
   return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
