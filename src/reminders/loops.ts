@@ -86,6 +86,8 @@ const OCCURRENCE = new RegExp(
     // How long it took, in whole seconds too ("Read complete after 2s", "took 3s", "done in 4 seconds"); not a
     // countdown ("retry after 8 seconds", "starting after 30s", "ready in 30 seconds"), which is a state.
     /(?<=\b(?:took|(?:complete|completed|finished|done)\s(?:after|in))\s)\d+(?:\.\d+)?\s?(?:s|secs?|seconds?)\b/.source,
+    // A log line's clock time to the second, at the line's start (`09:01:17  Running with dbt`, `[09:19:37]: Cruising`).
+    /(?<=^|\n)\[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?(?=[\s:])/.source,
     // A clock time said to be when it happened ("completed at 13:56:33", "took 17ms at 14:13:04", a console line's
     // "@ 14:26:33"); not when it will ("next run scheduled at 14:00:00").
     /(?:(?<=\b(?:completed|finished|done|ended|failed|succeeded|ran|took\s\S+)\s)at\s|@\s?)\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/.source,
@@ -153,7 +155,7 @@ function namedOccurrence(name: string, value: string): boolean {
   if (/^x-[\w-]+$/i.test(name) && EXCHANGE_HEADER.test(name)) return true;
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.
-  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint|per|cache|serv|upstream|backend|replica|ttl/i.test(name)) return false;
+  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint|per|cache|serv|upstream|backend|replica|ttl|nonce/i.test(name)) return false;
   const words = nameWords(name);
   const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
   // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id", "request_log_url").
@@ -184,6 +186,8 @@ function namedOccurrence(name: string, value: string): boolean {
   // A time measured to a fraction (PostgreSQL's `actual time=0.050..1.465`): how long this run took.
   if (words.some((w) => w === "time" || w === "duration") && /^\d+\.\d+(?:\.\.\d+\.\d+)?$/.test(value)) return true;
   if (words.at(-1) === "token" && words.some((w) => REISSUED.has(w))) return true;
+  // A nonce is used once by definition.
+  if (words.includes("nonce")) return true;
   // Which build of the server answered (OpenAI's `system_fingerprint`); a certificate's or a key's is their own.
   if (words.length === 2 && words[0] === "system" && words[1] === "fingerprint") return true;
   // Epoch seconds or milliseconds in a field named for a time ("ts", "as_of", "serverTimeMs", "_fetched").
@@ -205,9 +209,9 @@ function mintedId(candidate: string): boolean {
 
 function mintedWord(word: string): boolean {
   if (word.length < 8) return false;
-  // Hex after a short prefix (`TS-dd46514dfa90`, `r-a59249157a`, `req_9a30…`): an id minted for this message. A
-  // bare hex string may be a commit or a checksum, which follow the content.
-  if (/^[A-Za-z]{1,8}[-_](?=[0-9a-f]*[a-f])(?=(?:[a-f]*\d){2})[0-9a-f]{8,}$/.test(word)) return true;
+  // Hex of 8 or more, letters and digits both, bare or after a short prefix (`d584871df270`, `TS-dd46514dfa90`,
+  // `req_9a30…`): random bytes, as most of them already read by their alternations.
+  if (/^(?:[A-Za-z]{1,8}[-_])?(?=[0-9a-f]*[a-f])(?=(?:[a-f]*\d){2})[0-9a-f]{8,}$/.test(word)) return true;
   // Base62 of 12 characters or more changes between digit, upper and lower case at most steps, as random text does
   // (about 6 steps in 10); a name in camel case, at a syllable's end (about 2 in 10).
   for (const part of word.split(/[_.-]/)) {

@@ -263,6 +263,11 @@ describe("the loop detector", () => {
   it("reads hex after a short prefix and dense base62 as minted ids, a camel-case name as itself", () => {
     const same = (results: string[]) => findLoops(results.map((r) => c("probe", { id: 1 }, r)));
     const progress = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("probe", { id: 1 }, r), message: k })));
+    // Bare hex of 8 or more with letters and digits, a nonce, a log line's clock time at its start.
+    expect(same(["d584871df270", "5e0d11a2b3c4", "a1b2c3d4e5f6"].map((id) => `PLAY RECAP ok=12 changed=0 run_id=${id}`))).toHaveLength(1);
+    expect(same(["4ad0", "9c1b", "77ee"].map((n) => `{"outputs":{"url":"https://a.example"},"nonce":"${n}"}`))).toHaveLength(1);
+    expect(same(["09:01:17", "09:01:57", "09:02:37"].map((t) => `${t}  Running with dbt=1.8.0\n${t}  Found 42 models`))).toHaveLength(1);
+    expect(progress(["00:04:12", "00:01:37", "00:00:04"].map((t) => `replication lag ${t}`))).toEqual([]);
     expect(same(["TS-dd46514dfa90", "TS-ed989d2039a0", "TS-0a7da0be732d"].map((id) => `<wsu:Timestamp wsu:Id="${id}"/><Status>In transit</Status>`))).toHaveLength(1);
     expect(same(["pi_3QE4Vtj89GMAhHtZjrSBHTzj", "pi_3QE2KHGFnoHsgltYIyZkxvvI", "pi_3QE5LmNpQrStUvWxYzAbCdEf"].map((id) => `{"error":{"code":"card_declined","payment_intent":{"id":"${id}"}}}`))).toHaveLength(1);
     expect(progress(["getUserAccountSettingsById", "PostgreSQLConnectionPool", "HTTPRequestHandlerFactory"].map((name) => `exported ${name}`))).toEqual([]);

@@ -44,6 +44,7 @@ import { CORPUS_H } from "../fixtures/loop-corpus-h";
 import { CORPUS_I } from "../fixtures/loop-corpus-i";
 import { CORPUS_J } from "../fixtures/loop-corpus-j";
 import { CORPUS_K } from "../fixtures/loop-corpus-k";
+import { CORPUS_L } from "../fixtures/loop-corpus-l";
 import { ENDINGS, caughtIn, measureLoops } from "../fixtures/outside-loops";
 
 describe.each([
@@ -51,10 +52,11 @@ describe.each([
   ["corpus E", CORPUS_E, 62],
   ["corpus F", CORPUS_F, 56],
   ["corpus G", CORPUS_G, 72],
-  ["corpus H", CORPUS_H, 85],
+  ["corpus H", CORPUS_H, 86],
   ["corpus I", CORPUS_I, 94],
   ["corpus J", CORPUS_J, 93],
   ["corpus K", CORPUS_K, 87],
+  ["corpus L", CORPUS_L, 86],
 ] as const)("loops on %s", (_name, sessions, floor) => {
   const figures = measureLoops(sessions);
 
