@@ -141,7 +141,7 @@ export class ToolIndex {
     const max = Number.isFinite(limit) ? Math.min(SEARCH_LIMITS.maxResults, Math.max(1, Math.floor(limit))) : SEARCH_LIMITS.defaultResults;
     const text = query.slice(0, SEARCH_LIMITS.maxQueryChars).trim();
     if (text === "") return [];
-    const words = queryWords(text).map((word) => this.readings(word));
+    const words = queryWords(this.wholeNames(text)).map((word) => this.readings(word));
     const scores = this.score(words);
     const byRank = (a: number, b: number) => (scores.get(b) ?? 0) - (scores.get(a) ?? 0) || compareNames(this.tools[a]!.name, this.tools[b]!.name);
     const hit = (doc: number, exact: boolean): CatalogHit => ({ name: this.tools[doc]!.name, score: round(scores.get(doc) ?? 0), exact, coverage: exact ? 1 : round(this.coverage(words, doc)) });
@@ -154,6 +154,14 @@ export class ToolIndex {
     const exact = this.exactMatches(exactCandidates(text)).sort(byRank);
     const ranked = [...scores.keys()].filter((doc) => !exact.includes(doc) && scores.get(doc)! > 0).sort(byRank);
     return [...exact, ...ranked].slice(0, max).map((doc) => hit(doc, exact.includes(doc)));
+  }
+
+  /**
+   * A word in camel case that the catalog holds whole ("DrChrono", "DocuSign", "PagerDuty": an app's name) is read
+   * whole, lowercased, not as its parts: "Dr" alone would read as the initials of "dns record".
+   */
+  private wholeNames(text: string): string {
+    return text.replace(/\p{L}[\p{L}\p{N}]*/gu, (word) => (/\p{Ll}\p{Lu}/u.test(word) && this.postings.has(stem(word.toLowerCase())) ? word.toLowerCase() : word));
   }
 
   private exactMatches(names: readonly string[]): number[] {
