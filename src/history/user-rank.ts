@@ -67,8 +67,9 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const subjectsOf = terms.map((t) => subjectTerms(t, information, JOINT_DF));
   const holding = new Map<string, Set<number>>();
   subjectsOf.forEach((list, u) => list.forEach((term) => holding.set(term, (holding.get(term) ?? new Set()).add(u))));
-  // The latest unit that updates each unit.
+  // The latest unit that updates each unit, and every unit that does.
   const latestOn = new Map<number, number>();
+  const updaters = new Map<number, number[]>();
   /**
    * Whether terms units `e` and `k` share name a subject only they hold: one no other unit holds, or two or more no
    * other holds together. Or, when others hold them too, whether `k` gives a new number in the same place of the
@@ -93,6 +94,7 @@ export function dropSteps(units: Unit[]): Unit[][] {
       if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k)) continue;
       unit.kind = "correction";
       latestOn.set(e, k);
+      updaters.set(e, [...(updaters.get(e) ?? []), k]);
     }
     for (const term of subjectsOf[k]!) earlier.set(term, [...(earlier.get(term) ?? []), k]);
   });
@@ -114,10 +116,11 @@ export function dropSteps(units: Unit[]): Unit[][] {
     subjectOf.set(k, k - 1);
     worth[k] = worth[k - 1] = Math.max(worth[k]!, worth[k - 1]!);
   });
-  // What an update replaced goes before it: walking back, a chain orders itself.
+  // What an update replaced goes before each unit that updates it, not only the latest (a later sentence read as an
+  // update of the same subject must not carry the old value past the true correction): walking back, chains order
+  // themselves.
   for (let k = units.length - 1; k >= 0; k--) {
-    const later = latestOn.get(k);
-    if (later !== undefined) worth[k] = Math.min(worth[k]!, worth[later]! - TIE);
+    for (const later of updaters.get(k) ?? []) worth[k] = Math.min(worth[k]!, worth[later]! - TIE);
   }
 
   const subjects = new Set(subjectOf.values());

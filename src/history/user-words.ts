@@ -83,14 +83,35 @@ export function userUnits(message: string): WordUnit[] {
       fenced = !fenced;
       continue;
     }
-    for (const line of part.split(/\n+/)) {
+    const lines = part.split(/\n+/);
+    const logged = logLines(lines);
+    lines.forEach((line, k) => {
       const text = line.replace(/\s+/g, " ").trim();
-      if (!text) continue;
-      if (fenced) units.push({ text, kind: "pasted" });
+      if (!text) return;
+      if (fenced || logged.has(k)) units.push({ text, kind: "pasted" });
       else for (const sentence of sentencesOf(text)) for (const piece of clauses(sentence)) units.push({ text: piece, kind: kindOf(piece) });
-    }
+    });
   }
   return units;
+}
+
+/** A line a machine wrote: it starts with a time of day or a date, as a log's, an alarm panel's or a console's lines do. */
+const STAMPED = /^\s*\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?)\b/;
+
+/**
+ * The lines of a pasted log, unfenced: three or more in a row that each start with a time or a date. They are the
+ * machine's record, pasted for the assistant to read, not what the user said; a line or two so stamped (a
+ * schedule's "08:10 bus") stays the user's.
+ */
+function logLines(lines: readonly string[]): Set<number> {
+  const logged = new Set<number>();
+  for (let k = 0; k < lines.length; ) {
+    let end = k;
+    while (end < lines.length && STAMPED.test(lines[end]!)) end++;
+    if (end - k >= 3) for (let i = k; i < end; i++) logged.add(i);
+    k = end > k ? end : k + 1;
+  }
+  return logged;
 }
 
 /** Sentences of one line: after . ! ? … (and their full-width forms), not after an abbreviation, a decimal point or inside a path. */

@@ -83,6 +83,22 @@ describe("the drop order", () => {
     expect(order.indexOf("The Moth staging port is 8080.")).toBeLessThan(order.indexOf("I had the Moth port wrong, it's 8443."));
   });
 
+  it("gives up what was updated before every sentence read as its update, not only the latest, so a true correction outlasts it", () => {
+    // "Thursday" reads as a later update of the freeze, and "Monday" as an update of the correction (both share a word
+    // and change a date): the original must still go before the correction.
+    const original = "The CareFlow cutover freeze for the Harbourside EPR migration starts at 5pm on the Friday before go-live, says Osei Mensah.";
+    const correction = "Before I forget: correction on the cutover freeze, it starts at 2pm on the Friday.";
+    const order = dropOrder([original, correction, "I need the cutover freeze notes for the ops meeting on Thursday covering staffing, Priya's rota and CareFlow.", "Before I forget: Monday."]);
+    expect(order.indexOf(original)).toBeLessThan(order.indexOf(correction));
+  });
+
+  it("reads the user's words around a pasted log, not its lines, as theirs: three or more lines that start with a time or a date", () => {
+    const message = "The fire panel printed this overnight, should Hanna call someone?\n23:52 FAULT LOOP 2 DEVICE 034 NO RESPONSE\n00:07 FAULT CLEARED LOOP 2 DEVICE 034\n03:40 FAULT LOOP 2 DEVICE 035 NO RESPONSE\nThe annual inspection is due on 14 March.";
+    expect(userUnits(message).map((u) => u.kind === "pasted")).toEqual([false, true, true, true, false]);
+    // One or two such lines are the user's own (a schedule).
+    expect(userUnits("Tomorrow:\n08:10 first bus to Höhenberg\n08:40 ticket office opens").filter((u) => u.kind === "pasted")).toEqual([]);
+  });
+
   it("reads a new bare number of a shared subject, and a new channel, as an update", () => {
     const order = dropOrder(["The Android minimum SDK is API level 24.", "Android minimum SDK needs to be API level 26, I forgot the notification changes.", "Incidents go to #ops-alerts.", "Oops, incidents go to #inc-war-room now."]);
     expect(order.indexOf("The Android minimum SDK is API level 24.")).toBeLessThan(order.indexOf("Android minimum SDK needs to be API level 26, I forgot the notification changes."));
