@@ -95,19 +95,30 @@ export function userUnits(message: string): WordUnit[] {
   return units;
 }
 
-/** A line a machine wrote: it starts with a time of day or a date, as a log's, an alarm panel's or a console's lines do. */
-const STAMPED = /^\s*\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?)\b/;
+/** A line that starts with a time of day or a date, as a log's, an alarm panel's or a console's lines do. */
+const STAMPED = /^\s*\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{1,2}:\d{2}(:\d{2})?)\b/;
 
 /**
- * The lines of a pasted log, unfenced: three or more in a row that each start with a time or a date. They are the
- * machine's record, pasted for the assistant to read, not what the user said; a line or two so stamped (a
- * schedule's "08:10 bus") stays the user's.
+ * Whether a stamped line is a machine's: its time is to the second or after a date, or the rest of it is written in
+ * capitals (`23:52 FAULT LOOP 2 DEVICE 034`). A person's agenda ("09:00 standup with Dana") is neither.
+ */
+function machineLine(line: string): boolean {
+  const stamp = STAMPED.exec(line);
+  if (!stamp) return false;
+  if (stamp[1] !== undefined || !/^\s*\[?\d{1,2}:/.test(line)) return true;
+  const letters = line.slice(stamp[0].length).match(/\p{L}/gu) ?? [];
+  return letters.length > 0 && letters.filter((c) => c !== c.toLowerCase()).length / letters.length >= 0.6;
+}
+
+/**
+ * The lines of a pasted log, unfenced: three or more machine lines in a row (`machineLine`). They are the machine's
+ * record, pasted for the assistant to read, not what the user said; a line or two so stamped stays the user's.
  */
 function logLines(lines: readonly string[]): Set<number> {
   const logged = new Set<number>();
   for (let k = 0; k < lines.length; ) {
     let end = k;
-    while (end < lines.length && STAMPED.test(lines[end]!)) end++;
+    while (end < lines.length && machineLine(lines[end]!)) end++;
     if (end - k >= 3) for (let i = k; i < end; i++) logged.add(i);
     k = end > k ? end : k + 1;
   }

@@ -92,11 +92,14 @@ describe("the drop order", () => {
     expect(order.indexOf(original)).toBeLessThan(order.indexOf(correction));
   });
 
-  it("reads the user's words around a pasted log, not its lines, as theirs: three or more lines that start with a time or a date", () => {
+  it("reads the user's words around a pasted log, not its lines, as theirs: three or more lines a machine stamped", () => {
     const message = "The fire panel printed this overnight, should Hanna call someone?\n23:52 FAULT LOOP 2 DEVICE 034 NO RESPONSE\n00:07 FAULT CLEARED LOOP 2 DEVICE 034\n03:40 FAULT LOOP 2 DEVICE 035 NO RESPONSE\nThe annual inspection is due on 14 March.";
     expect(userUnits(message).map((u) => u.kind === "pasted")).toEqual([false, true, true, true, false]);
-    // One or two such lines are the user's own (a schedule).
+    // One or two such lines are the user's own, and so is an agenda in their words, however long.
     expect(userUnits("Tomorrow:\n08:10 first bus to Höhenberg\n08:40 ticket office opens").filter((u) => u.kind === "pasted")).toEqual([]);
+    expect(userUnits("Monday:\n09:00 standup with Dana\n10:30 review the Moth budget\n13:00 lunch with the Osprey team").filter((u) => u.kind === "pasted")).toEqual([]);
+    // A log to the second is a machine's, whatever its case.
+    expect(userUnits("02:11:40 alm 114 low water pressure\n02:11:41 gun 07 trip\n02:13:05 alm 114 cleared").every((u) => u.kind === "pasted")).toBe(true);
   });
 
   it("reads a new bare number of a shared subject, and a new channel, as an update", () => {
