@@ -95,6 +95,11 @@ export class ToolIndex {
   private readonly byName = new Map<string, number[]>();
   /** Initials of consecutive name words ("pull request" → "pr") → the words' terms. */
   private readonly initialisms = new Map<string, Set<string>>();
+  /**
+   * Each term's words as the catalog wrote them ("kubernet" → "kubernetes"): a numeronym counts the written word's
+   * letters. Made at the first numeronym a query holds, as few do.
+   */
+  private written: Map<string, Set<string>> | null = null;
 
   constructor(tools: readonly CatalogTool[]) {
     this.tools = tools;
@@ -118,10 +123,10 @@ export class ToolIndex {
         if (list === undefined) this.byName.set(form, [doc]);
         else if (!list.includes(doc)) list.push(doc);
       }
-      const words = tokenize(tool.name.slice(tool.name.indexOf(":") + 1));
-      for (let i = 0; i + 1 < words.length; i++) {
+      const named = tokenize(tool.name.slice(tool.name.indexOf(":") + 1));
+      for (let i = 0; i + 1 < named.length; i++) {
         for (const n of [2, 3]) {
-          const run = words.slice(i, i + n);
+          const run = named.slice(i, i + n);
           if (run.length < n) continue;
           const initials = run.map((w) => w[0]).join("");
           this.initialisms.set(initials, new Set([...(this.initialisms.get(initials) ?? []), ...run]));
@@ -162,6 +167,14 @@ export class ToolIndex {
    */
   private wholeNames(text: string): string {
     return text.replace(/\p{L}[\p{L}\p{N}]*/gu, (word) => (/\p{Ll}\p{Lu}/u.test(word) && this.postings.has(stem(word.toLowerCase())) ? word.toLowerCase() : word));
+  }
+
+  private writtenWords(): Map<string, Set<string>> {
+    if (this.written === null) {
+      this.written = new Map();
+      for (const word of this.tools.flatMap((tool) => Object.values(toolFields(tool, words)).flat())) this.written.set(stem(word), (this.written.get(stem(word)) ?? new Set()).add(word));
+    }
+    return this.written;
   }
 
   private exactMatches(names: readonly string[]): number[] {
@@ -230,7 +243,8 @@ export class ToolIndex {
     for (const part of this.initialisms.get(word.raw) ?? []) add(part, 0.8);
     for (const term of this.postings.keys()) {
       if (numeronym) {
-        if (term.length === Number(numeronym[2]) + 2 && term.startsWith(numeronym[1]!) && term.endsWith(numeronym[3]!)) add(term, 0.9);
+        const [, first, letters, last] = numeronym;
+        if ([...(this.writtenWords().get(term) ?? [])].some((w) => w.length === Number(letters) + 2 && w.startsWith(first!) && w.endsWith(last!))) add(term, 0.9);
         continue;
       }
       const closeness = likeness(word.term, term, word.common);
@@ -243,15 +257,15 @@ export class ToolIndex {
   }
 }
 
-/** A tool's words by field: name, description, its parameters' allowed values, names and descriptions. */
-function toolFields(tool: CatalogTool): Record<Field, string[]> {
+/** A tool's terms by field (or its words, with `read` = `words`): name, description, its parameters' allowed values, names and descriptions. */
+function toolFields(tool: CatalogTool, read: (text: string) => string[] = tokenize): Record<Field, string[]> {
   const parameters = schemaParameters(tool.inputSchema);
   return {
-    name: tokenize(tool.name),
-    description: tokenize(tool.description),
-    values: parameters.flatMap((p) => p.values.flatMap(tokenize)),
-    parameters: parameters.filter((p) => p.path.length === 1).flatMap((p) => tokenize(p.path[0]!)),
-    parameterText: parameters.flatMap((p) => tokenize(p.text)),
+    name: read(tool.name),
+    description: read(tool.description),
+    values: parameters.flatMap((p) => p.values.flatMap(read)),
+    parameters: parameters.filter((p) => p.path.length === 1).flatMap((p) => read(p.path[0]!)),
+    parameterText: parameters.flatMap((p) => read(p.text)),
   };
 }
 

@@ -61,6 +61,18 @@ describe("an app's name in camel case", () => {
   });
 });
 
+describe("a numeronym", () => {
+  it("counts the letters of the word as the catalog wrote it, not of its stem (k8s is kubernetes, stemmed kubernet)", () => {
+    const tools = new ToolIndex([
+      { name: "kubernetes:list_namespaces", description: "List the namespaces of a Kubernetes cluster.", inputSchema: { type: "object", properties: {} } },
+      { name: "sentry:get_client_keys", description: "List a project's client keys.", inputSchema: { type: "object", properties: {} } },
+      { name: "zendesk:list_tickets", description: "List tickets.", inputSchema: { type: "object", properties: {} } },
+    ]);
+    expect(tools.search("k8s namespaces list")[0]!.name).toBe("kubernetes:list_namespaces");
+    expect(tools.search("k8s")[0]).toMatchObject({ name: "kubernetes:list_namespaces" });
+  });
+});
+
 describe("exact names", () => {
   it("finds a tool by its qualified, bare and app__tool name, first and marked exact", () => {
     for (const query of ["calendar:list_event_types", "list_event_types", "calendar__list_event_types", "calendar.list_event_types", "calendar/list_event_types", "  Calendar:List_Event_Types "]) {
