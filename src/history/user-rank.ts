@@ -67,8 +67,7 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const subjectsOf = terms.map((t) => subjectTerms(t, information, JOINT_DF));
   const holding = new Map<string, Set<number>>();
   subjectsOf.forEach((list, u) => list.forEach((term) => holding.set(term, (holding.get(term) ?? new Set()).add(u))));
-  // The latest unit that updates each unit, and every unit that does.
-  const latestOn = new Map<number, number>();
+  // Every unit that updates each unit, in order.
   const updaters = new Map<number, number[]>();
   /**
    * Whether terms units `e` and `k` share name a subject only they hold: one no other unit holds, or two or more no
@@ -82,7 +81,7 @@ export function dropSteps(units: Unit[]): Unit[][] {
     for (const term of shared.slice(1)) together = new Set([...together].filter((u) => holding.get(term)!.has(u)));
     if (shared.length >= 2 && together.size <= SPECIFIC_DF) return true;
     if (!replacesANumber(terms[e]!, terms[k]!)) return false;
-    return [...together].every((u) => u === e || u >= k || latestOn.has(u) || !replacesANumber(terms[u]!, terms[k]!));
+    return [...together].every((u) => u === e || u >= k || updaters.has(u) || !replacesANumber(terms[u]!, terms[k]!));
   };
 
   const earlier = new Map<string, number[]>();
@@ -93,7 +92,6 @@ export function dropSteps(units: Unit[]): Unit[][] {
     for (const [e, common] of shared) {
       if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k)) continue;
       unit.kind = "correction";
-      latestOn.set(e, k);
       updaters.set(e, [...(updaters.get(e) ?? []), k]);
     }
     for (const term of subjectsOf[k]!) earlier.set(term, [...(earlier.get(term) ?? []), k]);

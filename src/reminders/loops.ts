@@ -166,8 +166,6 @@ function namedOccurrence(name: string, value: string): boolean {
   // A cache's `Age: 120`, or any field named `age` holding how long ago, as a table's AGE column does (`"age": "6m"`).
   if (words.length === 1 && words[0] === "age" && /^(?:\d+|(?:\d+[smhd])+)$/.test(value)) return true;
   if (callQuota) return /\d/.test(value);
-  // A count measured in a unit finer than a second (`openai-processing-ms`), or per second (`bytesProcessedPerSecond`):
-  // how the call ran, not what it found.
   // How long the call took by a unit finer than a second with a word of the call's time (`openai-processing-ms`,
   // `query_time_ms`), or how fast it ran (`bytesProcessedPerSecond`); a countdown (`eta_ms`, `timeout_ms`) or a
   // setting (`max_requests_per_second`) is not the call's.
