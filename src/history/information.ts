@@ -128,13 +128,15 @@ export function entitiesOf(text: string, only?: ReadonlySet<EntityShape>): Entit
   const claimed = new Uint8Array(text.length);
   const free = (at: number, end: number) => !claimed.subarray(at, end).includes(1);
   const last = only ? Math.max(...SCAN_ORDER.map((shape, k) => (only.has(shape) ? k : -1))) : SCAN_ORDER.length;
-  const scan = (re: RegExp, shape: EntityShape, accept: (t: string) => boolean = () => true) => {
+  const scan = (re: RegExp, shape: EntityShape, accept: (t: string, at: number) => boolean = () => true) => {
     if (SCAN_ORDER.indexOf(shape) > last) return;
     for (const m of text.matchAll(re)) {
-      const value = m[0].replace(/[.,;:!?)]+$/, "").trim();
+      let value = m[0].replace(/[.,;:!?)]+$/, "").trim();
       const at = m.index;
+      // A name runs into a span claimed already ("the Kenwood NX-3000"): its words before that span are the name.
+      if (shape === "name" && !free(at, at + value.length)) value = value.slice(0, claimed.indexOf(1, at) - at).trim();
       const end = at + value.length;
-      if (value.length < 2 || !accept(value) || !free(at, end)) continue;
+      if (value.length < 2 || !accept(value, at) || !free(at, end)) continue;
       found.push({ text: value, shape, at });
       claimed.fill(1, at, end);
     }
@@ -145,7 +147,7 @@ export function entitiesOf(text: string, only?: ReadonlySet<EntityShape>): Entit
   scan(PATHLIKE, "path", isIdentifier);
   scan(AMOUNT, "number");
   scan(COUNTED, "number", (t) => !COMMON.has(fold(t.slice(t.search(/\p{L}/u)))));
-  scan(NAME, "name", (t) => !COMMON.has(fold(t)));
+  scan(NAME, "name", (t, at) => !COMMON.has(fold(t)) || /^\p{Lu}{2,}$/u.test(t) || /[\p{L}\p{N},] $/u.test(text.slice(Math.max(0, at - 2), at)));
   return (only ? found.filter((e) => only.has(e.shape)) : found).sort((a, b) => a.at - b.at);
 }
 

@@ -26,6 +26,6 @@ export function compactionLimits(policy: CompactionPolicy): CompactionLimits | n
     trigger: Math.floor(usable * policy.trigger),
     target,
     tailTokens: Math.min(policy.tailTokens, Math.floor(target / 2)),
-    summaryTokens: Math.max(64, Math.min(policy.summaryTokens, Math.floor(target / 4))),
+    summaryTokens: Math.max(64, Math.min(policy.summaryTokens, Math.floor(target / 3))),
   };
 }

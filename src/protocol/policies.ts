@@ -64,7 +64,7 @@ export const CompactionPolicy = z
     tailGroups: z.number().int().min(2).max(100).default(2),
     tailTokens: z.number().int().min(0).max(1_000_000).default(20_000),
     /** The summary's own size, in tokens. */
-    summaryTokens: z.number().int().min(64).max(32_000).default(2_000),
+    summaryTokens: z.number().int().min(64).max(32_000).default(4_000),
     /** What a compaction keeps of the history's images: it hides the rest, in the model's view, behind a note that they are no longer visible. */
     keepImages: z.number().int().min(0).max(100).default(3),
     /** `model` needs SUMMARY_MODEL_URL and SUMMARY_MODEL_KEY; it falls back to the digest when the endpoint fails. */
@@ -87,7 +87,10 @@ export const CompactionLimits = z.object({
   target: z.number(),
   /** The protected tail never takes more than half the target, so there is always a middle to summarise. */
   tailTokens: z.number(),
-  /** Nor the summary more than a quarter of it, so a summary leaves room for the conversation it summarises. */
+  /**
+   * Nor the summary more than a third of it: two thirds stay the conversation's latest messages, verbatim, and the
+   * third holds the user's earlier words (docs/history.md, "The budget").
+   */
   summaryTokens: z.number(),
 });
 export type CompactionLimits = z.infer<typeof CompactionLimits>;

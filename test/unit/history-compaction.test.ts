@@ -601,6 +601,23 @@ function scenarioFor(history: HistorySpec, policy: Partial<CompactionPolicy>, ex
   return { history, policy: CompactionPolicy.parse(policy), previousSummary: null, clearedMask: [], previousImages: null, extraFixed: 500, force: false, reinjection: [], ...extra };
 }
 
+describe("compactionLimits", () => {
+  // docs/history.md states these budgets: a third of the target, at most summaryTokens (4,000 by default).
+  it.each([
+    [4_096, 716],
+    [8_192, 1_672],
+    [16_384, 3_584],
+    [200_000, 4_000],
+  ])("gives a summary in a %i-token window (1,024 kept for the answer) %i tokens", (contextWindow, summary) => {
+    expect(compactionLimits(CompactionPolicy.parse({ contextWindow, outputReserve: 1_024 }))!.summaryTokens).toBe(summary);
+  });
+
+  it("keeps a smaller summaryTokens, and never goes below 64", () => {
+    expect(compactionLimits(CompactionPolicy.parse({ contextWindow: 200_000, summaryTokens: 1_500 }))!.summaryTokens).toBe(1_500);
+    expect(compactionLimits(CompactionPolicy.parse({ contextWindow: 1_024, outputReserve: 500, target: 0.3, trigger: 0.5 }))!.summaryTokens).toBe(64);
+  });
+});
+
 describe("planCompaction (examples)", () => {
   it("clears the oldest big tool results first and keeps the newest three", () => {
     const probe = prepare(scenarioFor(fortyGroups(), { contextWindow: 1_000_000 }));

@@ -41,12 +41,19 @@ describe("entity shapes", () => {
     ["Ask Priyanka Raman before merging.", "name", "Priyanka Raman"],
     ["Page #inc-war-room when it fires.", "path", "#inc-war-room"],
     ["Loop in @dana.w on the review.", "path", "@dana.w"],
+    // An acronym or a code is a name whatever its lowercase form means ("us", "eu" and "usd" are common words of web text).
+    ["The default currency for EU accounts is USD.", "name", "USD"],
+    ["We launch in the US first.", "name", "US"],
+    // A capitalised word inside a sentence is a name, even one ordinary text uses often.
+    ["The program launches in the US and Canada together.", "name", "Canada"],
+    // A name that runs into an identifier keeps its words before it.
+    ["Switch the radio order to the Kenwood NX-3000 instead.", "name", "Kenwood"],
   ])("%s → %s %s", (text, shape, value) => {
     expect(entitiesOf(text)).toContainEqual({ text: value, shape, at: text.indexOf(value) });
   });
 
   it("finds none in ordinary requests, small numbers and time words", () => {
-    for (const text of ["can you please keep the 2 more tests running until tomorrow?", "we should look at line 40 again this week", "make sure it works today, thanks"]) {
+    for (const text of ["can you please keep the 2 more tests running until tomorrow?", "we should look at line 40 again this week", "make sure it works today, thanks", "Done: Thanks, that works."]) {
       expect(entitiesOf(text), text).toEqual([]);
       expect(["question", "other", "filler"], text).toContain(kindOf(text));
     }
