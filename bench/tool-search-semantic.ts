@@ -1,7 +1,7 @@
 /**
  * `npx tsx bench/tool-search-semantic.ts`: what ranking by meaning costs a search_tools call in the runtime's own
  * work, over a catalog of 1,000 tools: the cosine similarity of the query's vector to 1,000 stored 1024-float vectors,
- * and the reciprocal rank fusion with the lexical ranking, beside the lexical search itself. The vectors come from the
+ * and the fusion with the lexical ranking, beside the lexical search itself. The vectors come from the
  * workerd tests' fake model (test/fixtures/fake-embedding.ts); the model call itself (a network round trip in a
  * deployment) is not in these figures. Pure Node; reads test/fixtures/tool-catalog.ts for tools and queries.
  */

@@ -192,7 +192,7 @@ async function runRuntimeTool(call: ModelCall, args: Record<string, unknown>, ct
 const indexes = new WeakMap<readonly ToolSpec[], ToolIndex>();
 
 /**
- * The catalog's best tools for a query: the lexical ranking, fused with the embedding model's by reciprocal rank where
+ * The catalog's best tools for a query: the lexical ranking, fused with the embedding model's by score where
  * the deployment has one and it answers in time (exact names first either way). `select:` names tools: lexical only.
  */
 async function rankCatalog(query: string, limit: number, ctx: RunContext): Promise<{ hits: CatalogHit[]; ranker: Ranker }> {

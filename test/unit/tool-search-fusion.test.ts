@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CatalogHit, CatalogTool } from "../../src/tools/catalog-search";
-import { embeddingText, fuseRankings, rankByCosine, RRF_K, unitVector } from "../../src/tools/semantic-search";
+import { embeddingText, fuseRankings, rankByCosine, unitVector } from "../../src/tools/semantic-search";
 import { FAKE_DIMENSIONS, fakeEmbedding } from "../fixtures/fake-embedding";
 
 const hit = (name: string, exact = false, coverage = 0): CatalogHit => ({ name, score: 1, exact, coverage });
@@ -9,29 +9,38 @@ const semantic = (...names: string[]) => names.map((name, i) => ({ name, score: 
 const names = (hits: readonly CatalogHit[]) => hits.map((h) => h.name);
 
 describe("fuseRankings", () => {
-  it("scores each tool Σ 1/(k + rank) over both lists, so a tool both rankers place well beats one only one ranker found", () => {
-    const fused = fuseRankings(lexical("a:first", "a:second", "a:third"), semantic("a:third", "b:only_semantic", "a:first"), 10);
-    // first and third: 1/61 + 1/63 each (the lexical rank decides); second and only_semantic: 1/62 alone.
-    expect(names(fused)).toEqual(["a:first", "a:third", "a:second", "b:only_semantic"]);
-    expect(names(fuseRankings(lexical("a:one", "a:two", "a:three", "a:four"), semantic("a:four", "a:three"), 10))).toEqual(["a:four", "a:three", "a:one", "a:two"]);
-    expect(fused[0]!.score).toBeCloseTo(1 / (RRF_K + 1) + 1 / (RRF_K + 3), 6);
-    expect(fused[1]!.score).toBeCloseTo(1 / (RRF_K + 3) + 1 / (RRF_K + 1), 6);
+  /** Lexical hits with these scores (the first the best), all with the same coverage. */
+  const scored = (coverage: number, ...hits: [string, number][]) => hits.map(([name, score]) => ({ name, score, exact: false, coverage }));
+  const cosines = (...hits: [string, number][]) => hits.map(([name, score]) => ({ name, score }));
+
+  it("scores each tool its lexical score over the best plus w times its cosine over the best, w the unread share squared", () => {
+    // Half the query read: w = 0.25.
+    const fused = fuseRankings(scored(0.5, ["a:first", 10], ["a:second", 9], ["a:third", 5]), cosines(["a:third", 0.8], ["b:only_semantic", 0.6], ["a:first", 0.2]), 10);
+    expect(fused.map((h) => [h.name, h.score])).toEqual([
+      ["a:first", 1 + 0.25 * 0.25],
+      ["a:second", 0.9],
+      ["a:third", 0.5 + 0.25],
+      ["b:only_semantic", 0.25 * 0.75],
+    ]);
     expect(fused.every((h) => !h.exact)).toBe(true);
   });
 
-  it("weighs the semantic ranking by what the best lexical hit did not account for of the query", () => {
-    const lex = (coverage: number) => ["a:first", "a:second", "a:third"].map((name) => hit(name, false, coverage));
-    const sem = semantic("a:third", "a:second", "b:other");
-    // Read whole: the lexical order stands, the semantic ranking adds nothing.
+  it("keeps the order of a query the lexical ranker read whole, and lets meaning rank one it could not read", () => {
+    const lex = (coverage: number) => scored(coverage, ["a:first", 3], ["a:second", 2.9], ["a:third", 2.85]);
+    const sem = cosines(["a:third", 0.9], ["a:second", 0.5], ["b:other", 0.4]);
     expect(names(fuseRankings(lex(1), sem, 10))).toEqual(["a:first", "a:second", "a:third", "b:other"]);
-    expect(fuseRankings(lex(1), sem, 10)[0]!.score).toBeCloseTo(1 / (RRF_K + 1), 6);
-    // Read in part: the semantic rank counts for the rest.
-    const half = fuseRankings(lex(0.5), sem, 10);
-    expect(half.find((h) => h.name === "a:third")!.score).toBeCloseTo(1 / (RRF_K + 3) + 0.5 / (RRF_K + 1), 6);
-    // What only the semantic ranker found, weighed at nothing, keeps its order after the lexical hits.
-    expect(names(fuseRankings([hit("github:create_issue", false, 1)], semantic("zendesk:open_ticket", "jira:create_issue", "alpha:noop"), 10))).toEqual(["github:create_issue", "zendesk:open_ticket", "jira:create_issue", "alpha:noop"]);
+    // Read mostly (w = 0.04): the first's lead of 5 % holds against a semantic first place; the third's 1.7 % gap to
+    // the second (0.95 + 0.04 against 0.967 + 0.022) does not.
+    expect(names(fuseRankings(lex(0.8), sem, 10)).slice(0, 3)).toEqual(["a:first", "a:third", "a:second"]);
     // Not read at all: both count alike, and the tool both place well comes first.
     expect(names(fuseRankings(lex(0), sem, 10))[0]).toBe("a:third");
+    // What only the semantic ranker found, weighed at nothing, keeps its order after the lexical hits.
+    expect(names(fuseRankings([hit("github:create_issue", false, 1)], semantic("zendesk:open_ticket", "jira:create_issue", "alpha:noop"), 10))).toEqual(["github:create_issue", "zendesk:open_ticket", "jira:create_issue", "alpha:noop"]);
+  });
+
+  it("counts a negative cosine as nothing, and a semantic ranking whose best is not positive not at all", () => {
+    const lex = scored(0, ["a:one", 2], ["a:two", 1]);
+    expect(fuseRankings(lex, cosines(["a:two", -0.5], ["b:x", -0.9]), 10).map((h) => [h.name, h.score])).toEqual([["a:one", 1], ["a:two", 0.5], ["b:x", 0]]);
   });
 
   it("keeps exact-name hits first, in the lexical order, whatever the semantic ranking says, and lists them once", () => {
@@ -41,19 +50,18 @@ describe("fuseRankings", () => {
     expect(names(fused)).toEqual(["cal:list_events", "files:list_events", "cal:delete_event", "cal:create_event", "mail:send"]);
   });
 
-  it("breaks equal scores by the lexical rank, then by name: the same lists always fuse the same way", () => {
-    // b is first lexically and second semantically; a the reverse: equal scores, the lexical ranker decides.
-    expect(names(fuseRankings(lexical("x:b", "x:a"), semantic("x:a", "x:b"), 5))).toEqual(["x:b", "x:a"]);
-    // Found by the semantic ranker alone at the same rank: by name.
-    expect(names(fuseRankings([], semantic("x:z"), 5))).toEqual(["x:z"]);
-    const tie = fuseRankings(lexical("x:m"), semantic("x:c"), 5);
+  it("breaks equal scores by the lexical rank, then the semantic rank, then by name: the same lists always fuse the same way", () => {
+    // b and a score the same lexically (b listed first) and semantically: the lexical ranker decides.
+    expect(names(fuseRankings(lexical("x:b", "x:a"), semantic("x:a", "x:b").map((h) => ({ ...h, score: 1 })), 5))).toEqual(["x:b", "x:a"]);
+    expect(names(fuseRankings([], cosines(["x:z", 1], ["x:c", 1]), 5))).toEqual(["x:z", "x:c"]);
+    const tie = fuseRankings(lexical("x:m"), cosines(["x:c", 1]), 5);
     expect(tie[0]!.score).toBe(tie[1]!.score);
     expect(names(tie)).toEqual(["x:m", "x:c"]);
   });
 
   it("without a semantic ranking keeps the lexical order; without lexical hits follows the semantic one", () => {
-    const lex = [hit("a:exact", true), ...lexical("a:one", "a:two", "a:three")];
-    expect(fuseRankings(lex, [], 10)).toEqual(lex.map((h, i) => ({ ...h, score: h.exact ? h.score : Math.round((1 / (RRF_K + i)) * 1e6) / 1e6 })));
+    const lex = [hit("a:exact", true), ...scored(0.5, ["a:one", 4], ["a:two", 2], ["a:three", 1])];
+    expect(fuseRankings(lex, [], 10)).toEqual([lex[0], ...scored(0.5, ["a:one", 1], ["a:two", 0.5], ["a:three", 0.25])]);
     expect(names(fuseRankings([], semantic("b:1", "b:2", "b:3"), 10))).toEqual(["b:1", "b:2", "b:3"]);
   });
 
