@@ -23,7 +23,7 @@ for (const [label, tools, queries] of [
   ["catalog B (test/fixtures/tool-corpus-outside-b.ts, held out at its first run)", OUTSIDE_TOOLS_B, OUTSIDE_QUERIES_B],
   ["catalog C (test/fixtures/tool-corpus-outside-c.ts, written after the weighted fusion, held out at its first run)", OUTSIDE_TOOLS_C, OUTSIDE_QUERIES_C],
   ["catalog D (test/fixtures/tool-corpus-outside-d.ts, held out at its first run)", OUTSIDE_TOOLS_D, OUTSIDE_QUERIES_D],
-  ["catalog E (test/fixtures/tool-corpus-outside-e.ts, written after the ranker's last change, held out)", OUTSIDE_TOOLS_E, OUTSIDE_QUERIES_E],
+  ["catalog E (test/fixtures/tool-corpus-outside-e.ts, held out for the lexical ranker; the fusion by score was made with it)", OUTSIDE_TOOLS_E, OUTSIDE_QUERIES_E],
 ] as const) {
   const index = new ToolIndex(tools);
   const vectors = new Map(tools.map((tool) => [tool.name, unitVector(fakeEmbedding(embeddingText(tool)))]));
