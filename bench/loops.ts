@@ -2,7 +2,7 @@
  * `npm run bench:loops`: the loop detector (src/reminders/loops.ts) on the scripted sessions of
  * test/fixtures/tool-sessions.ts — its detection rate on planted loops and cycles, and its false positives on
  * legitimate sessions, at the default thresholds (3 repeats, cycles up to 3 calls) and a few others; then on the
- * outside corpora (test/fixtures/loop-corpus-outside.ts, loop-corpus-e.ts, loop-corpus-f.ts, loop-corpus-g.ts, loop-corpus-h.ts, loop-corpus-i.ts, loop-corpus-j.ts, loop-corpus-k.ts, loop-corpus-l.ts) by kind and by the way a
+ * outside corpora (test/fixtures/loop-corpus-outside.ts, loop-corpus-e.ts, loop-corpus-f.ts, loop-corpus-g.ts, loop-corpus-h.ts, loop-corpus-i.ts, loop-corpus-j.ts, loop-corpus-k.ts, loop-corpus-l.ts, loop-corpus-m.ts) by kind and by the way a
  * session ends.
  * Pure Node.
  */
@@ -17,6 +17,7 @@ import { CORPUS_I } from "../test/fixtures/loop-corpus-i";
 import { CORPUS_J } from "../test/fixtures/loop-corpus-j";
 import { CORPUS_K } from "../test/fixtures/loop-corpus-k";
 import { CORPUS_L } from "../test/fixtures/loop-corpus-l";
+import { CORPUS_M } from "../test/fixtures/loop-corpus-m";
 import { ENDINGS, caughtIn, measureLoops } from "../test/fixtures/outside-loops";
 
 function measure(options: Partial<LoopOptions>) {
@@ -56,6 +57,7 @@ for (const [label, sessions] of [
   ["corpus J (test/fixtures/loop-corpus-j.ts, held out at its first run, then tuned on)", CORPUS_J],
   ["corpus K (test/fixtures/loop-corpus-k.ts, held out at its first run (85 / 100), then two rules from its misses)", CORPUS_K],
   ["corpus L (test/fixtures/loop-corpus-l.ts, held out at its first run (77 / 100), then three rules from its misses)", CORPUS_L],
+  ["corpus M (test/fixtures/loop-corpus-m.ts, written after the detector's last change, held out)", CORPUS_M],
 ] as const) {
   const outside = measureLoops(sessions);
   const loops = sessions.length - outside.legitimate;

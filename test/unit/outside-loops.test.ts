@@ -45,6 +45,7 @@ import { CORPUS_I } from "../fixtures/loop-corpus-i";
 import { CORPUS_J } from "../fixtures/loop-corpus-j";
 import { CORPUS_K } from "../fixtures/loop-corpus-k";
 import { CORPUS_L } from "../fixtures/loop-corpus-l";
+import { CORPUS_M } from "../fixtures/loop-corpus-m";
 import { ENDINGS, caughtIn, measureLoops } from "../fixtures/outside-loops";
 
 describe.each([
@@ -57,6 +58,8 @@ describe.each([
   ["corpus J", CORPUS_J, 93],
   ["corpus K", CORPUS_K, 87],
   ["corpus L", CORPUS_L, 86],
+  // Written after the detector's last change; its first run.
+  ["corpus M", CORPUS_M, 65],
 ] as const)("loops on %s", (_name, sessions, floor) => {
   const figures = measureLoops(sessions);
 
