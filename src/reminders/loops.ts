@@ -257,12 +257,14 @@ function maskAges(result: string): string {
 const HTTP_HEAD = /^HTTP\/\d(?:\.\d)? \d{3}[^\n]*\n(?:[!#$%&'*+.^`|~\w-]+:[^\n]*(?:\n|$))+/gm;
 /** Header lines in a row, one of them an HTTP `Date` (gRPC's metadata as grpcurl prints it, a response without its status line). */
 const HEADER_LINES = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*(?:\n|$)){2,}/gm;
+/** Header lines that open a result and end at a blank line before its body: a response's head without its status line. */
+const LEADING_HEAD = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*\n){2,}(?=\r?\n)/;
 const HTTP_DATE = /^date: \w{3}, \d{1,2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\s*$/im;
-const EXCHANGE_HEADER = /^(?:date|age|via|server|expires|retry-after|alt-svc|report-to|nel|x-cache|x-cache-hits|cf-ray|cf-cache-status|x-served-by|x-runtime|x-response-time|x-envoy-upstream-service-time|server-timing|x-timer)$|request-?id|trace|correlation|(?:^|-)span|rate-?limit|-limit(?:-|$)|amz-cf-|(?:^|-)(?:routing|served|upstream)-/i;
+const EXCHANGE_HEADER = /^(?:date|age|via|server|expires|retry-after|alt-svc|report-to|nel|x-cache|x-cache-hits|cf-ray|cf-cache-status|x-served-by|x-runtime|x-response-time|x-envoy-upstream-service-time|server-timing|x-timer)$|request-?id|trace|correlation|(?:^|-)span|rate-?limit|-limit(?:-|$)|amz-cf-|(?:^|-)(?:routing|served|upstream)-|(?:^|-)(?:timing|duration|latency|elapsed|lastcontact|concurrent|quota|server-id)(?:-|$)/i;
 
 function maskHttpHeads(result: string): string {
   const exchange = (head: string) => head.replace(/^([!#$%&'*+.^`|~\w-]+):[^\n]*/gm, (line, name: string) => (EXCHANGE_HEADER.test(name) ? `${name}: ·` : line));
-  const headed = result.replace(HTTP_HEAD, exchange);
+  const headed = result.replace(HTTP_HEAD, exchange).replace(LEADING_HEAD, exchange);
   return headed.replace(HEADER_LINES, (lines) => (HTTP_DATE.test(lines) ? exchange(lines) : lines));
 }
 
@@ -271,6 +273,8 @@ const BUILDKIT_LINE = /^(#\d+ )\d+\.\d+(?= )/gm;
 /** BuildKit's plain progress names its steps (`#5 [2/4] RUN …`, `#5 DONE 2.3s`): a ranking's `#1 4.8 …` does not. */
 const BUILDKIT_STEP = /^#\d+ (?:\[|DONE\b|CACHED\b|ERROR\b)/m;
 
+/** dig's answer section: a record set has no order (RFC 2181 §5), and servers rotate it from one answer to the next. */
+const DNS_ANSWER = /^(;; ANSWER SECTION:\n)((?:[^\n;][^\n]*(?:\n(?=[^\n;])|$))+)/gm;
 /** A DNS record as dig prints it (`api.example.	248	IN	CNAME	…`): its TTL is how long a cache still keeps it. */
 const DNS_RECORD = /^(\S+\.\s+)\d+(?=\s+IN\s+[A-Z]+\b)/gm;
 
@@ -291,6 +295,8 @@ function maskJsonExchange(result: string): string {
       for (let i = 0; i < value.length; i++) value[i] = masked(value[i], exchange, false);
       return value;
     }
+    // A command's output carried in a JSON string (`{"stdout": "NAME  AGE\n…"}`) is text, read as lines like any other.
+    if (typeof value === "string" && value.includes("\n")) return exchange ? "·" : maskLines(value);
     if (value === null || typeof value !== "object") return exchange ? "·" : value;
     const object = value as Record<string, unknown>;
     const keys = Object.keys(object).sort();
@@ -328,10 +334,15 @@ function namesQuota(key: string): boolean {
   return words.includes("ratelimit") || words.some((w, k) => w === "rate" && words[k + 1] === "limit") || words.some((w) => w === "throttle" || w === "throttling");
 }
 
+/** What lines of output say of the occurrence: ages in a table, a response's exchange headers, DNS TTLs, BuildKit's clock. */
+function maskLines(text: string): string {
+  const headed = maskHttpHeads(maskAges(text)).replace(DNS_RECORD, "$1·").replace(DNS_ANSWER, (all, head: string, records: string) => head + records.split("\n").sort().join("\n"));
+  return BUILDKIT_STEP.test(headed) ? headed.replace(BUILDKIT_LINE, "$1·") : headed;
+}
+
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
-  const headed = maskJsonExchange(maskHttpHeads(maskAges(result.trim()))).replace(DNS_RECORD, "$1·");
-  const trimmed = BUILDKIT_STEP.test(headed) ? headed.replace(BUILDKIT_LINE, "$1·") : headed;
+  const trimmed = maskJsonExchange(maskLines(result.trim()));
   // The name is read whole, never given back a character at a time (a lookahead's capture is atomic). A name set
   // apart from its number by spaces only is a field when its name ends in a unit (`duration_ms 51.490`): prose
   // ("served 120 requests", "age 34") is not.

@@ -220,6 +220,16 @@ describe("the loop detector", () => {
     expect(progress(["6m", "7m", "8m"].map((t) => `{"job":"export","eta":"${t}"}`))).toEqual([]);
     // A long run of short durations with no "ago" is read once, not once from every start (it took a minute at 100 KB).
     expect(canonicalResult("1m ".repeat(100_000))).toBe("1m ".repeat(100_000).trim());
+    // A response's head without its status line, before its body: how long, how many at once, when last heard, which server.
+    expect(same([77, 100, 268].map((d) => `x-arequestid: a1\nserver-timing: atl-edge;dur=${d}\n\n{"fields":{"status":{"name":"Blocked"}}}`))).toHaveLength(1);
+    expect(same([2, 4, 3].map((n) => `Twilio-Concurrent-Requests: ${n}\nContent-Type: application/json\n\n{"status":"undelivered","error_code":30003}`))).toHaveLength(1);
+    expect(same([0, 12, 58].map((ms) => `X-Consul-Index: 19841\nX-Consul-Lastcontact: ${ms}\n\n[{"Status":"critical"}]`))).toHaveLength(1);
+    expect(same([14, 13, 12].map((q) => `HTTP/1.1 200 OK\nx-ms-user-quota-remaining: ${q}\nX-Server-Id: vm-${q}\n\n{"count":3}`))).toHaveLength(1);
+    // A command's output carried in a JSON string is read as lines: kubectl's AGE column inside {"stdout": …}.
+    expect(same(["6m19s", "6m34s", "6m49s"].map((age) => JSON.stringify({ stdout: `NAME        READY   STATUS             RESTARTS   AGE\nledger-7f   0/1     ImagePullBackOff   0          ${age}\n`, exit_code: 0 })))).toHaveLength(1);
+    // dig's answer section rotated (a record set has no order).
+    const dig = (order: string[]) => `;; ANSWER SECTION:\n${order.map((ip) => `api.example.\t300\tIN\tA\t${ip}`).join("\n")}\n\n;; Query time: 3 msec`;
+    expect(same([["203.0.113.40", "203.0.113.17"], ["203.0.113.17", "203.0.113.40"], ["203.0.113.40", "203.0.113.17"]].map(dig))).toHaveLength(1);
     // A countdown is a state, and so is a count that is not the call's.
     expect(progress([40, 30, 20].map((s) => `export running, ready in ${s} seconds`))).toEqual([]);
     expect(progress([3, 2, 1].map((n) => `{"queue":{"remaining":${n}}}`))).toEqual([]);
@@ -252,6 +262,11 @@ describe("the loop detector", () => {
     moves((v) => `#1 ${v} Luigi's\n#2 4.1 Roma`, ["4.7", "4.8", "4.9"]);
     moves((v) => `{"data":{"score":${v}},"extensions":{"cost":1}}`, ["0.30000000000000004", "0.5", "0.7"]);
     moves((v) => `{"__proto__":{"x":${v}}}`, ["1", "2", "3"]);
+    // A head's resource headers, a command's output in JSON, and a record set that changed stay compared.
+    moves((v) => `X-Consul-Index: ${v}\nX-Consul-Lastcontact: 0\n\n[{"Status":"critical"}]`, ["19841", "19842", "19843"]);
+    moves((v) => `x-ms-copy-status: ${v}\nx-ms-request-id: r1\n\n{}`, ["pending", "pending", "success"]);
+    moves((v) => JSON.stringify({ stdout: `NAME        READY   STATUS   AGE\nledger-7f   ${v}     Running  6m\n` }), ["0/1", "1/1", "1/1"]);
+    moves((v) => `;; ANSWER SECTION:\napi.example.\t300\tIN\tA\t203.0.113.${v}\n`, ["40", "41", "42"]);
   });
 
   it("reads a JSON-looking result that never closes a string in one pass, not once from every quote", () => {
