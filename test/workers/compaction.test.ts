@@ -327,7 +327,7 @@ describe("the context-manager contract over HTTP", () => {
     await expectProblem(await s.frontend.request("POST", "/v1/conversations", { compaction: { summariser: "gpt" } }), 400, "invalid-request");
     await expectProblem(await s.frontend.request("GET", `${s.path}/context?maxTokens=abc`), 400, "invalid-request");
     const set = await s.frontend.json<CompactionStatus>("PUT", `${s.path}/compaction`, { contextWindow: 16_384 });
-    expect(set.limits).toEqual({ usable: 12_288, trigger: 10_444, target: 8_601, tailTokens: 4_300, summaryTokens: 2_000 });
+    expect(set.limits).toEqual({ usable: 12_288, trigger: 10_444, target: 8_601, tailTokens: 4_300, summaryTokens: 2_867 });
   });
 });
 
