@@ -315,11 +315,18 @@ function maskJsonExchange(result: string): string {
     // A number of 16 digits or more would come back rounded (two snowflake ids read as one): it is read as its digits.
     // Only in a body that parsed, whose strings all close, so the scan is linear.
     if (/\d{16}/.test(body)) parsed = JSON.parse(body.replace(JSON_TOKEN, (token) => (token.startsWith('"') || token.replace(/\D/g, "").length < 16 ? token : `"${token}"`)));
-    return `${result.slice(0, start)}${start ? "\n\n" : ""}${JSON.stringify(masked(parsed, false, true))}`;
+    return `${result.slice(0, start)}${start ? "\n\n" : ""}${unorderedJson(masked(parsed, false, true))}`;
   } catch {
     // Not JSON, or nested deeper than a walk may go: compared as text.
     return result;
   }
+}
+
+/** JSON with each array's items in sorted order: a list the server returns in another order holds the same items. */
+function unorderedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(unorderedJson).sort().join(",")}]`;
+  if (value !== null && typeof value === "object") return `{${Object.entries(value).map(([key, v]) => `${JSON.stringify(key)}:${unorderedJson(v)}`).join(",")}}`;
+  return JSON.stringify(value);
 }
 
 /** A JSON string, or a whole number token (its fraction and exponent with it). */
@@ -340,6 +347,9 @@ function maskLines(text: string): string {
   return BUILDKIT_STEP.test(headed) ? headed.replace(BUILDKIT_LINE, "$1·") : headed;
 }
 
+/** Small numbers joined by commas alone (broker, replica or node ids); never a number's thousands ("1,284"). */
+const ID_LIST = /(?<![\d.,])\d{1,2}(?:,\d{1,2})+(?![\d.,])/g;
+
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = maskJsonExchange(maskLines(result.trim()));
@@ -349,7 +359,9 @@ export function canonicalResult(result: string): string {
   const field = (name: string, lead: string) => /[:=]/.test(lead) || TIME_UNIT.has(nameWords(name).at(-1)!);
   const named = trimmed.replace(FIELD, (all, quote: string, name: string, lead: string, value: string) => (field(name, lead) && namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : all));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
-  return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
+  if (!/[\p{L}\p{N}]/u.test(masked)) return trimmed;
+  // Compared as sets: the same lines in another order, and a list of small ids in another order (Kafka's `Isr: 2,1`).
+  return masked.replace(ID_LIST, (list) => list.split(",").sort().join(",")).split("\n").sort().join("\n");
 }
 
 /** What makes two calls the same: tool, canonical arguments, canonical result. */
