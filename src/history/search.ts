@@ -71,9 +71,6 @@ const STOP_WORDS = new Set(
   ).split(" "),
 );
 
-/** Query words that ask for a value: a sentence holding a number or a date answers them. */
-const ASKS_VALUE = /(?<![\p{L}\p{N}])(?:when|date|dates|day|days|deadline|due|time|until|price|cost|costs|much|many|number|amount|total|budget|version|long|size|count|rate|percent)(?![\p{L}\p{N}])/iu;
-const VALUE = /\p{N}|(?<![\p{L}])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|yesterday)(?![\p{L}])/iu;
 /**
  * What a question asks for, by its question words (English), as question answering reads answer types: a hit holding
  * an entity of that shape may hold the answer, one without it only names the subject.
@@ -171,7 +168,6 @@ export function matchExpression(terms: readonly QueryTerm[]): string {
  */
 export function rankHits(query: string, terms: readonly QueryTerm[], candidates: readonly Candidate[], limit: number, rarity?: ReadonlyMap<string, number>): HistoryHit[] {
   const stems = new Set(terms.map((t) => t.stem));
-  const wantsValue = ASKS_VALUE.test(query);
   const weight = (found: Iterable<string>) => [...found].reduce((sum, stem) => sum + (rarity?.get(stem) ?? 1), 0);
   const mean = weight(stems) / Math.max(stems.size, 1);
   const asked = new Set(ANSWER_SHAPES.filter(([words]) => words.test(query)).map(([, shape]) => shape));
@@ -183,21 +179,23 @@ export function rankHits(query: string, terms: readonly QueryTerm[], candidates:
     .sort((a, b) => b.covered - a.covered || a.score - b.score || Number(b.role === "user") - Number(a.role === "user") || b.seq - a.seq)
     .slice(0, limit);
   const chars = Math.min(LIMITS.historySearchExcerptChars, Math.floor(LIMITS.historySearchResultChars / Math.max(ranked.length, 1)));
-  return ranked.map((c) => ({ seq: c.seq, role: c.role, createdAt: c.createdAt, excerpt: excerpt(c.text, stems, wantsValue, chars) }));
+  return ranked.map((c) => ({ seq: c.seq, role: c.role, createdAt: c.createdAt, excerpt: excerpt(c.text, stems, asked, chars) }));
 }
 
 /**
  * The part of `text` that answers the query, on one line, about `maxChars` long: all of it when it fits; else the
- * sentence (or line) holding the most query terms, with whole neighbouring sentences while they fit; a sentence too
- * long on its own is cut around its first term. `…` marks each cut.
+ * sentence (or line) holding the most query terms, a sentence holding an entity of a shape the question asks for
+ * (`asked`, from ANSWER_SHAPES) counting one term more and, among equals, one holding any value first, with whole neighbouring sentences while they fit; a sentence
+ * too long on its own is cut around its first term. `…` marks each cut.
  */
-export function excerpt(text: string, stems: ReadonlySet<string>, wantsValue: boolean, maxChars: number): string {
+export function excerpt(text: string, stems: ReadonlySet<string>, asked: ReadonlySet<EntityShape>, maxChars: number): string {
   if (oneLine(text).length <= maxChars) return oneLine(text);
   const spans = sentences(text);
   const scored = spans.map(([start, end]) => {
     const sentence = text.slice(start, end);
-    const value = VALUE.test(sentence);
-    return { terms: matched(sentence, stems).size + (wantsValue && value ? 1 : 0), value };
+    // Among sentences of as many terms, one holding a value (of the asked shape, or any) is the likelier answer.
+    const value = entitiesOf(sentence, asked.size > 0 ? asked : undefined).length > 0;
+    return { terms: matched(sentence, stems).size + (asked.size > 0 && value ? 1 : 0), value };
   });
   let best = 0;
   for (let i = 1; i < scored.length; i++) {

@@ -172,7 +172,14 @@ describe("excerpts", () => {
   it("prefer, among sentences naming the subject, the one with the value a query asking for one wants", () => {
     const text = `The Moth team met on a sunny afternoon to talk about its plans and the Moth mascot, at great length and with cake. ${padding(8)} Then: Moth ships on 2026-07-03, after the audit. ${padding(8)}`;
     const stems = new Set(queryTerms("when does Moth ship").map((t) => t.stem));
-    expect(excerpt(text, stems, true, 200)).toContain("Moth ships on 2026-07-03");
+    expect(excerpt(text, stems, new Set(["date"]), 200)).toContain("Moth ships on 2026-07-03");
+  });
+
+  it("prefer the sentence holding the shape the question asks for: a path for where, a name for who", () => {
+    const text = `the runbook was discussed at length by the whole team over coffee and biscuits on the terrace. ${padding(8)} the runbook lives in docs/moth/runbook.md now. ${padding(8)} the runbook's owner is Priya Raman, who wrote most of it. ${padding(8)}`;
+    const stems = new Set(queryTerms("runbook").map((t) => t.stem));
+    expect(excerpt(text, stems, new Set(["path"]), 120)).toContain("docs/moth/runbook.md");
+    expect(excerpt(text, stems, new Set(["name"]), 120)).toContain("Priya Raman");
   });
 
   it("are the whole message, on one line, when it is short", () => {
@@ -195,7 +202,7 @@ describe("excerpts", () => {
     fc.assert(
       fc.property(fc.array(piece, { minLength: 50, maxLength: 400 }), fc.array(fc.constantFrom(" ", "", "-"), { minLength: 400, maxLength: 400 }), fc.integer({ min: 60, max: 400 }), (pieces, gaps, max) => {
         const text = pieces.map((p, i) => p + gaps[i]!).join("");
-        const cut = excerpt(text, new Set(queryTerms("moth").map((t) => t.stem)), false, max);
+        const cut = excerpt(text, new Set(queryTerms("moth").map((t) => t.stem)), new Set(), max);
         const inner = cut.replace(/^…/, "").replace(/…$/, "");
         // Every marker is whole, and no half of a pair is left at either end.
         expect(inner.replace(/\[REDACTED:(github-token|email)\]/g, "")).not.toMatch(/\[REDACTED|REDACTED:|github-token\]|email\]/);
