@@ -10,6 +10,8 @@ const MB = 1 << 20;
 const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length));
 const shapes: Record<string, () => string> = {
   spaces: () => " ".repeat(MB),
+  "blank lines": () => `x${"\n".repeat(MB)}y`,
+  "blank lines in a JSON string": () => JSON.stringify({ stdout: `x${"\n".repeat(MB / 2)}y` }),
   "words and spaces": () => fill("a  "),
   "an AGE table": () => "NAME   AGE\n" + fill("pod-1   5m\n"),
   "AGE outside a table": () => fill("x AGE y "),

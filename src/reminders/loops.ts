@@ -239,7 +239,7 @@ function mintedWord(word: string): boolean {
 const MINTED_CANDIDATE = /(?<![+/])[+/]*[\w.-]+(?:[:+/]+[\w.-]+)*[+/]*=*/g;
 
 /** A table's column of ages (kubectl's and Docker's `AGE`, an event list's `Age`): how long ago, which moves as the state stands. */
-const AGE_HEADER = /^[^\n]*(?:\S\s{2,}|^\s*)(?:AGE|Age|LAST SEEN)(?:\s{2,}|$)/m;
+const AGE_HEADER = /^[^\n]*(?:\S[ \t]{2,}|^[ \t]*)(?:AGE|Age|LAST SEEN)(?:[ \t]{2,}|$)/m;
 /** A duration as Go prints it (`5m`, `5m50s`, `2d3h`, `40m`): a number and a one-letter unit, once or twice over. */
 const SHORT_DURATION = /(?<![\w.:/-])\d+[smhd](?:\d+[smh])?(?![\w.:/-])/g;
 
@@ -257,14 +257,22 @@ function maskAges(result: string): string {
 const HTTP_HEAD = /^HTTP\/\d(?:\.\d)? \d{3}[^\n]*\n(?:[!#$%&'*+.^`|~\w-]+:[^\n]*(?:\n|$))+/gm;
 /** Header lines in a row, one of them an HTTP `Date` (gRPC's metadata as grpcurl prints it, a response without its status line). */
 const HEADER_LINES = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*(?:\n|$)){2,}/gm;
-/** Header lines that open a result and end at a blank line before its body: a response's head without its status line. */
+/**
+ * Header lines that open a result and end at a blank line before its body, one of them an extension header (`x-…`) or
+ * one only HTTP sends (`Content-Type`, `Cache-Control`, `ETag`): a response's head without its status line. A
+ * config's or a YAML document's `quota: 10Gi` lines are no head.
+ */
 const LEADING_HEAD = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*\n){2,}(?=\r?\n)/;
+const HTTP_ONLY_HEADER = /^(?:x-[\w-]+|content-type|content-length|cache-control|etag|vary|strict-transport-security|access-control-[\w-]+):/im;
 const HTTP_DATE = /^date: \w{3}, \d{1,2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\s*$/im;
-const EXCHANGE_HEADER = /^(?:date|age|via|server|expires|retry-after|alt-svc|report-to|nel|x-cache|x-cache-hits|cf-ray|cf-cache-status|x-served-by|x-runtime|x-response-time|x-envoy-upstream-service-time|server-timing|x-timer)$|request-?id|trace|correlation|(?:^|-)span|rate-?limit|-limit(?:-|$)|amz-cf-|(?:^|-)(?:routing|served|upstream)-|(?:^|-)(?:timing|duration|latency|elapsed|lastcontact|concurrent|quota|server-id)(?:-|$)/i;
+const EXCHANGE_HEADER = /^(?:date|age|via|server|expires|retry-after|alt-svc|report-to|nel|x-cache|x-cache-hits|cf-ray|cf-cache-status|x-served-by|x-runtime|x-response-time|x-envoy-upstream-service-time|server-timing|x-timer)$|request-?id|trace|correlation|(?:^|-)span|rate-?limit|-limit(?:-|$)|amz-cf-|(?:^|-)(?:routing|served|upstream)-|(?:^|-)server-id$|(?:^|-)quota-(?:remaining|used|resets?)(?:-|$)/i;
+/** Headers that measure the exchange when they hold a number: how long it took, how many ran at once, when the server last heard from its leader (`x-ms-lease-duration: fixed` is the resource's). */
+const EXCHANGE_MEASURE = /(?:^|-)(?:duration|latency|elapsed|lastcontact|concurrent)(?:-|$)/i;
 
 function maskHttpHeads(result: string): string {
-  const exchange = (head: string) => head.replace(/^([!#$%&'*+.^`|~\w-]+):[^\n]*/gm, (line, name: string) => (EXCHANGE_HEADER.test(name) ? `${name}: ·` : line));
-  const headed = result.replace(HTTP_HEAD, exchange).replace(LEADING_HEAD, exchange);
+  const exchange = (head: string) =>
+    head.replace(/^([!#$%&'*+.^`|~\w-]+):([^\n]*)/gm, (line, name: string, value: string) => (EXCHANGE_HEADER.test(name) || (EXCHANGE_MEASURE.test(name) && /^\s*\d/.test(value)) ? `${name}: ·` : line));
+  const headed = result.replace(HTTP_HEAD, exchange).replace(LEADING_HEAD, (head) => (HTTP_ONLY_HEADER.test(head) ? exchange(head) : head));
   return headed.replace(HEADER_LINES, (lines) => (HTTP_DATE.test(lines) ? exchange(lines) : lines));
 }
 
@@ -315,18 +323,11 @@ function maskJsonExchange(result: string): string {
     // A number of 16 digits or more would come back rounded (two snowflake ids read as one): it is read as its digits.
     // Only in a body that parsed, whose strings all close, so the scan is linear.
     if (/\d{16}/.test(body)) parsed = JSON.parse(body.replace(JSON_TOKEN, (token) => (token.startsWith('"') || token.replace(/\D/g, "").length < 16 ? token : `"${token}"`)));
-    return `${result.slice(0, start)}${start ? "\n\n" : ""}${unorderedJson(masked(parsed, false, true))}`;
+    return `${result.slice(0, start)}${start ? "\n\n" : ""}${JSON.stringify(masked(parsed, false, true))}`;
   } catch {
     // Not JSON, or nested deeper than a walk may go: compared as text.
     return result;
   }
-}
-
-/** JSON with each array's items in sorted order: a list the server returns in another order holds the same items. */
-function unorderedJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(unorderedJson).sort().join(",")}]`;
-  if (value !== null && typeof value === "object") return `{${Object.entries(value).map(([key, v]) => `${JSON.stringify(key)}:${unorderedJson(v)}`).join(",")}}`;
-  return JSON.stringify(value);
 }
 
 /** A JSON string, or a whole number token (its fraction and exponent with it). */
@@ -347,9 +348,6 @@ function maskLines(text: string): string {
   return BUILDKIT_STEP.test(headed) ? headed.replace(BUILDKIT_LINE, "$1·") : headed;
 }
 
-/** Small numbers joined by commas alone (broker, replica or node ids); never a number's thousands ("1,284"). */
-const ID_LIST = /(?<![\d.,])\d{1,2}(?:,\d{1,2})+(?![\d.,])/g;
-
 /** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
 export function canonicalResult(result: string): string {
   const trimmed = maskJsonExchange(maskLines(result.trim()));
@@ -359,9 +357,7 @@ export function canonicalResult(result: string): string {
   const field = (name: string, lead: string) => /[:=]/.test(lead) || TIME_UNIT.has(nameWords(name).at(-1)!);
   const named = trimmed.replace(FIELD, (all, quote: string, name: string, lead: string, value: string) => (field(name, lead) && namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : all));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
-  if (!/[\p{L}\p{N}]/u.test(masked)) return trimmed;
-  // Compared as sets: the same lines in another order, and a list of small ids in another order (Kafka's `Isr: 2,1`).
-  return masked.replace(ID_LIST, (list) => list.split(",").sort().join(",")).split("\n").sort().join("\n");
+  return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
 }
 
 /** What makes two calls the same: tool, canonical arguments, canonical result. */
