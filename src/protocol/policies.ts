@@ -88,8 +88,8 @@ export const CompactionLimits = z.object({
   /** The protected tail never takes more than half the target, so there is always a middle to summarise. */
   tailTokens: z.number(),
   /**
-   * Nor the summary more than a third of it: two thirds stay the conversation's latest messages, verbatim, and the
-   * third holds the user's earlier words (docs/history.md, "The budget").
+   * Nor the summary more than a third of it: the rest is the messages after it (the protected tail verbatim, older
+   * tool results cleared first), and the third holds the user's earlier words (docs/history.md, "The budget").
    */
   summaryTokens: z.number(),
 });

@@ -81,14 +81,15 @@ export function fuseRankings(lexical: readonly CatalogHit[], semantic: readonly 
   const exact = lexical.filter((hit) => hit.exact);
   const taken = new Set(exact.map((hit) => hit.name));
   const lexicalHits = lexical.filter((hit) => !taken.has(hit.name)).slice(0, FUSION_DEPTH);
-  const semanticHits = semantic.filter((hit) => !taken.has(hit.name)).slice(0, FUSION_DEPTH);
+  // A similarity that is not a number (a model's broken vector) ranks nothing.
+  const semanticHits = semantic.filter((hit) => !taken.has(hit.name) && Number.isFinite(hit.score)).slice(0, FUSION_DEPTH);
   const lexicalRanks = new Map(lexicalHits.map((hit, i) => [hit.name, i + 1]));
   const semanticRanks = new Map(semanticHits.map((hit, i) => [hit.name, i + 1]));
   const bestLexical = Math.max(0, ...lexicalHits.map((hit) => hit.score));
   const bestCosine = Math.max(0, ...semanticHits.map((hit) => hit.score));
   // The semantic ranking counts as much as the lexical one could not read of the query, squared: nothing when the
   // best lexical hit holds every query word, as much as the lexical ranking when it holds none.
-  const weight = (1 - (lexicalHits[0]?.coverage ?? 0)) ** 2;
+  const weight = (1 - Math.min(1, Math.max(0, lexicalHits[0]?.coverage || 0))) ** 2;
   const fused = new Map<string, number>();
   for (const hit of lexicalHits) fused.set(hit.name, bestLexical > 0 ? hit.score / bestLexical : 0);
   for (const hit of semanticHits) fused.set(hit.name, (fused.get(hit.name) ?? 0) + (bestCosine > 0 ? (weight * Math.max(0, hit.score)) / bestCosine : 0));

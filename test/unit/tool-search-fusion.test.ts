@@ -41,6 +41,16 @@ describe("fuseRankings", () => {
   it("counts a negative cosine as nothing, and a semantic ranking whose best is not positive not at all", () => {
     const lex = scored(0, ["a:one", 2], ["a:two", 1]);
     expect(fuseRankings(lex, cosines(["a:two", -0.5], ["b:x", -0.9]), 10).map((h) => [h.name, h.score])).toEqual([["a:one", 1], ["a:two", 0.5], ["b:x", 0]]);
+    // The best positive: a negative one beside it adds nothing, not a negative share.
+    expect(fuseRankings(lex, cosines(["b:x", 0.5], ["a:one", -0.5]), 10).map((h) => [h.name, h.score])).toEqual([["a:one", 1], ["b:x", 1], ["a:two", 0.5]]);
+    // A similarity that is not a number ranks nothing and hides nothing.
+    expect(fuseRankings(lex, cosines(["b:nan", Number.NaN], ["b:x", 0.5]), 10).map((h) => [h.name, h.score])).toEqual([["a:one", 1], ["b:x", 1], ["a:two", 0.5]]);
+  });
+
+  it("weighs meaning by the first hit that is not an exact name, whatever the exact hits' coverage", () => {
+    const lex = [{ ...hit("a:exact", true), coverage: 1 }, ...scored(0, ["a:one", 2], ["a:two", 1])];
+    // The first hit that is not exact read none of the query: meaning weighs as much as the lexical ranking.
+    expect(names(fuseRankings(lex, cosines(["a:two", 1]), 10))).toEqual(["a:exact", "a:two", "a:one"]);
   });
 
   it("keeps exact-name hits first, in the lexical order, whatever the semantic ranking says, and lists them once", () => {
@@ -70,6 +80,7 @@ describe("fuseRankings", () => {
     expect(fuseRankings(lexical(...many), semantic(...many), 7)).toHaveLength(7);
     const deep = fuseRankings(lexical(...many), [], 30);
     expect(names(deep)).toEqual(many.slice(0, 20));
+    expect(names(fuseRankings([], semantic(...many), 30))).toEqual(many.slice(0, 20));
   });
 });
 

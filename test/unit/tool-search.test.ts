@@ -270,7 +270,7 @@ describe.each([
   const figures = measureTools((query) => outside.search(query, 5).map((hit) => hit.name), queries);
 
   // Issue 20: the fused ranker, with the fake embedding the workerd tests bind, is never worse than the lexical one at
-  // placing the right tool first on the English kinds. (At recall@5 it is within 1.2 points: docs/figures.md.)
+  // placing the right tool first on the English kinds. (At recall@5 it is within 1.1 points: docs/figures.md.)
   it("fused with the fake embedding, places the right tool first at least as often as the lexical ranker, in English", () => {
     const vectors = new Map(tools.map((tool) => [tool.name, unitVector(fakeEmbedding(embeddingText(tool)))]));
     const fused = measureTools((query) => fuseRankings(outside.search(query, FUSION_DEPTH), rankByCosine(unitVector(fakeEmbedding(query)), vectors), 5).map((hit) => hit.name), queries);
