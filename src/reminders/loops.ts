@@ -258,12 +258,13 @@ const HTTP_HEAD = /^HTTP\/\d(?:\.\d)? \d{3}[^\n]*\n(?:[!#$%&'*+.^`|~\w-]+:[^\n]*
 /** Header lines in a row, one of them an HTTP `Date` (gRPC's metadata as grpcurl prints it, a response without its status line). */
 const HEADER_LINES = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*(?:\n|$)){2,}/gm;
 /**
- * Header lines that open a result and end at a blank line before its body, one of them an extension header (`x-…`) or
- * one only HTTP sends (`Content-Type`, `Cache-Control`, `ETag`): a response's head without its status line. A
+ * Header lines that open a result and end at a blank line before its body, one of them an extension header (`x-…`), a
+ * vendor's request id (`Twilio-Request-Id`) or one only HTTP sends (`Content-Type`, `Cache-Control`, `ETag`): a
+ * response's head without its status line. A
  * config's or a YAML document's `quota: 10Gi` lines are no head.
  */
 const LEADING_HEAD = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*\n){2,}(?=\r?\n)/;
-const HTTP_ONLY_HEADER = /^(?:x-[\w-]+|content-type|content-length|cache-control|etag|vary|strict-transport-security|access-control-[\w-]+):/im;
+const HTTP_ONLY_HEADER = /^(?:x-[\w-]+|[\w-]+-request-id|content-type|content-length|cache-control|etag|vary|strict-transport-security|access-control-[\w-]+):/im;
 const HTTP_DATE = /^date: \w{3}, \d{1,2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\s*$/im;
 const EXCHANGE_HEADER = /^(?:date|age|via|server|expires|retry-after|alt-svc|report-to|nel|x-cache|x-cache-hits|cf-ray|cf-cache-status|x-served-by|x-runtime|x-response-time|x-envoy-upstream-service-time|server-timing|x-timer)$|request-?id|trace|correlation|(?:^|-)span|rate-?limit|-limit(?:-|$)|amz-cf-|(?:^|-)(?:routing|served|upstream)-|(?:^|-)server-id$|(?:^|-)quota-(?:remaining|used|resets?)(?:-|$)/i;
 /** Headers that measure the exchange when they hold a number: how long it took, how many ran at once, when the server last heard from its leader (`x-ms-lease-duration: fixed` is the resource's). */

@@ -223,6 +223,7 @@ describe("the loop detector", () => {
     // A response's head without its status line, before its body: how long, how many at once, when last heard, which server.
     expect(same([77, 100, 268].map((d) => `x-arequestid: a1\nserver-timing: atl-edge;dur=${d}\n\n{"fields":{"status":{"name":"Blocked"}}}`))).toHaveLength(1);
     expect(same([2, 4, 3].map((n) => `Twilio-Concurrent-Requests: ${n}\nContent-Type: application/json\n\n{"status":"undelivered","error_code":30003}`))).toHaveLength(1);
+    expect(same([2, 4, 3].map((n) => `Twilio-Request-Id: RQ${n}\nTwilio-Concurrent-Requests: ${n}\n\n{"status":"undelivered"}`))).toHaveLength(1);
     expect(same([0, 12, 58].map((ms) => `X-Consul-Index: 19841\nX-Consul-Lastcontact: ${ms}\n\n[{"Status":"critical"}]`))).toHaveLength(1);
     expect(same([14, 13, 12].map((q) => `HTTP/1.1 200 OK\nx-ms-user-quota-remaining: ${q}\nX-Server-Id: vm-${q}\n\n{"count":3}`))).toHaveLength(1);
     // A command's output carried in a JSON string is read as lines: kubectl's AGE column inside {"stdout": …}.

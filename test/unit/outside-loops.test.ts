@@ -59,7 +59,7 @@ describe.each([
   ["corpus K", CORPUS_K, 87],
   ["corpus L", CORPUS_L, 89],
   // Written after the detector's last change: 65 at its first run, then three rules from its misses.
-  ["corpus M", CORPUS_M, 76],
+  ["corpus M", CORPUS_M, 79],
 ] as const)("loops on %s", (_name, sessions, floor) => {
   const figures = measureLoops(sessions);
 
