@@ -114,8 +114,24 @@ export function fold(text: string): string {
   return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/\u2019/g, "'");
 }
 
-/** The order shapes claim a text's spans in: a date is not read again as a number, nor a quote as a name. */
-const SCAN_ORDER: readonly EntityShape[] = ["quote", "date", "path", "number", "name"];
+/** Whether a match of a shape's pattern, at `at` in `text`, is one of its entities. */
+type Accept = (value: string, at: number, text: string) => boolean;
+
+/**
+ * Each shape's patterns, in the order they claim a text's spans: a date is not read again as a number, nor a quote as
+ * a name. A capitalised word is a name unless ordinary text uses it often; an acronym or a code ("USD", "EU") is one
+ * whatever its lowercase form means, and so is a common word capitalised after a word or a comma ("the US and
+ * Canada").
+ */
+const SCANNERS: readonly (readonly [RegExp, EntityShape, Accept?])[] = [
+  [QUOTED_SPANS, "quote"],
+  [DATE, "date"],
+  [DAY_OR_MONTH, "date"],
+  [PATHLIKE, "path", isIdentifier],
+  [AMOUNT, "number"],
+  [COUNTED, "number", (t) => !COMMON.has(fold(t.slice(t.search(/\p{L}/u))))],
+  [NAME, "name", (t, at, text) => !COMMON.has(fold(t)) || /^\p{Lu}{2,}$/u.test(t) || /[\p{L}\p{N},] $/u.test(text.slice(Math.max(0, at - 2), at))],
+];
 
 /**
  * The entities a text holds, each by its shape, in order of appearance; a span claimed by one shape is not read again.
@@ -127,27 +143,19 @@ export function entitiesOf(text: string, only?: ReadonlySet<EntityShape>): Entit
   // Each character claimed at most once: checking a span costs its length, not the entities found so far.
   const claimed = new Uint8Array(text.length);
   const free = (at: number, end: number) => !claimed.subarray(at, end).includes(1);
-  const last = only ? Math.max(...SCAN_ORDER.map((shape, k) => (only.has(shape) ? k : -1))) : SCAN_ORDER.length;
-  const scan = (re: RegExp, shape: EntityShape, accept: (t: string, at: number) => boolean = () => true) => {
-    if (SCAN_ORDER.indexOf(shape) > last) return;
+  const scanners = only ? SCANNERS.slice(0, SCANNERS.findLastIndex(([, shape]) => only.has(shape)) + 1) : SCANNERS;
+  for (const [re, shape, accept] of scanners) {
     for (const m of text.matchAll(re)) {
       let value = m[0].replace(/[.,;:!?)]+$/, "").trim();
       const at = m.index;
       // A name runs into a span claimed already ("the Kenwood NX-3000"): its words before that span are the name.
       if (shape === "name" && !free(at, at + value.length)) value = value.slice(0, claimed.indexOf(1, at) - at).trim();
       const end = at + value.length;
-      if (value.length < 2 || !accept(value, at) || !free(at, end)) continue;
+      if (value.length < 2 || (accept && !accept(value, at, text)) || !free(at, end)) continue;
       found.push({ text: value, shape, at });
       claimed.fill(1, at, end);
     }
-  };
-  scan(QUOTED_SPANS, "quote");
-  scan(DATE, "date");
-  scan(DAY_OR_MONTH, "date");
-  scan(PATHLIKE, "path", isIdentifier);
-  scan(AMOUNT, "number");
-  scan(COUNTED, "number", (t) => !COMMON.has(fold(t.slice(t.search(/\p{L}/u)))));
-  scan(NAME, "name", (t, at) => !COMMON.has(fold(t)) || /^\p{Lu}{2,}$/u.test(t) || /[\p{L}\p{N},] $/u.test(text.slice(Math.max(0, at - 2), at)));
+  }
   return (only ? found.filter((e) => only.has(e.shape)) : found).sort((a, b) => a.at - b.at);
 }
 

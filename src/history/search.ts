@@ -184,9 +184,9 @@ export function rankHits(query: string, terms: readonly QueryTerm[], candidates:
 
 /**
  * The part of `text` that answers the query, on one line, about `maxChars` long: all of it when it fits; else the
- * sentence (or line) holding the most query terms, a sentence holding an entity of a shape the question asks for
- * (`asked`, from ANSWER_SHAPES) counting one term more and, among equals, one holding any value first, with whole neighbouring sentences while they fit; a sentence
- * too long on its own is cut around its first term. `…` marks each cut.
+ * sentence (or line) holding the most query terms (one holding an entity of a shape the question asks for, `asked`
+ * from ANSWER_SHAPES, counting one term more; among equals, one holding any value first), with whole neighbouring
+ * sentences while they fit; a sentence too long on its own is cut around its first term. `…` marks each cut.
  */
 export function excerpt(text: string, stems: ReadonlySet<string>, asked: ReadonlySet<EntityShape>, maxChars: number): string {
   if (oneLine(text).length <= maxChars) return oneLine(text);

@@ -260,8 +260,7 @@ const HEADER_LINES = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*(?:\n|$)){2,}/gm;
 /**
  * Header lines that open a result and end at a blank line before its body, one of them an extension header (`x-…`), a
  * vendor's request id (`Twilio-Request-Id`) or one only HTTP sends (`Content-Type`, `Cache-Control`, `ETag`): a
- * response's head without its status line. A
- * config's or a YAML document's `quota: 10Gi` lines are no head.
+ * response's head without its status line. A config's or a YAML document's `quota: 10Gi` lines are no head.
  */
 const LEADING_HEAD = /^(?:[!#$%&'*+.^`|~\w-]+: [^\n]*\n){2,}(?=\r?\n)/;
 const HTTP_ONLY_HEADER = /^(?:x-[\w-]+|[\w-]+-request-id|content-type|content-length|cache-control|etag|vary|strict-transport-security|access-control-[\w-]+):/im;
@@ -345,7 +344,7 @@ function namesQuota(key: string): boolean {
 
 /** What lines of output say of the occurrence: ages in a table, a response's exchange headers, DNS TTLs, BuildKit's clock. */
 function maskLines(text: string): string {
-  const headed = maskHttpHeads(maskAges(text)).replace(DNS_RECORD, "$1·").replace(DNS_ANSWER, (all, head: string, records: string) => head + records.split("\n").sort().join("\n"));
+  const headed = maskHttpHeads(maskAges(text)).replace(DNS_RECORD, "$1·").replace(DNS_ANSWER, (_, head: string, records: string) => head + records.split("\n").sort().join("\n"));
   return BUILDKIT_STEP.test(headed) ? headed.replace(BUILDKIT_LINE, "$1·") : headed;
 }
 
