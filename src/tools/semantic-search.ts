@@ -67,15 +67,17 @@ export function rankByCosine(query: Float32Array, vectors: ReadonlyMap<string, F
 
 /**
  * The lexical and the semantic ranking fused by score: each tool scores its lexical score over the best lexical hit's,
- * plus w times its cosine similarity over the best one's (a negative similarity counting nothing), over the lists it
- * is in (each read FUSION_DEPTH deep, exact hits left out). w is the square of the share of the query the best lexical
- * hit did not account for (1 − its `coverage`): a query the lexical ranker read whole keeps its order, one it could
- * not read at all (another language, other words) is ranked by both alike, and one it read mostly is barely moved.
- * Scores, not ranks: reciprocal rank fusion flattens the lexical ranker's margins (its first and second differ by
- * 1/61 − 1/62), so any weight on a weak semantic ranking reorders a query the lexical ranker was sure of; measured on
- * five outside catalogs with the fake embedding, it lost 0.8–3.7 points of recall@1 to the lexical ranker, where this
- * gains 0.8–1.9 (docs/figures.md). Exact-name hits stay first, in the lexical order, untouched. Equal scores go to
- * the better lexical rank, then the better semantic rank, then by name: the same lists always fuse to the same answer.
+ * plus w times how far its cosine similarity rises above the floor of the semantic list over the best one's, over the
+ * lists it is in (each read FUSION_DEPTH deep, exact hits left out). The floor is the FUSION_DEPTH-th similarity (0
+ * when the catalog has fewer tools, or it is negative): what any tool shares with the query (its common words, its
+ * script), so only what stands above it ranks, and a semantic ranking whose best barely clears its twentieth moves
+ * little. w is the square of the share of the query the
+ * best lexical hit did not account for (1 − its `coverage`): a query the lexical ranker read whole keeps its order,
+ * one it could not read at all (another language, other words) is ranked by both alike, and one it read mostly is
+ * barely moved. Scores, not ranks: reciprocal rank fusion flattens the lexical ranker's margins (its first and second
+ * differ by 1/61 − 1/62), so any weight on a weak semantic ranking reorders a query the lexical ranker was sure of
+ * (docs/figures.md). Exact-name hits stay first, in the lexical order, untouched. Equal scores go to the better
+ * lexical rank, then the better semantic rank, then by name: the same lists always fuse to the same answer.
  */
 export function fuseRankings(lexical: readonly CatalogHit[], semantic: readonly SemanticHit[], limit: number): CatalogHit[] {
   const exact = lexical.filter((hit) => hit.exact);
@@ -87,12 +89,14 @@ export function fuseRankings(lexical: readonly CatalogHit[], semantic: readonly 
   const semanticRanks = new Map(semanticHits.map((hit, i) => [hit.name, i + 1]));
   const bestLexical = Math.max(0, ...lexicalHits.map((hit) => hit.score));
   const bestCosine = Math.max(0, ...semanticHits.map((hit) => hit.score));
+  const read = semantic.filter((hit) => Number.isFinite(hit.score)).slice(0, FUSION_DEPTH);
+  const floor = read.length === FUSION_DEPTH ? Math.max(0, Math.min(...read.map((hit) => hit.score))) : 0;
   // The semantic ranking counts as much as the lexical one could not read of the query, squared: nothing when the
   // best lexical hit holds every query word, as much as the lexical ranking when it holds none.
   const weight = (1 - Math.min(1, Math.max(0, lexicalHits[0]?.coverage || 0))) ** 2;
   const fused = new Map<string, number>();
   for (const hit of lexicalHits) fused.set(hit.name, bestLexical > 0 ? hit.score / bestLexical : 0);
-  for (const hit of semanticHits) fused.set(hit.name, (fused.get(hit.name) ?? 0) + (bestCosine > 0 ? (weight * Math.max(0, hit.score)) / bestCosine : 0));
+  for (const hit of semanticHits) fused.set(hit.name, (fused.get(hit.name) ?? 0) + (bestCosine > 0 ? (weight * Math.max(0, hit.score - floor)) / bestCosine : 0));
   const lexicalRank = (name: string) => lexicalRanks.get(name) ?? Infinity;
   const semanticRank = (name: string) => semanticRanks.get(name) ?? Infinity;
   const ranked = [...fused]

@@ -38,6 +38,21 @@ describe("fuseRankings", () => {
     expect(names(fuseRankings([hit("github:create_issue", false, 1)], semantic("zendesk:open_ticket", "jira:create_issue", "alpha:noop"), 10))).toEqual(["github:create_issue", "zendesk:open_ticket", "jira:create_issue", "alpha:noop"]);
   });
 
+  it("counts a similarity only by how far it rises above the twentieth's, when the catalog had more tools to read", () => {
+    const full = Array.from({ length: 20 }, (_, i): [string, number] => [`s:${String(i).padStart(2, "0")}`, 0.5 - i / 100]);
+    // Nothing read (w = 1): the best scores (0.5 - 0.31) / 0.5, the twentieth nothing.
+    const fused = fuseRankings([], cosines(...full), 20);
+    expect(fused[0]!.score).toBeCloseTo(0.38, 6);
+    expect(fused[19]!.score).toBe(0);
+    // Half the query read (w = 0.25): a semantic ranking whose best barely clears its twentieth barely moves the
+    // lexical order, and the first's 2 % lead holds.
+    const flat = full.map(([name], i): [string, number] => [name, 0.4 - i / 1000]);
+    const lex = scored(0.5, ["a:first", 1], ["s:00", 0.98]);
+    expect(names(fuseRankings(lex, cosines(...flat), 5))[0]).toBe("a:first");
+    // The same similarities in a catalog of fewer tools than the list's depth count from zero, and move it.
+    expect(names(fuseRankings(lex, cosines(...flat.slice(0, 5)), 5))[0]).toBe("s:00");
+  });
+
   it("counts a negative cosine as nothing, and a semantic ranking whose best is not positive not at all", () => {
     const lex = scored(0, ["a:one", 2], ["a:two", 1]);
     expect(fuseRankings(lex, cosines(["a:two", -0.5], ["b:x", -0.9]), 10).map((h) => [h.name, h.score])).toEqual([["a:one", 1], ["a:two", 0.5], ["b:x", 0]]);

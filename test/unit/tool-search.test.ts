@@ -269,12 +269,13 @@ describe.each([
   const outside = new ToolIndex(tools);
   const figures = measureTools((query) => outside.search(query, 5).map((hit) => hit.name), queries);
 
-  // Issue 20: the fused ranker, with the fake embedding the workerd tests bind, is never worse than the lexical one at
-  // placing the right tool first on the English kinds. (At recall@5 it is within 1.1 points: docs/figures.md.)
-  it("fused with the fake embedding, places the right tool first at least as often as the lexical ranker, in English", () => {
+  // Issue 20: the fused ranker, with the fake embedding the workerd tests bind, is never worse than the lexical one on
+  // the English kinds, first place or top five. (Non-English: docs/figures.md; the fake cannot translate.)
+  it("fused with the fake embedding, finds the right tool first and in its top five at least as often as the lexical ranker, in English", () => {
     const vectors = new Map(tools.map((tool) => [tool.name, unitVector(fakeEmbedding(embeddingText(tool)))]));
     const fused = measureTools((query) => fuseRankings(outside.search(query, FUSION_DEPTH), rankByCosine(unitVector(fakeEmbedding(query)), vectors), 5).map((hit) => hit.name), queries);
     expect(rate(fused.english, 1)).toBeGreaterThanOrEqual(rate(figures.english, 1));
+    expect(rate(fused.english, 5)).toBeGreaterThanOrEqual(rate(figures.english, 5));
   });
 
   it("is a corpus the figures can name: at least 300 tools of 20 apps and 300 queries, every answer a tool of it", () => {
