@@ -80,6 +80,11 @@ const OCCURRENCE = new RegExp(
   [
     // Underscores for colons too: a timestamp in a file name (`2024-06-07T10_22_41_118Z-debug.log`).
     /\d{4}-\d{2}-\d{2}[T _]\d{2}[:_]\d{2}(?:[:_]\d{2}(?:[.,_]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/.source,
+    // ISO 8601's basic format, as AWS signs with it (`X-Amz-Date=20240221T142336Z`).
+    /(?<![\p{L}\p{N}])\d{8}T\d{6}(?:[.,]\d+)?(?:Z|[+-]\d{4})?(?![\p{L}\p{N}])/.source,
+    // Playwright's snapshot refs name an element of one snapshot (`[ref=s2e7]` is element 7 of snapshot 2): the
+    // snapshot's number is the occurrence, the element's is the page's.
+    /(?<=\[ref=s)\d+(?=e\d+\])/.source,
     // A clock time is a moment only beside a date or a zone: alone, "00:04:12.8" is as often an interval (a lag).
     /(?:\b\d{1,2}[ -]\p{L}{3,9}[ -]\d{4}|\b\p{L}{3,9} \d{1,2},? \d{4}|\b\d{1,2}\/\d{1,2}\/\d{2,4})[ T]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})(?![\p{L}\p{N}])/u.source,
     /\b\d+(?:\.\d+)?\s?(?:ms|msec|millis|µs|us|ns)\b|\b\d+\.\d+\s?(?:s|sec|secs|seconds)\b/.source,
@@ -348,7 +353,10 @@ function maskLines(text: string): string {
   return BUILDKIT_STEP.test(headed) ? headed.replace(BUILDKIT_LINE, "$1·") : headed;
 }
 
-/** A result as compared: occurrence marks masked, white space at its ends aside; a result that is only marks (a clock's) is its own outcome. */
+/**
+ * A result as compared: occurrence marks masked, white space at its ends aside and runs of spaces and tabs as one; a
+ * result that is only marks (a clock's) is its own outcome.
+ */
 export function canonicalResult(result: string): string {
   const trimmed = maskJsonExchange(maskLines(result.trim()));
   // The name is read whole, never given back a character at a time (a lookahead's capture is atomic). A name set
@@ -357,7 +365,8 @@ export function canonicalResult(result: string): string {
   const field = (name: string, lead: string) => /[:=]/.test(lead) || TIME_UNIT.has(nameWords(name).at(-1)!);
   const named = trimmed.replace(FIELD, (all, quote: string, name: string, lead: string, value: string) => (field(name, lead) && namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : all));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
-  return /[\p{L}\p{N}]/u.test(masked) ? masked : trimmed;
+  // Runs of white space are layout: a table's columns widen with what a masked cell held ("Up About a minute" → "·").
+  return /[\p{L}\p{N}]/u.test(masked) ? masked.replace(/[ \t]+/g, " ") : trimmed;
 }
 
 /** What makes two calls the same: tool, canonical arguments, canonical result. */

@@ -122,6 +122,22 @@ describe("the loop detector", () => {
     expect(findLoops(["10_22_41_118Z", "10_23_05_902Z", "10_23_37_246Z"].map((t) => c("npm", { i: "x" }, `ERESOLVE; log: /root/.npm/_logs/2026-11-27T${t}-debug-0.log`)))).toHaveLength(1);
   });
 
+  it("reads a table's padding as layout, ISO 8601's basic format as a moment and a Playwright snapshot's number as its occurrence", () => {
+    // docker ps: the STATUS column narrows when "Up About a minute" becomes "Up 2 minutes"; the padding is not the state.
+    const ps = (status: string, pad: string) => c("shell", { cmd: "docker ps" }, `CONTAINER ID   STATUS${pad}PORTS\n3f9a2c1b7d4e   ${status} (unhealthy)   0.0.0.0:8081->8080/tcp`);
+    expect(findLoops([ps("Up About a minute", "                          "), ps("Up About a minute", "                          "), ps("Up 2 minutes", "                     ")])).toHaveLength(1);
+    // A presigned URL signed at another second is the same URL.
+    const presigned = (at: string) => c("shell", { cmd: "aws s3 presign s3://b/k" }, `https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=${at}&X-Amz-Expires=3600`);
+    expect(findLoops(["20240221T142336Z", "20240221T142403Z", "20240221T142431Z"].map(presigned))).toHaveLength(1);
+    // The same page snapshotted again: its elements keep their numbers, the snapshot's changes.
+    const snapshot = (n: number, button: string) => c("browser_snapshot", {}, `- main [ref=s${n}e5]:\n  - button "Continue"${button} [ref=s${n}e9]`);
+    expect(findLoops([snapshot(2, " [disabled]"), snapshot(3, " [disabled]"), snapshot(4, " [disabled]")])).toHaveLength(1);
+    // What does change stays a change: the button came alive, another element is there, the padding changed with a word.
+    expect(findLoops([snapshot(2, " [disabled]"), snapshot(3, " [disabled]"), snapshot(4, "")])).toEqual([]);
+    expect(findLoops([2, 3, 4].map((n) => c("browser_snapshot", {}, `- main [ref=s${n}e5]:\n  - button "Continue" [ref=s${n}e${n + 7}]`)))).toEqual([]);
+    expect(findLoops(["Up 2 minutes (starting)", "Up 2 minutes (starting)", "Up 3 minutes (healthy)"].map((status) => c("shell", { cmd: "docker ps" }, `STATUS   ${status}   PORTS`)))).toEqual([]);
+  });
+
   it("reads how long a call took, its quota, a time relative to now and a reissued token as occurrence marks, a state as a state", () => {
     const same = (results: string[]) => findLoops(results.map((r) => c("probe", { id: 1 }, r)));
     const progress = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("probe", { id: 1 }, r), message: k })));
