@@ -81,7 +81,7 @@ const OCCURRENCE = new RegExp(
     // Underscores for colons too: a timestamp in a file name (`2024-06-07T10_22_41_118Z-debug.log`).
     /\d{4}-\d{2}-\d{2}[T _]\d{2}[:_]\d{2}(?:[:_]\d{2}(?:[.,_]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/.source,
     // ISO 8601's basic format, as AWS signs with it (`X-Amz-Date=20240221T142336Z`).
-    /(?<![\p{L}\p{N}])\d{8}T\d{6}(?:[.,]\d+)?(?:Z|[+-]\d{4})?(?![\p{L}\p{N}])/.source,
+    /(?<![\p{L}\p{N}])\d{8}T\d{6}(?:[.,]\d+)?(?:Z|[+-]\d{4})?(?![\p{L}\p{N}])/u.source,
     // Playwright's snapshot refs name an element of one snapshot (`[ref=s2e7]` is element 7 of snapshot 2): the
     // snapshot's number is the occurrence, the element's is the page's.
     /(?<=\[ref=s)\d+(?=e\d+\])/.source,
