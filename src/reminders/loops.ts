@@ -417,10 +417,10 @@ export class CanonicalResults {
 export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOptions> = {}): Loop[] {
   const { repeats, maxPeriod, acts, canonical } = { ...LOOP_DEFAULTS, ...options };
   if (repeats < 2) return [];
-  const prints = calls.map((call) => fingerprint(call, canonical));
   const batches = batchesOf(calls);
-  const found = repeatsInARow(calls, prints, batches, repeats);
   const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));
+  const prints = fingerprintsOverStreaks(calls, asked, batches, canonical);
+  const found = repeatsInARow(calls, prints, batches, repeats);
   const made = new Map<string, number>();
   for (const call of asked) made.set(call, (made.get(call) ?? 0) + 1);
   const order = cycleOrder(batches.map((batch) => withoutOneOffsBeside(batch, asked, made, (i) => acts(calls[i]!.name))), prints);
@@ -523,4 +523,46 @@ function batchStarts(messages: readonly (number | undefined)[]): Map<number, num
     from = i;
   }
   return starts;
+}
+
+/** A number, as a slot of a result's skeleton. */
+const NUMBER = /-?\d+(?:[.,]\d+)*/g;
+
+/**
+ * Each call's fingerprint (`fingerprint`), read over its streak: the same call (tool and arguments) made in consecutive
+ * batches. When three or more of its results differ only in numbers, and every number that changed moved both up and
+ * down over the streak, those numbers are noise and the results one outcome: progress moves one way (a count up, a
+ * remainder down, a percentage), noise both (a latency, a gauge, a lag, a sampled CPU). One number that moved one way
+ * only is progress, and the results stay apart.
+ */
+function fingerprintsOverStreaks(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], canonical: (result: string) => string): string[] {
+  const results = calls.map((call) => (call.result === null ? null : canonical(call.result)));
+  const print = (i: number, result: string | null) => JSON.stringify([calls[i]!.name, canonicalArgs(calls[i]!.args), result]);
+  const prints = results.map((result, i) => print(i, result));
+  const streaks: number[][] = [];
+  let open = new Map<string, number[]>();
+  for (const batch of batches) {
+    const next = new Map<string, number[]>();
+    for (const i of batch) if (!next.has(asked[i]!)) next.set(asked[i]!, [...(open.get(asked[i]!) ?? []), i]);
+    for (const [call, streak] of open) if (!next.has(call)) streaks.push(streak);
+    open = next;
+  }
+  streaks.push(...open.values());
+  for (const streak of streaks) {
+    if (streak.length < 3) continue;
+    const read = streak.map((i) => results[i]);
+    if (read.some((result) => result === null) || read.every((result) => result === read[0])) continue;
+    const skeleton = read[0]!.replace(NUMBER, "#");
+    if (read.some((result) => result!.replace(NUMBER, "#") !== skeleton)) continue;
+    const numbers = read.map((result) => [...result!.matchAll(NUMBER)].map(([n]) => Number(n.replace(/,/g, ""))));
+    const moved = numbers[0]!.map((_, slot) => {
+      const values = numbers.map((ns) => ns[slot]!);
+      const up = values.some((v, k) => k > 0 && v > values[k - 1]!);
+      const down = values.some((v, k) => k > 0 && v < values[k - 1]!);
+      return up && down ? "both" : up || down ? "one way" : "still";
+    });
+    if (moved.includes("one way") || !moved.includes("both")) continue;
+    for (const i of streak) prints[i] = print(i, skeleton);
+  }
+  return prints;
 }

@@ -138,6 +138,23 @@ describe("the loop detector", () => {
     expect(findLoops(["Up 2 minutes (starting)", "Up 2 minutes (starting)", "Up 3 minutes (healthy)"].map((status) => c("shell", { cmd: "docker ps" }, `STATUS   ${status}   PORTS`)))).toEqual([]);
   });
 
+  it("reads numbers that move both up and down over three or more of the same call as noise, and one moving one way as progress", () => {
+    const flight = (lag: number, delay = 155) => c("flight_status", { iata: "LH430" }, `{"status":"delayed","delay":${delay},"meta":{"source_lag_s":${lag}}}`);
+    // A lag named for nothing the masks know: 50, 83, 62 went up and down, so the flight never changed.
+    expect(findLoops([flight(50), flight(83), flight(62)])).toHaveLength(1);
+    // The same lag rising only might be a clock or progress: not a loop on its own.
+    expect(findLoops([flight(50), flight(62), flight(83)])).toEqual([]);
+    // One number moving one way beside the noise is progress: the delay grew.
+    expect(findLoops([flight(50, 155), flight(83, 170), flight(62, 185)])).toEqual([]);
+    // Progress told by one number: a queue draining, a remaining time counting down.
+    expect(findLoops([5421, 3980, 2210, 604].map((n) => c("queue", { name: "orders" }, `{"messages":${n},"consumers":3}`)))).toEqual([]);
+    expect(findLoops([12, 7, 2].map((m) => c("ha_get_state", { entity: "sensor.washer" }, `remaining ${m} min`)))).toEqual([]);
+    // Words that change are a change, whatever the numbers do.
+    expect(findLoops([["running", 40], ["running", 20], ["done", 60]].map(([state, cpu]) => c("job", { id: 1 }, `${state} cpu ${cpu}%`)))).toEqual([]);
+    // A gauge sampled four times, up, down, up: the same alert still firing.
+    expect(findLoops(["1.8237", "1.8862", "1.7910", "1.8403"].map((v) => c("grafana_rules", {}, `rule p99-latency firing since 09:41 value ${v}`)))).toHaveLength(1);
+  });
+
   it("reads how long a call took, its quota, a time relative to now and a reissued token as occurrence marks, a state as a state", () => {
     const same = (results: string[]) => findLoops(results.map((r) => c("probe", { id: 1 }, r)));
     const progress = (results: string[]) => findLoops(results.map((r, k) => ({ ...c("probe", { id: 1 }, r), message: k })));

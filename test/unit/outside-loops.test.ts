@@ -50,20 +50,21 @@ import { CORPUS_N } from "../fixtures/loop-corpus-n";
 import { ENDINGS, caughtIn, measureLoops } from "../fixtures/outside-loops";
 
 describe.each([
-  ["the first outside corpus", OUTSIDE_LOOP_SESSIONS, 58],
+  ["the first outside corpus", OUTSIDE_LOOP_SESSIONS, 59],
   ["corpus E", CORPUS_E, 62],
   ["corpus F", CORPUS_F, 56],
   ["corpus G", CORPUS_G, 72],
   ["corpus H", CORPUS_H, 86],
   ["corpus I", CORPUS_I, 94],
   ["corpus J", CORPUS_J, 93],
-  ["corpus K", CORPUS_K, 87],
-  ["corpus L", CORPUS_L, 89],
+  ["corpus K", CORPUS_K, 90],
+  ["corpus L", CORPUS_L, 91],
   // Written after the detector's last change: 65 at its first run, then three rules from its misses, then two marks
-  // and white space as layout (stop 32).
-  ["corpus M", CORPUS_M, 84],
-  // Written after that, run once: its first run's figure.
-  ["corpus N", CORPUS_N, 61],
+  // and white space as layout (stop 32), then numbers that move both ways over a streak read as noise.
+  ["corpus M", CORPUS_M, 89],
+  // Written after the marks of stop 32: 61 at its one run; 65 in the gateway's ending (66 in the others) with numbers
+  // that move both ways read as noise, a rule not drawn from it.
+  ["corpus N", CORPUS_N, 65],
 ] as const)("loops on %s", (_name, sessions, floor) => {
   const figures = measureLoops(sessions);
 
