@@ -7,7 +7,8 @@
  *   entity said in at most a few sentences: "Stonechat", "the staging port") and replaces one of its entities with
  *   another of the same shape ("Vue" → "Postgres", "8080" → "8443", "June 9" → "June 12", "US dollars" → "euros") is
  *   a correction: it carries its own information and undoes the earlier sentence's, so it counts twice, and the
- *   earlier sentence always goes before it. A value a correction replaced therefore never outlasts it. A subject
+ *   earlier sentence always goes before it. A value a correction replaced therefore never outlasts it. A form three or
+ *   more sentences share is a routine (the same request each week with other values): none of them corrects another. A subject
  *   many sentences share still has an update where a later sentence puts a new number in the same place of the same
  *   words and no other value stands there ("HCA rate is £24.10 an hour" → "HCA rate has gone up to £25.35 an hour").
  * - A sentence phrased as a correction that names no subject of its own ("No wait, make that Thursday.") keeps the
@@ -36,6 +37,8 @@ const SPECIFIC_DF = 2;
  * "the SMS reminder price is 2.9p" share "sms" and "reminder", each said more often, but no other sentence says both.
  */
 const JOINT_DF = 8;
+/** Sentences of one canonical form (`information.ts`'s `formOf`) past which the form is a routine, not a statement and its correction. */
+const ROUTINE_FORMS = 3;
 /** Pasted data (logs, JSON, tables) is worth this share of prose with the same terms: machines wrote most of it. */
 const PASTED_WEIGHT = 0.3;
 /** A correction counts its information again: it also undoes what it corrects. */
@@ -87,6 +90,9 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const earlier = new Map<string, number[]>();
   units.forEach((unit, k) => {
     if (unit.repeat || unit.kind === "filler" || unit.kind === "pasted") return;
+    // A correction is two sentences; a form three or more share is a routine (the same request with other values, a
+    // template's line), and the next of them updates nothing.
+    if (information.formFrequency(terms[k]!) >= ROUTINE_FORMS) return;
     const shared = new Map<number, string[]>();
     for (const term of subjectsOf[k]!) for (const e of earlier.get(term) ?? []) shared.set(e, [...(shared.get(e) ?? []), term]);
     for (const [e, common] of shared) {

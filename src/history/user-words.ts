@@ -88,12 +88,18 @@ export function userUnits(message: string): WordUnit[] {
     lines.forEach((line, k) => {
       const text = line.replace(/\s+/g, " ").trim();
       if (!text) return;
-      if (fenced || logged.has(k)) units.push({ text, kind: "pasted" });
+      if (fenced || logged.has(k) || TABLE_ROW.test(line)) units.push({ text, kind: "pasted" });
       else for (const sentence of sentencesOf(text)) for (const piece of clauses(sentence)) units.push({ text: piece, kind: kindOf(piece) });
     });
   }
   return units;
 }
+
+/**
+ * A table's row: cells set apart by pipes, tabs or columns of spaces, two gaps or more (`p7 | bin strike ballot | …`,
+ * `Holt Cross loop     3648  18.1%`). A table is data the user brought, read as a pasted line is.
+ */
+const TABLE_ROW = /\S(?:[ \t]*\|[ \t]*|\t+| {2,})\S.*?\S(?:[ \t]*\|[ \t]*|\t+| {2,})\S/;
 
 /** A line that starts with a time of day or a date, as a log's, an alarm panel's or a console's lines do. */
 const STAMPED = /^\s*\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{1,2}:\d{2}(:\d{2})?)\b/;

@@ -109,6 +109,26 @@ describe("the drop order", () => {
     expect(userUnits("02:11:40 alm 114 low water pressure\n02:11:41 gun 07 trip\n02:13:05 alm 114 cleared").every((u) => u.kind === "pasted")).toBe(true);
   });
 
+  it("reads a table's rows as pasted: cells set apart by pipes, tabs or columns of spaces", () => {
+    const message = "Harold pasted this, no context:\nround              copies  returns\nSedgebury           2617  32.6%\nHolt Cross loop     3648  18.1%\nIs that this week's?";
+    expect(userUnits(message).map((u) => u.kind === "pasted")).toEqual([false, true, true, true, false]);
+    expect(userUnits("p7 | bin strike ballot | Hallow End Care Home half").every((u) => u.kind === "pasted")).toBe(true);
+    expect(userUnits("ticket\towner\tdue\nLK-12\tDana\tFriday").every((u) => u.kind === "pasted")).toBe(true);
+    // One gap, a lone pipe or a sentence's double space is prose.
+    expect(userUnits("The Stonechat budget is £4,000 | approved.").some((u) => u.kind === "pasted")).toBe(false);
+    expect(userUnits("Dana owns it.  The deadline is Friday.").some((u) => u.kind === "pasted")).toBe(false);
+  });
+
+  it("reads a form three or more sentences share as a routine: the next of them corrects nothing", () => {
+    const weekly = ["Web traffic down 23.5% week on week; Bernie to look at the homepage order.", "Web traffic down 15.6% week on week; Ruth to look at the homepage order.", "Web traffic down 17.0% week on week; Fiona to look at the homepage order."];
+    expect(dropSteps(units(weekly)).flat().map((u) => u.kind)).not.toContain("correction");
+    const chases = ["Chase the council on FOI-2937; it's 10 working days overdue.", "Chase the council on FOI-4198; it's 23 working days overdue.", "Chase the council on FOI-1970; it's 24 working days overdue."];
+    expect(dropSteps(units(chases)).flat().map((u) => u.kind)).not.toContain("correction");
+    // Two sentences of one form are a statement and its correction.
+    const pair = dropSteps(units(["The Dunmere regatta is on Saturday 12 July.", "The Dunmere regatta is on Sunday 13 July."]));
+    expect(pair.flat().find((u) => u.text.includes("Sunday"))!.kind).toBe("correction");
+  });
+
   it("reads a new bare number of a shared subject, and a new channel, as an update", () => {
     const order = dropOrder(["The Android minimum SDK is API level 24.", "Android minimum SDK needs to be API level 26, I forgot the notification changes.", "Incidents go to #ops-alerts.", "Oops, incidents go to #inc-war-room now."]);
     expect(order.indexOf("The Android minimum SDK is API level 24.")).toBeLessThan(order.indexOf("Android minimum SDK needs to be API level 26, I forgot the notification changes."));
