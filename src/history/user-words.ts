@@ -89,7 +89,11 @@ export function userUnits(message: string): WordUnit[] {
       const text = line.replace(/\s+/g, " ").trim();
       if (!text) return;
       if (fenced || logged.has(k) || TABLE_ROW.test(line)) units.push({ text, kind: "pasted" });
-      else for (const sentence of sentencesOf(text)) for (const piece of clauses(sentence)) units.push({ text: piece, kind: kindOf(piece) });
+      else {
+        const quoted = quotedText(text);
+        if (quoted !== null) for (const sentence of sentencesOf(quoted)) units.push({ text: sentence, kind: "pasted" });
+        else for (const sentence of sentencesOf(text)) for (const piece of clauses(sentence)) units.push({ text: piece, kind: kindOf(piece) });
+      }
     });
   }
   return units;
@@ -100,6 +104,18 @@ export function userUnits(message: string): WordUnit[] {
  * `Holt Cross loop     3648  18.1%`). A table is data the user brought, read as a pasted line is.
  */
 const TABLE_ROW = /\S(?:[ \t]*\|[ \t]*|\t+| {2,})\S.*?\S(?:[ \t]*\|[ \t]*|\t+| {2,})\S/;
+
+/**
+ * Someone else's text set in the user's message, without its marks: a line quoted as mail quotes it (`> …`), or a
+ * paragraph that is one quotation of more than one sentence (a pasted draft, a pitch, an email). Its sentences are
+ * pasted data, read one by one. A quote the user asks to keep is a sentence or a phrase inside their own words.
+ */
+function quotedText(line: string): string | null {
+  const mailed = /^>\s*(.*)$/su.exec(line);
+  if (mailed) return mailed[1]!;
+  const whole = /^["\u201c\u201e\u00ab'\u2018](.+)["\u201d\u00bb'\u2019]$/su.exec(line);
+  return whole !== null && sentencesOf(whole[1]!).length > 1 ? whole[1]! : null;
+}
 
 /** A line that starts with a time of day or a date, as a log's, an alarm panel's or a console's lines do. */
 const STAMPED = /^\s*\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{1,2}:\d{2}(:\d{2})?)\b/;

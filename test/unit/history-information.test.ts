@@ -119,6 +119,21 @@ describe("the drop order", () => {
     expect(userUnits("Dana owns it.  The deadline is Friday.").some((u) => u.kind === "pasted")).toBe(false);
   });
 
+  it("reads someone else's text set in quotes as pasted, sentence by sentence: mail quoting, or a paragraph-long quotation", () => {
+    const thread = "Thread from a reader, newest first:\n> Nell: Still no reply. I'll be contacting IPSO by Monday.\nCan you find the article?";
+    expect(userUnits(thread).map((u) => [u.text, u.kind === "pasted"])).toEqual([
+      ["Thread from a reader, newest first:", false],
+      ["Nell: Still no reply.", true],
+      ["I'll be contacting IPSO by Monday.", true],
+      ["Can you find the article?", false],
+    ]);
+    const pitch = 'Pitch from Nell:\n"I could do 950 words by Thursday the 12th. My rate would be £362."\nWorth it?';
+    expect(userUnits(pitch).filter((u) => u.kind === "pasted").map((u) => u.text)).toEqual(["I could do 950 words by Thursday the 12th.", "My rate would be £362."]);
+    // A quote the user asks to keep: one sentence, or inside their own words.
+    expect(userUnits('"Ship faster without the 2am pages."').some((u) => u.kind === "pasted")).toBe(false);
+    expect(userUnits('The headline has to be exactly "Ship faster. Sleep more." for Moonrise.').some((u) => u.kind === "pasted")).toBe(false);
+  });
+
   it("reads a form three or more sentences share as a routine: the next of them corrects nothing", () => {
     const weekly = ["Web traffic down 23.5% week on week; Bernie to look at the homepage order.", "Web traffic down 15.6% week on week; Ruth to look at the homepage order.", "Web traffic down 17.0% week on week; Fiona to look at the homepage order."];
     expect(dropSteps(units(weekly)).flat().map((u) => u.kind)).not.toContain("correction");
