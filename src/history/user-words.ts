@@ -118,7 +118,8 @@ function quotedText(line: string): string | null {
 }
 
 /** A line that starts with a time of day or a date, as a log's, an alarm panel's or a console's lines do. */
-const STAMPED = /^\s*\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{1,2}:\d{2}(:\d{2})?)\b/;
+// Its end is no digit rather than a word boundary: an ISO timestamp's date runs into its "T" (`[2024-02-09T19:10:00Z]`).
+const STAMPED = /^\s*\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{1,2}:\d{2}(:\d{2})?)(?!\d)/;
 
 /**
  * Whether a stamped line is a machine's: its time is to the second or after a date, or the rest of it is written in

@@ -105,8 +105,9 @@ describe("the drop order", () => {
     // One or two such lines are the user's own, and so is an agenda in their words, however long.
     expect(userUnits("Tomorrow:\n08:10 first bus to Höhenberg\n08:40 ticket office opens").filter((u) => u.kind === "pasted")).toEqual([]);
     expect(userUnits("Monday:\n09:00 standup with Dana\n10:30 review the Moth budget\n13:00 lunch with the Osprey team").filter((u) => u.kind === "pasted")).toEqual([]);
-    // A log to the second is a machine's, whatever its case.
+    // A log to the second is a machine's, whatever its case; so is one stamped in ISO 8601, its date running into its "T".
     expect(userUnits("02:11:40 alm 114 low water pressure\n02:11:41 gun 07 trip\n02:13:05 alm 114 cleared").every((u) => u.kind === "pasted")).toBe(true);
+    expect(userUnits("[2024-02-09T19:10:00Z] ERROR publish: image too big\n[2024-02-09T19:10:04Z] WARN retry 1/3\n[2024-02-09T19:10:34Z] ERROR publish failed").every((u) => u.kind === "pasted")).toBe(true);
   });
 
   it("reads a table's rows as pasted: cells set apart by pipes, tabs or columns of spaces", () => {
