@@ -13,6 +13,8 @@ export interface CallRecord {
   result: string | null;
   /** The assistant message that made it: calls of one message are a parallel batch, compared in any order. */
   message?: number;
+  /** The user's message it answers (their count so far): a streak of the same call never spans a new one. */
+  userTurn?: number;
 }
 
 export interface LoopOptions {
@@ -46,6 +48,8 @@ export interface Loop {
   repeats: number;
   /** Calls made again with nothing new learned: the run's length less one cycle. */
   wasted: number;
+  /** Its results were alike only once numbers that kept turning back were read as noise (`fingerprintsOverStreaks`). */
+  noise?: true;
 }
 
 /** The value with every object's keys sorted, no whitespace; numbers as JSON numbers (1.0 and 1 alike). */
@@ -354,8 +358,8 @@ function maskLines(text: string): string {
 }
 
 /**
- * A result as compared: occurrence marks masked, white space at its ends aside and runs of spaces and tabs as one; a
- * result that is only marks (a clock's) is its own outcome.
+ * A result as compared: occurrence marks masked, white space at its ends aside and runs of spaces and tabs inside a
+ * line as one; a result that is only marks (a clock's) is its own outcome.
  */
 export function canonicalResult(result: string): string {
   const trimmed = maskJsonExchange(maskLines(result.trim()));
@@ -365,13 +369,9 @@ export function canonicalResult(result: string): string {
   const field = (name: string, lead: string) => /[:=]/.test(lead) || TIME_UNIT.has(nameWords(name).at(-1)!);
   const named = trimmed.replace(FIELD, (all, quote: string, name: string, lead: string, value: string) => (field(name, lead) && namedOccurrence(name, value) ? `${quote}${name}${quote}${lead}·` : all));
   const masked = named.replace(OCCURRENCE, "·").replace(MINTED_CANDIDATE, (word) => (mintedId(word) ? "·" : word));
-  // Runs of white space are layout: a table's columns widen with what a masked cell held ("Up About a minute" → "·").
-  return /[\p{L}\p{N}]/u.test(masked) ? masked.replace(/[ \t]+/g, " ") : trimmed;
-}
-
-/** What makes two calls the same: tool, canonical arguments, canonical result. */
-export function fingerprint(call: CallRecord, canonical: (result: string) => string = canonicalResult): string {
-  return JSON.stringify([call.name, canonicalArgs(call.args), call.result === null ? null : canonical(call.result)]);
+  // Runs of white space inside a line are layout: a table's columns widen with what a masked cell held ("Up About a
+  // minute" → "·"). A line's indentation is its structure (YAML, Python), and stays.
+  return /[\p{L}\p{N}]/u.test(masked) ? masked.replace(/(?<=\S)[ \t]+/g, " ") : trimmed;
 }
 
 /**
@@ -419,7 +419,7 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
   if (repeats < 2) return [];
   const batches = batchesOf(calls);
   const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));
-  const prints = fingerprintsOverStreaks(calls, asked, batches, canonical);
+  const { prints, noisy } = fingerprintsOverStreaks(calls, asked, batches, canonical);
   const found = repeatsInARow(calls, prints, batches, repeats);
   const made = new Map<string, number>();
   for (const call of asked) made.set(call, (made.get(call) ?? 0) + 1);
@@ -451,7 +451,8 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
       start = j - period + 1;
     }
   }
-  return found.sort((a, b) => a.firedAt - b.firedAt);
+  const withNoise = (loop: Loop): Loop => (Array.from({ length: loop.end - loop.start + 1 }, (_, k) => loop.start + k).some((i) => noisy.has(i)) ? { ...loop, noise: true } : loop);
+  return found.map(withNoise).sort((a, b) => a.firedAt - b.firedAt);
 }
 
 /** A call made in each of `repeats` consecutive messages (or, without messages, consecutive calls): a period-1 loop. */
@@ -525,23 +526,32 @@ function batchStarts(messages: readonly (number | undefined)[]): Map<number, num
   return starts;
 }
 
-/** A number, as a slot of a result's skeleton. */
-const NUMBER = /-?\d+(?:[.,]\d+)*/g;
+/** A number, as a slot of a result's skeleton: digits, and a decimal fraction; signs and other separators stay in the skeleton. */
+const NUMBER = /\d+(?:\.\d+)?/g;
 
 /**
- * Each call's fingerprint (`fingerprint`), read over its streak: the same call (tool and arguments) made in consecutive
- * batches. When three or more of its results differ only in numbers, and every number that changed moved both up and
- * down over the streak, those numbers are noise and the results one outcome: progress moves one way (a count up, a
- * remainder down, a percentage), noise both (a latency, a gauge, a lag, a sampled CPU). One number that moved one way
- * only is progress, and the results stay apart.
+ * Each call's fingerprint, read over its streak: the same call (tool and arguments) made in consecutive batches of
+ * one user turn. When three or more of its results differ only in numbers, and every number that changed turned back
+ * over the streak (up then down, or down then up), those numbers are noise and the results one outcome: progress
+ * moves one way (a count up, a remainder down), noise both (a latency, a gauge, a lag, a sampled CPU). A number that
+ * moved one way only, or too long to read exactly, is progress, and the results stay apart. Progress that dips and
+ * recovers within three calls (a rollout's ready replicas 2, 1, 3) and random draws read as noise too: the note then
+ * says the results differed only in numbers going up and down, which is what the model saw.
  */
-function fingerprintsOverStreaks(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], canonical: (result: string) => string): string[] {
+function fingerprintsOverStreaks(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], canonical: (result: string) => string): { prints: string[]; noisy: Set<number> } {
   const results = calls.map((call) => (call.result === null ? null : canonical(call.result)));
-  const print = (i: number, result: string | null) => JSON.stringify([calls[i]!.name, canonicalArgs(calls[i]!.args), result]);
-  const prints = results.map((result, i) => print(i, result));
+  const prints = results.map((result, i) => JSON.stringify([asked[i], result]));
+  const noisy = new Set<number>();
   const streaks: number[][] = [];
   let open = new Map<string, number[]>();
+  let turn: number | undefined;
   for (const batch of batches) {
+    // A user's message between two calls is new input: a streak never spans it.
+    if (calls[batch[0]!]!.userTurn !== turn) {
+      streaks.push(...open.values());
+      open = new Map();
+      turn = calls[batch[0]!]!.userTurn;
+    }
     const next = new Map<string, number[]>();
     for (const i of batch) if (!next.has(asked[i]!)) next.set(asked[i]!, [...(open.get(asked[i]!) ?? []), i]);
     for (const [call, streak] of open) if (!next.has(call)) streaks.push(streak);
@@ -554,15 +564,28 @@ function fingerprintsOverStreaks(calls: readonly CallRecord[], asked: readonly s
     if (read.some((result) => result === null) || read.every((result) => result === read[0])) continue;
     const skeleton = read[0]!.replace(NUMBER, "#");
     if (read.some((result) => result!.replace(NUMBER, "#") !== skeleton)) continue;
-    const numbers = read.map((result) => [...result!.matchAll(NUMBER)].map(([n]) => Number(n.replace(/,/g, ""))));
-    const moved = numbers[0]!.map((_, slot) => {
+    const numbers = read.map((result) => [...result!.matchAll(NUMBER)].map(([n]) => n));
+    let turned = false;
+    let progress = false;
+    for (let slot = 0; slot < numbers[0]!.length && !progress; slot++) {
       const values = numbers.map((ns) => ns[slot]!);
-      const up = values.some((v, k) => k > 0 && v > values[k - 1]!);
-      const down = values.some((v, k) => k > 0 && v < values[k - 1]!);
-      return up && down ? "both" : up || down ? "one way" : "still";
-    });
-    if (moved.includes("one way") || !moved.includes("both")) continue;
-    for (const i of streak) prints[i] = print(i, skeleton);
+      if (values.every((v) => v === values[0])) continue;
+      const exact = values.map(Number).filter((v) => Math.abs(v) <= Number.MAX_SAFE_INTEGER);
+      if (exact.length < values.length) {
+        progress = true;
+        continue;
+      }
+      // The directions of the moves, and how often they change.
+      const moves = exact.slice(1).map((v, k) => Math.sign(v - exact[k]!)).filter((d) => d !== 0);
+      const turns = moves.slice(1).filter((d, k) => d !== moves[k]).length;
+      if (turns > 0) turned = true;
+      else progress = true;
+    }
+    if (progress || !turned) continue;
+    for (const i of streak) {
+      prints[i] = JSON.stringify([asked[i], skeleton]);
+      noisy.add(i);
+    }
   }
-  return prints;
+  return { prints, noisy };
 }

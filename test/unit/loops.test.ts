@@ -151,8 +151,32 @@ describe("the loop detector", () => {
     expect(findLoops([12, 7, 2].map((m) => c("ha_get_state", { entity: "sensor.washer" }, `remaining ${m} min`)))).toEqual([]);
     // Words that change are a change, whatever the numbers do.
     expect(findLoops([["running", 40], ["running", 20], ["done", 60]].map(([state, cpu]) => c("job", { id: 1 }, `${state} cpu ${cpu}%`)))).toEqual([]);
-    // A gauge sampled four times, up, down, up: the same alert still firing.
-    expect(findLoops(["1.8237", "1.8862", "1.7910", "1.8403"].map((v) => c("grafana_rules", {}, `rule p99-latency firing since 09:41 value ${v}`)))).toHaveLength(1);
+    // A gauge sampled four times, up, down, up: the same alert still firing. The loop says its results were alike only so.
+    const gauge = findLoops(["1.8237", "1.8862", "1.7910", "1.8403"].map((v) => c("grafana_rules", {}, `rule p99-latency firing since 09:41 value ${v}`)));
+    expect(gauge).toHaveLength(1);
+    expect(gauge[0]!.noise).toBe(true);
+    expect(findLoops([flight(50), flight(50), flight(50)].map((call, k) => ({ ...call, result: `${call.result} ` + " ".repeat(k) })))[0]!.noise).toBeUndefined();
+  });
+
+  it("reads each number of a result apart: an array's items, a version's parts, an id too long to read exactly", () => {
+    // [45,100] → [50,200] → [40,300]: the first item is noise, the second rose: progress, not one number 45100.
+    expect(findLoops([[45, 100], [50, 200], [40, 300]].map((sample) => c("stats", { id: 1 }, JSON.stringify({ sample }))))).toEqual([]);
+    // A version's last part rising is progress, whatever the CPU beside it does.
+    expect(findLoops([["1.4.1", 37], ["1.4.2", 52], ["1.4.3", 41]].map(([image, cpu]) => c("ps", { app: "web" }, `image web:${image}, cpu ${cpu}%`)))).toEqual([]);
+    // Ids of 18 digits are no numbers a float holds: one that changed is a change.
+    expect(findLoops(["123456789012345678", "123456789012345679", "123456789012345677"].map((id) => c("latest", {}, `last event ${id}`)))).toEqual([]);
+  });
+
+  it("never reads a streak across the user's messages: the same question asked again in a new turn is new", () => {
+    const price = (turn: number, usd: number) => ({ ...c("get_price", { symbol: "BTC" }, `BTC ${usd} USD`), message: turn * 2, userTurn: turn });
+    expect(findLoops([price(1, 64210), price(2, 64105), price(3, 64330)])).toEqual([]);
+    // Within one turn, the same three calls are a streak.
+    expect(findLoops([price(1, 64210), price(1, 64105), price(1, 64330)].map((call, k) => ({ ...call, message: k })))).toHaveLength(1);
+  });
+
+  it("keeps a line's indentation: YAML nested otherwise is another result", () => {
+    const yaml = (indent: string) => c("cat", { path: "config.yaml" }, `a:\n  b:\n${indent}c: 1`);
+    expect(findLoops([yaml("    "), yaml("  "), yaml("    ")].map((call, k) => ({ ...call, message: k })))).toEqual([]);
   });
 
   it("reads how long a call took, its quota, a time relative to now and a reissued token as occurrence marks, a state as a state", () => {
