@@ -7,8 +7,9 @@
  *   entity said in at most a few sentences: "Stonechat", "the staging port") and replaces one of its entities with
  *   another of the same shape ("Vue" → "Postgres", "8080" → "8443", "June 9" → "June 12", "US dollars" → "euros") is
  *   a correction: it carries its own information and undoes the earlier sentence's, so it counts twice, and the
- *   earlier sentence always goes before it. A value a correction replaced therefore never outlasts it. A form three or
- *   more sentences share is a routine (the same request each week with other values): none of them corrects another. A subject
+ *   earlier sentence always goes before it. A value a correction replaced therefore never outlasts it. Two runs of a
+ *   routine (one form three or more sentences share, two or more values changed: the same report each week) are not
+ *   a value and its update. A subject
  *   many sentences share still has an update where a later sentence puts a new number in the same place of the same
  *   words and no other value stands there ("HCA rate is £24.10 an hour" → "HCA rate has gone up to £25.35 an hour").
  * - A sentence phrased as a correction that names no subject of its own ("No wait, make that Thursday.") keeps the
@@ -37,7 +38,7 @@ const SPECIFIC_DF = 2;
  * "the SMS reminder price is 2.9p" share "sms" and "reminder", each said more often, but no other sentence says both.
  */
 const JOINT_DF = 8;
-/** Sentences of one canonical form (`information.ts`'s `formOf`) past which the form is a routine, not a statement and its correction. */
+/** Sentences of one canonical form (`information.ts`'s `formOf`) from which the form may be a routine. */
 const ROUTINE_FORMS = 3;
 /** Pasted data (logs, JSON, tables) is worth this share of prose with the same terms: machines wrote most of it. */
 const PASTED_WEIGHT = 0.3;
@@ -52,11 +53,12 @@ const QUESTION_WEIGHT = 0.5;
 const isQuestion = (text: string) => /[?\uff1f\u037e]\s*$|^\u00bf/u.test(text);
 
 /**
- * The kind a unit shows now: a correction stays one; anything else is read again from its text (a state written by
- * an earlier digest may name kinds this one no longer uses).
+ * The kind a unit shows now: a correction stays one, and so does pasted data (where it stood said so: a fence, a
+ * table, a log, a quotation, none of which its text alone shows); anything else is read again from its text (a state
+ * written by an earlier digest may name kinds this one no longer uses).
  */
 export function unitKind(unit: Pick<Unit, "text" | "kind">): UnitKind {
-  return unit.kind === "correction" ? "correction" : kindOf(unit.text);
+  return unit.kind === "correction" || unit.kind === "pasted" ? unit.kind : kindOf(unit.text);
 }
 
 /**
@@ -90,13 +92,10 @@ export function dropSteps(units: Unit[]): Unit[][] {
   const earlier = new Map<string, number[]>();
   units.forEach((unit, k) => {
     if (unit.repeat || unit.kind === "filler" || unit.kind === "pasted") return;
-    // A correction is two sentences; a form three or more share is a routine (the same request with other values, a
-    // template's line), and the next of them updates nothing.
-    if (information.formFrequency(terms[k]!) >= ROUTINE_FORMS) return;
     const shared = new Map<number, string[]>();
     for (const term of subjectsOf[k]!) for (const e of earlier.get(term) ?? []) shared.set(e, [...(shared.get(e) ?? []), term]);
     for (const [e, common] of shared) {
-      if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k)) continue;
+      if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k) || routine(terms[e]!, terms[k]!, information.formFrequency(terms[k]!))) continue;
       unit.kind = "correction";
       updaters.set(e, [...(updaters.get(e) ?? []), k]);
     }
@@ -143,6 +142,20 @@ function cost(unit: Unit): number {
 
 /** A line's "- [#1234] " and its line break. */
 const LINE_TOKENS = 7;
+
+/**
+ * Whether two sentences are two runs of a routine rather than a value and its update: one canonical form that three or
+ * more of the user's sentences share, and two or more values that differ between them ("Web traffic down 23.5 % …;
+ * Bernie to look at …" each week with other figures and names). An update changes one value of the same words ("the
+ * agency HCA rate is £24.10 an hour" → "£25.35 an hour" → "£26 an hour"), however often.
+ */
+function routine(earlier: Terms, later: Terms, formFrequency: number): boolean {
+  if (earlier.form !== later.form || formFrequency < ROUTINE_FORMS) return false;
+  const numbers = later.numbers.filter((n, i) => n !== earlier.numbers[i]).length;
+  const before = new Set(earlier.entities.filter((e) => entityShape(e) !== "number"));
+  const entities = later.entities.filter((e) => entityShape(e) !== "number" && !before.has(e)).length;
+  return numbers + entities >= 2;
+}
 
 /** Whether a unit has a word of its own besides its values: "the kickoff is at 9:30" does, "make that Thursday" does not. */
 function namesASubject(terms: Terms): boolean {

@@ -88,11 +88,14 @@ export function userUnits(message: string): WordUnit[] {
     lines.forEach((line, k) => {
       const text = line.replace(/\s+/g, " ").trim();
       if (!text) return;
-      if (fenced || logged.has(k) || TABLE_ROW.test(line)) units.push({ text, kind: "pasted" });
+      if (fenced || logged.has(k) || tableRow(line)) units.push({ text, kind: "pasted" });
       else {
-        const quoted = quotedText(text);
-        if (quoted !== null) for (const sentence of sentencesOf(quoted)) units.push({ text: sentence, kind: "pasted" });
-        else for (const sentence of sentencesOf(text)) for (const piece of clauses(sentence)) units.push({ text: piece, kind: kindOf(piece) });
+        const mailed = MAIL_QUOTED.exec(text);
+        for (const sentence of sentencesOf(mailed ? mailed[1]! : text)) {
+          const quoted = mailed ? [sentence] : quotedSentences(sentence);
+          if (quoted) for (const part of quoted) units.push({ text: part, kind: "pasted" });
+          else for (const piece of clauses(sentence)) units.push({ text: piece, kind: kindOf(piece) });
+        }
       }
     });
   }
@@ -100,21 +103,40 @@ export function userUnits(message: string): WordUnit[] {
 }
 
 /**
- * A table's row: cells set apart by pipes, tabs or columns of spaces, two gaps or more (`p7 | bin strike ballot | …`,
- * `Holt Cross loop     3648  18.1%`). A table is data the user brought, read as a pasted line is.
+ * A table's row (data the user brought, read as a pasted line is): a Markdown row (`| Dana | launch |`), cells set apart
+ * by two pipes or more in a line that no sentence stop or colon breaks (`p7 | bin strike ballot | Hallow End`; not
+ * "Pick one: red | green | blue" or a shell pipeline in a sentence), or by tabs or columns of spaces, two gaps or more,
+ * each after a word rather than a sentence's stop (`Holt Cross loop     3648  18.1%`; not prose typed with two spaces
+ * after each full stop).
  */
-const TABLE_ROW = /\S(?:[ \t]*\|[ \t]*|\t+| {2,})\S.*?\S(?:[ \t]*\|[ \t]*|\t+| {2,})\S/;
+function tableRow(line: string): boolean {
+  if (/^\s*\|.*\|\s*$/.test(line)) return true;
+  if ((line.match(/\s\|\s/g) ?? []).length >= 2 && !/[.!?;:](?:\s|$)/.test(line)) return true;
+  return (line.match(/[^\s.!?;:,](?:\t+| {2,})(?=\S)/g) ?? []).length >= 2;
+}
+
+/** A line quoted as mail quotes it (`> …`; not "> 200 errors", a comparison). */
+const MAIL_QUOTED = /^>\s+(?![\d=<>])(.*)$/su;
+
+/** A quotation is someone else's text, not a phrase to keep, past this many characters and one sentence. */
+const PASTED_QUOTE_CHARS = 80;
 
 /**
- * Someone else's text set in the user's message, without its marks: a line quoted as mail quotes it (`> …`), or a
- * paragraph that is one quotation of more than one sentence (a pasted draft, a pitch, an email). Its sentences are
- * pasted data, read one by one. A quote the user asks to keep is a sentence or a phrase inside their own words.
+ * Someone else's text set in the user's message in quotes: a quotation of more than one sentence and more than
+ * `PASTED_QUOTE_CHARS` characters that makes up at least half its sentence (a pasted draft, a pitch, an email, a text
+ * to translate). Its sentences, without the marks, are pasted data. A quote the user asks to keep ("the headline must
+ * read exactly …", a tagline of three short sentences) is shorter, or a part of their own words. Single quotes are
+ * also apostrophes, and are not read.
  */
-function quotedText(line: string): string | null {
-  const mailed = /^>\s*(.*)$/su.exec(line);
-  if (mailed) return mailed[1]!;
-  const whole = /^["\u201c\u201e\u00ab'\u2018](.+)["\u201d\u00bb'\u2019]$/su.exec(line);
-  return whole !== null && sentencesOf(whole[1]!).length > 1 ? whole[1]! : null;
+function quotedSentences(sentence: string): string[] | null {
+  for (const m of sentence.matchAll(QUOTED_SPANS)) {
+    if (/^['\u2018`]/.test(m[0])) continue;
+    const inner = m[0].slice(1, -1);
+    if (m[0].length * 2 < sentence.length || inner.length <= PASTED_QUOTE_CHARS) continue;
+    const sentences = sentencesOf(inner);
+    if (sentences.length > 1) return sentences;
+  }
+  return null;
 }
 
 /** A line that starts with a time of day or a date, as a log's, an alarm panel's or a console's lines do. */
@@ -129,6 +151,8 @@ function machineLine(line: string): boolean {
   const stamp = STAMPED.exec(line);
   if (!stamp) return false;
   if (stamp[1] !== undefined || !/^\s*\[?\d{1,2}:/.test(line)) return true;
+  // A chat transcript's line: a time, then who said it (`[11:36] Callum: There's a spare bow`).
+  if (/^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*(?:-\s*)?\p{Lu}[\p{L}\p{M}'.-]*(?: \p{Lu}[\p{L}\p{M}'.-]*){0,2}:\s/u.test(line)) return true;
   const letters = line.slice(stamp[0].length).match(/\p{L}/gu) ?? [];
   return letters.length > 0 && letters.filter((c) => c !== c.toLowerCase()).length / letters.length >= 0.6;
 }

@@ -165,6 +165,15 @@ describe("digest summariser", () => {
     expect(digest(request([], 800, { text: b.text, summariser: "digest", state: JSON.parse(JSON.stringify(b.state)) })).text).toBe(b.text);
   });
 
+  it("keeps pasted data pasted in the next digest: where it stood said so, not its text", () => {
+    const table = "Here are the numbers:\nround              copies  returns\nSedgebury           2617  32.6%";
+    const a = digest(request([{ seq: 1, role: "user", content: table, createdAt: "2026-11-27T10:00:00Z" }], 800));
+    const kindOf = (state: unknown) => (state as { units: { text: string; kind: string }[] }).units.find((u) => u.text.startsWith("Sedgebury"))!.kind;
+    expect(kindOf(a.state)).toBe("pasted");
+    const b = digest(request([{ seq: 2, role: "user", content: "Thanks.", createdAt: "2026-11-27T10:01:00Z" }], 800, { text: a.text, summariser: "digest", state: JSON.parse(JSON.stringify(a.state)) }));
+    expect(kindOf(b.state)).toBe("pasted");
+  });
+
   it("carries another summariser's text as the earlier summary", () => {
     const previous = { text: "The user ships from Oslo.\nThey prefer metric units.", summariser: "model:gpt-test-mini", state: null };
     const draft = digest(request(history(30).slice(20), 600, previous));

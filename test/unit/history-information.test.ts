@@ -114,13 +114,18 @@ describe("the drop order", () => {
     const message = "Harold pasted this, no context:\nround              copies  returns\nSedgebury           2617  32.6%\nHolt Cross loop     3648  18.1%\nIs that this week's?";
     expect(userUnits(message).map((u) => u.kind === "pasted")).toEqual([false, true, true, true, false]);
     expect(userUnits("p7 | bin strike ballot | Hallow End Care Home half").every((u) => u.kind === "pasted")).toBe(true);
+    expect(userUnits("| Dana | launch |\n| Mon | 3 |").every((u) => u.kind === "pasted")).toBe(true);
     expect(userUnits("ticket\towner\tdue\nLK-12\tDana\tFriday").every((u) => u.kind === "pasted")).toBe(true);
-    // One gap, a lone pipe or a sentence's double space is prose.
-    expect(userUnits("The Stonechat budget is £4,000 | approved.").some((u) => u.kind === "pasted")).toBe(false);
-    expect(userUnits("Dana owns it.  The deadline is Friday.").some((u) => u.kind === "pasted")).toBe(false);
+    // Prose: a lone pipe, pipes in a sentence, two spaces after each full stop.
+    for (const prose of [
+      "The Stonechat budget is £4,000 | approved.",
+      "Pick one: red door | green door | blue door",
+      "Run cat app.log | grep ERROR | wc -l and note the deadline is Friday.",
+      "We moved the launch to June 12.  The budget is 40k.  Dana owns it.",
+    ]) expect(userUnits(prose).some((u) => u.kind === "pasted"), prose).toBe(false);
   });
 
-  it("reads someone else's text set in quotes as pasted, sentence by sentence: mail quoting, or a paragraph-long quotation", () => {
+  it("reads someone else's text set in quotes as pasted, sentence by sentence: mail quoting, or a long quotation", () => {
     const thread = "Thread from a reader, newest first:\n> Nell: Still no reply. I'll be contacting IPSO by Monday.\nCan you find the article?";
     expect(userUnits(thread).map((u) => [u.text, u.kind === "pasted"])).toEqual([
       ["Thread from a reader, newest first:", false],
@@ -128,14 +133,34 @@ describe("the drop order", () => {
       ["I'll be contacting IPSO by Monday.", true],
       ["Can you find the article?", false],
     ]);
-    const pitch = 'Pitch from Nell:\n"I could do 950 words by Thursday the 12th. My rate would be £362."\nWorth it?';
-    expect(userUnits(pitch).filter((u) => u.kind === "pasted").map((u) => u.text)).toEqual(["I could do 950 words by Thursday the 12th.", "My rate would be £362."]);
-    // A quote the user asks to keep: one sentence, or inside their own words.
-    expect(userUnits('"Ship faster without the 2am pages."').some((u) => u.kind === "pasted")).toBe(false);
-    expect(userUnits('The headline has to be exactly "Ship faster. Sleep more." for Moonrise.').some((u) => u.kind === "pasted")).toBe(false);
+    const pitch = 'Pitch from Nell:\n"I have followed the new GP surgery for months and have two residents on record. I could do 950 words by Thursday the 12th."\nWorth it?';
+    expect(userUnits(pitch).filter((u) => u.kind === "pasted").map((u) => u.text)).toEqual(["I have followed the new GP surgery for months and have two residents on record.", "I could do 950 words by Thursday the 12th."]);
+    const translate = 'Can you put this into Spanish for Lucía? "Our coach will drop the musicians at the stage door at 20:20. Is there a piano tuner on the day?"';
+    expect(userUnits(translate).map((u) => u.kind === "pasted")).toEqual([false, true, true]);
+    // The user's own: a short quotation, a quote inside their words, a comparison.
+    for (const own of [
+      '"Fast. Simple. Yours." is the tagline.',
+      '"Fast. Simple. Yours."',
+      '"Dana owns the launch." Actually Priya owns it now, so update the doc titled "Launch plan".',
+      'The headline has to be exactly "Ship faster. Sleep more." for Moonrise.',
+      "> 200 errors since noon. Roll back to 4.2 now.",
+    ]) expect(userUnits(own).some((u) => u.kind === "pasted"), own).toBe(false);
   });
 
-  it("reads a form three or more sentences share as a routine: the next of them corrects nothing", () => {
+  it("reads a chat transcript's lines, a time and who said it, three or more in a row, as pasted", () => {
+    const chat = "What did we agree?\n[11:24] Greta: Has anyone seen my spare bow?\n[11:25] Gareth: Not on stage\n[11:36] Callum: There's one in dressing room 14";
+    expect(userUnits(chat).map((u) => u.kind === "pasted")).toEqual([false, true, true, true]);
+    expect(userUnits("Monday:\n09:00 standup with Dana\n10:30 review the Moth budget\n13:00 lunch with the Osprey team").some((u) => u.kind === "pasted")).toBe(false);
+  });
+
+  it("reads a value updated in the same words, however often, as updates: the latest goes last", () => {
+    const rates = ["The agency HCA rate is £24.10 an hour.", "The agency HCA rate is £25.35 an hour.", "The agency HCA rate is £26 an hour."];
+    const order = dropOrder(rates);
+    expect(order.indexOf(rates[0]!)).toBeLessThan(order.indexOf(rates[1]!));
+    expect(order.indexOf(rates[1]!)).toBeLessThan(order.indexOf(rates[2]!));
+  });
+
+  it("reads a form three or more sentences share, two or more values changed, as a routine: the next of them corrects nothing", () => {
     const weekly = ["Web traffic down 23.5% week on week; Bernie to look at the homepage order.", "Web traffic down 15.6% week on week; Ruth to look at the homepage order.", "Web traffic down 17.0% week on week; Fiona to look at the homepage order."];
     expect(dropSteps(units(weekly)).flat().map((u) => u.kind)).not.toContain("correction");
     const chases = ["Chase the council on FOI-2937; it's 10 working days overdue.", "Chase the council on FOI-4198; it's 23 working days overdue.", "Chase the council on FOI-1970; it's 24 working days overdue."];
