@@ -69,7 +69,7 @@ export function rankByCosine(query: Float32Array, vectors: ReadonlyMap<string, F
  * The lexical and the semantic ranking fused by score: each tool scores its lexical score over the best lexical hit's,
  * plus w times how far its cosine similarity rises above the floor of the semantic list over the best one's, over the
  * lists it is in (each read FUSION_DEPTH deep, exact hits left out). The floor is the FUSION_DEPTH-th similarity (0
- * when the catalog has fewer tools, or it is negative): what any tool shares with the query (its common words, its
+ * when fewer tools have vectors, a small catalog or one still being embedded, or when it is negative): what any tool shares with the query (its common words, its
  * script), so only what stands above it ranks, and a semantic ranking whose best barely clears its twentieth moves
  * little. w is the square of the share of the query the
  * best lexical hit did not account for (1 − its `coverage`): a query the lexical ranker read whole keeps its order,
