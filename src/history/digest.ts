@@ -311,7 +311,7 @@ function readState(value: unknown): DigestState | null {
     if (typeof u.kind !== "string" || !(UNIT_KINDS.includes(u.kind as UnitKind) || Object.hasOwn(EARLIER_KINDS, u.kind))) return [];
     // Kinds are read again from the text (earlier digests named others), but a correction stays one, and pasted data
     // stays pasted (what made it so, a fence, a table, a quotation, is not in its text).
-    const kind = unitKind({ text: u.text, kind: u.kind === "correction" || u.kind === "pasted" ? u.kind : "other" });
+    const kind = unitKind({ text: u.text, kind: u.kind as UnitKind });
     return [{ seq: u.seq, i: u.i, of: Math.max(u.of, u.i + 1), text: u.text, kind, ...(u.repeat === true ? { repeat: true as const } : {}) }];
   });
   units.sort((a, b) => a.seq - b.seq || a.i - b.i);

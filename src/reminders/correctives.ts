@@ -60,8 +60,8 @@ export function loopNote(calls: readonly TimelineCall[], settings: Correctives, 
   const loop = loops[0];
   if (!loop) return null;
   const tools = loop.tools.map((t) => name(t, nonce));
-  const alike = loop.noise ? "results that differed only in numbers going up and down" : "the same result each time";
-  const what = loop.period === 1 ? `${tools[0]} was called ${loop.repeats} times in a row with the same arguments and got ${alike}` : `the calls ${tools.join(" → ")} were made ${loop.repeats} times in a row, with the same arguments and ${loop.noise ? "results that differed only in numbers going up and down" : "the same results"}`;
+  const alike = loop.noise ? "results that differed only in numbers going up and down" : null;
+  const what = loop.period === 1 ? `${tools[0]} was called ${loop.repeats} times in a row with the same arguments and got ${alike ?? "the same result each time"}` : `the calls ${tools.join(" → ")} were made ${loop.repeats} times in a row, with the same arguments and ${alike ?? "the same results"}`;
   return {
     kind: "loop",
     reason: loop.period === 1 ? `${loop.tools[0]} repeated ${loop.repeats} times` : `cycle ${loop.tools.join(" → ")} repeated ${loop.repeats} times`,

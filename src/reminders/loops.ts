@@ -451,7 +451,7 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
       start = j - period + 1;
     }
   }
-  const withNoise = (loop: Loop): Loop => (Array.from({ length: loop.end - loop.start + 1 }, (_, k) => loop.start + k).some((i) => noisy.has(i)) ? { ...loop, noise: true } : loop);
+  const withNoise = (loop: Loop): Loop => ([...noisy].some((i) => i >= loop.start && i <= loop.end) ? { ...loop, noise: true } : loop);
   return found.map(withNoise).sort((a, b) => a.firedAt - b.firedAt);
 }
 
