@@ -2,9 +2,11 @@
  * `npx tsx bench/loops-adversarial.ts`: how long the loop detector takes to mask one result of about 1 MB of each
  * adversarial shape (long runs its patterns could backtrack over: spaces, fields, headers, slashes, base64, short
  * durations with no "ago", deep and wide JSON). Each stored result is masked once (`CanonicalResults`); a shape that
- * took time quadratic in its size would stall a turn, so each figure should stay well under a second.
+ * took time quadratic in its size would stall a turn, so each figure should stay well under a second. Then how long
+ * `findLoops` takes to read one call's results of about 1 MB each over their series: numbers compared slot by slot,
+ * lines sorted.
  */
-import { canonicalResult } from "../src/reminders/loops";
+import { canonicalResult, findLoops } from "../src/reminders/loops";
 
 const MB = 1 << 20;
 const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length));
@@ -44,4 +46,19 @@ for (const [name, make] of Object.entries(shapes)) {
   const started = performance.now();
   canonicalResult(text);
   console.log(`${name.padEnd(28)} ${(performance.now() - started).toFixed(0).padStart(5)} ms  (${(text.length / MB).toFixed(2)} M characters)`);
+}
+
+const numbers = (seed: number) => Array.from({ length: 150_000 }, (_, i) => `${(i * 7919 + seed) % 1000}`).join(" ");
+const lines = (rotate: number) => Array.from({ length: 60_000 }, (_, i) => `row ${(i + rotate) % 60_000} ok`).join("\n");
+const series: Record<string, () => string[]> = {
+  "4 results, numbers up and down": () => [0, 3, 1, 2].map(numbers),
+  "2 results, numbers apart": () => [0, 1].map(numbers),
+  "3 results, lines reordered": () => [0, 1, 2].map((k) => lines(k * 20_000)),
+};
+for (const [name, make] of Object.entries(series)) {
+  const results = make();
+  const started = performance.now();
+  findLoops(results.map((result, k) => ({ name: "probe", args: "{}", result, message: k, userTurn: 1 })));
+  const chars = results.reduce((sum, r) => sum + r.length, 0);
+  console.log(`${name.padEnd(32)} ${(performance.now() - started).toFixed(0).padStart(5)} ms  (${results.length} × ${(chars / results.length / MB).toFixed(2)} M characters)`);
 }

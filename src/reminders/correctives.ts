@@ -6,7 +6,7 @@
 import { markerTitle } from "../core/neutralize";
 import { openTag } from "../core/runtime-tag";
 import type { Correctives } from "../protocol/methods";
-import { findLoops, type CallRecord, type LoopOptions } from "./loops";
+import { findLoops, type Alike, type CallRecord, type LoopOptions } from "./loops";
 
 export type CorrectiveKind = "loop" | "done_without_action" | "interrupted";
 
@@ -54,13 +54,16 @@ export function timeline(messages: readonly TimelineMessage[]): TimelineCall[] {
 
 const name = (s: string, nonce: string | null | undefined) => markerTitle(s, 80, nonce);
 
+/** How a loop's results differed, as its note says it. */
+const ALIKE: Record<Alike, string> = { numbers: "in numbers that went up and down or barely moved", order: "in the order of their lines" };
+
 /** A loop that reached its threshold among the new calls; one reaching back past the read window is not new. */
 export function loopNote(calls: readonly TimelineCall[], settings: Correctives, truncated: boolean, nonce?: string | null, detector: Partial<Pick<LoopOptions, "acts" | "canonical">> = {}): Corrective | null {
   const loops = findLoops(calls, { repeats: settings.loopRepeats, maxPeriod: settings.loopPeriod, ...detector }).filter((l) => calls[l.firedAt]!.fresh && !(truncated && l.start === 0));
   const loop = loops[0];
   if (!loop) return null;
   const tools = loop.tools.map((t) => name(t, nonce));
-  const alike = loop.noise ? "results that differed only in numbers going up and down" : null;
+  const alike = loop.alike ? `results that differed only ${loop.alike.map((kind) => ALIKE[kind]).join(" and ")}` : null;
   const what = loop.period === 1 ? `${tools[0]} was called ${loop.repeats} times in a row with the same arguments and got ${alike ?? "the same result each time"}` : `the calls ${tools.join(" → ")} were made ${loop.repeats} times in a row, with the same arguments and ${alike ?? "the same results"}`;
   return {
     kind: "loop",

@@ -36,6 +36,9 @@ export interface LoopOptions {
 
 export const LOOP_DEFAULTS: LoopOptions = { repeats: 3, maxPeriod: 3, acts: () => false, canonical: canonicalResult };
 
+/** How a call's results differed and were still one outcome: in numbers that are noise, or in the order of their lines. */
+export type Alike = "numbers" | "order";
+
 /** One loop: the calls it spans (`start`..`end`, inclusive), the call that made it one (`firedAt`), its period and its tools. */
 export interface Loop {
   start: number;
@@ -48,8 +51,8 @@ export interface Loop {
   repeats: number;
   /** Calls made again with nothing new learned: the run's length less one cycle. */
   wasted: number;
-  /** Its results were alike only once numbers that kept turning back were read as noise (`fingerprintsOverStreaks`). */
-  noise?: true;
+  /** How its results differed though read as one outcome (`fingerprintsOverSeries`); absent when they were the same. */
+  alike?: Alike[];
 }
 
 /** The value with every object's keys sorted, no whitespace; numbers as JSON numbers (1.0 and 1 alike). */
@@ -419,7 +422,7 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
   if (repeats < 2) return [];
   const batches = batchesOf(calls);
   const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));
-  const { prints, noisy } = fingerprintsOverStreaks(calls, asked, batches, canonical);
+  const { prints, alike } = fingerprintsOverSeries(calls, asked, batches, canonical);
   const found = repeatsInARow(calls, prints, batches, repeats);
   const made = new Map<string, number>();
   for (const call of asked) made.set(call, (made.get(call) ?? 0) + 1);
@@ -451,8 +454,11 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
       start = j - period + 1;
     }
   }
-  const withNoise = (loop: Loop): Loop => ([...noisy].some((i) => i >= loop.start && i <= loop.end) ? { ...loop, noise: true } : loop);
-  return found.map(withNoise).sort((a, b) => a.firedAt - b.firedAt);
+  const withAlike = (loop: Loop): Loop => {
+    const kinds = new Set([...alike].filter(([i]) => i >= loop.start && i <= loop.end).map(([, kind]) => kind));
+    return kinds.size ? { ...loop, alike: (["numbers", "order"] as const).filter((kind) => kinds.has(kind)) } : loop;
+  };
+  return found.map(withAlike).sort((a, b) => a.firedAt - b.firedAt);
 }
 
 /** A call made in each of `repeats` consecutive messages (or, without messages, consecutive calls): a period-1 loop. */
@@ -526,66 +532,111 @@ function batchStarts(messages: readonly (number | undefined)[]): Map<number, num
   return starts;
 }
 
-/** A number, as a slot of a result's skeleton: digits, and a decimal fraction; signs and other separators stay in the skeleton. */
-const NUMBER = /\d+(?:\.\d+)?/g;
+/**
+ * A number, as a slot of a result's skeleton: a clock reading (`11:55:40`, `0:00:03.240`, `68:27`), read whole in
+ * seconds, or a run of digits with its decimal fraction. Signs and other separators stay in the skeleton, so an
+ * array's items and a version's parts are numbers of their own.
+ */
+const NUMBER = /\d+(?::\d{2}(?!\d))+(?:\.\d+)?|\d+(?:\.\d+)?/g;
+
+/** A number's value: a clock reading in seconds; null when too long to read exactly (an id, not a measure). */
+function valueOf(token: string): number | null {
+  const [whole = "", fraction] = token.split(".");
+  const value = whole.split(":").reduce((sum, part) => sum * 60 + Number(part), 0) + (fraction ? Number(`0.${fraction}`) : 0);
+  return value <= Number.MAX_SAFE_INTEGER ? value : null;
+}
+
+/** How far two readings of one number may lie apart, relative to the larger, and still read as the same state. */
+const SAME_READING = 0.02;
 
 /**
- * Each call's fingerprint, read over its streak: the same call (tool and arguments) made in consecutive batches of
- * one user turn. When three or more of its results differ only in numbers, and every number that changed turned back
- * over the streak (up then down, or down then up), those numbers are noise and the results one outcome: progress
- * moves one way (a count up, a remainder down), noise both (a latency, a gauge, a lag, a sampled CPU). A number that
- * moved one way only, or too long to read exactly, is progress, and the results stay apart. Progress that dips and
- * recovers within three calls (a rollout's ready replicas 2, 1, 3) and random draws read as noise too: the note then
- * says the results differed only in numbers going up and down, which is what the model saw.
+ * Whether the results of one call, read in order, differ only in numbers that are noise: over three results or more,
+ * every number that changed turned back (up then down, or down then up), since progress moves one way (a count up, a
+ * remainder down) and noise both (a latency, a gauge, a sampled CPU); over two, which show no direction, every number
+ * that changed moved by less than `SAME_READING` of itself (a PID, a sampled temperature, a clock, a counter fed by
+ * others). A number that moved one way, moved more, or is too long to read exactly is progress.
  */
-function fingerprintsOverStreaks(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], canonical: (result: string) => string): { prints: string[]; noisy: Set<number> } {
+function differOnlyInNoise(read: readonly string[]): boolean {
+  const skeleton = read[0]!.replace(NUMBER, "#");
+  if (read.some((result) => result.replace(NUMBER, "#") !== skeleton)) return false;
+  const tokens = read.map((result) => result.match(NUMBER) ?? []);
+  let moved = false;
+  for (let slot = 0; slot < tokens[0]!.length; slot++) {
+    const slotTokens = tokens.map((ts) => ts[slot]!);
+    if (slotTokens.every((t) => t === slotTokens[0])) continue;
+    const values = slotTokens.map(valueOf);
+    if (values.some((v) => v === null)) return false;
+    const exact = values as number[];
+    if (exact.length === 2) {
+      const [a, b] = exact as [number, number];
+      if (Math.abs(a - b) > SAME_READING * Math.max(Math.abs(a), Math.abs(b))) return false;
+    } else {
+      const moves = exact.slice(1).map((v, k) => Math.sign(v - exact[k]!)).filter((d) => d !== 0);
+      if (!moves.slice(1).some((d, k) => d !== moves[k])) return false;
+    }
+    moved = true;
+  }
+  return moved;
+}
+
+/**
+ * Whether two results hold the same lines in another order (a set's members, rows without an ORDER BY, a plan's refresh
+ * lines as they finish). Only when each line with words in it is there once, its indentation kept (YAML nested otherwise is another document): a masked table's rows alike ("· 1/1
+ * Running") have lost what told them apart, and their order is all that is left of it.
+ */
+function sameLinesReordered(a: string, b: string): boolean {
+  const sorted = (result: string) => result.split("\n").map((line) => line.trimEnd()).sort();
+  const [x, y] = [sorted(a), sorted(b)];
+  const worded = x.filter((line) => /[\p{L}\p{N}]/u.test(line));
+  return new Set(worded).size === worded.length && x.join("\n") === y.join("\n");
+}
+
+/** A call's series: the same call (tool and arguments) within one user turn, once per batch, in order. A user's message is new input: a series never spans it. */
+function seriesOf(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][]): number[][] {
+  const series = new Map<string, number[]>();
+  for (const batch of batches) {
+    const inBatch = new Set<string>();
+    for (const i of batch) {
+      const key = JSON.stringify([calls[i]!.userTurn ?? null, asked[i]]);
+      if (inBatch.has(key)) continue;
+      inBatch.add(key);
+      const list = series.get(key);
+      if (list) list.push(i);
+      else series.set(key, [i]);
+    }
+  }
+  return [...series.values()];
+}
+
+/**
+ * Each call's fingerprint, its results read over its series: results that differ only in numbers that are noise
+ * (`differOnlyInNoise`) are one outcome, and so are two in a row that hold the same lines in another order
+ * (`sameLinesReordered`). Progress that dips and recovers within three calls (a rollout's ready replicas 2, 1, 3),
+ * random draws and slow progress read twice (a copy 1 % further on) read as noise too: the note then says how the
+ * results differed, which is what the model saw.
+ */
+function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], canonical: (result: string) => string): { prints: string[]; alike: Map<number, Alike> } {
   const results = calls.map((call) => (call.result === null ? null : canonical(call.result)));
   const prints = results.map((result, i) => JSON.stringify([asked[i], result]));
-  const noisy = new Set<number>();
-  const streaks: number[][] = [];
-  let open = new Map<string, number[]>();
-  let turn: number | undefined;
-  for (const batch of batches) {
-    // A user's message between two calls is new input: a streak never spans it.
-    if (calls[batch[0]!]!.userTurn !== turn) {
-      streaks.push(...open.values());
-      open = new Map();
-      turn = calls[batch[0]!]!.userTurn;
-    }
-    const next = new Map<string, number[]>();
-    for (const i of batch) if (!next.has(asked[i]!)) next.set(asked[i]!, [...(open.get(asked[i]!) ?? []), i]);
-    for (const [call, streak] of open) if (!next.has(call)) streaks.push(streak);
-    open = next;
-  }
-  streaks.push(...open.values());
-  for (const streak of streaks) {
-    if (streak.length < 3) continue;
-    const read = streak.map((i) => results[i]);
-    if (read.some((result) => result === null) || read.every((result) => result === read[0])) continue;
-    const skeleton = read[0]!.replace(NUMBER, "#");
-    if (read.some((result) => result!.replace(NUMBER, "#") !== skeleton)) continue;
-    const numbers = read.map((result) => [...result!.matchAll(NUMBER)].map(([n]) => n));
-    let turned = false;
-    let progress = false;
-    for (let slot = 0; slot < numbers[0]!.length && !progress; slot++) {
-      const values = numbers.map((ns) => ns[slot]!);
-      if (values.every((v) => v === values[0])) continue;
-      const exact = values.map(Number).filter((v) => Math.abs(v) <= Number.MAX_SAFE_INTEGER);
-      if (exact.length < values.length) {
-        progress = true;
-        continue;
+  const alike = new Map<number, Alike>();
+  for (const series of seriesOf(calls, asked, batches)) {
+    const read = series.map((i) => results[i]);
+    if (read.some((result) => result === null) || series.length < 2) continue;
+    if (differOnlyInNoise(read as string[])) {
+      const skeleton = read[0]!.replace(NUMBER, "#");
+      for (const i of series) {
+        prints[i] = JSON.stringify([asked[i], skeleton]);
+        alike.set(i, "numbers");
       }
-      // The directions of the moves, and how often they change.
-      const moves = exact.slice(1).map((v, k) => Math.sign(v - exact[k]!)).filter((d) => d !== 0);
-      const turns = moves.slice(1).filter((d, k) => d !== moves[k]).length;
-      if (turns > 0) turned = true;
-      else progress = true;
+      continue;
     }
-    if (progress || !turned) continue;
-    for (const i of streak) {
-      prints[i] = JSON.stringify([asked[i], skeleton]);
-      noisy.add(i);
+    for (let k = 1; k < series.length; k++) {
+      const [a, b] = [series[k - 1]!, series[k]!];
+      if (prints[a] === prints[b] || !sameLinesReordered(results[a]!, results[b]!)) continue;
+      prints[b] = prints[a]!;
+      alike.set(a, alike.get(a) ?? "order");
+      alike.set(b, "order");
     }
   }
-  return { prints, noisy };
+  return { prints, alike };
 }

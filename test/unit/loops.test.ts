@@ -154,8 +154,43 @@ describe("the loop detector", () => {
     // A gauge sampled four times, up, down, up: the same alert still firing. The loop says its results were alike only so.
     const gauge = findLoops(["1.8237", "1.8862", "1.7910", "1.8403"].map((v) => c("grafana_rules", {}, `rule p99-latency firing since 09:41 value ${v}`)));
     expect(gauge).toHaveLength(1);
-    expect(gauge[0]!.noise).toBe(true);
-    expect(findLoops([flight(50), flight(50), flight(50)].map((call, k) => ({ ...call, result: `${call.result} ` + " ".repeat(k) })))[0]!.noise).toBeUndefined();
+    expect(gauge[0]!.alike).toEqual(["numbers"]);
+    expect(findLoops([flight(50), flight(50), flight(50)].map((call, k) => ({ ...call, result: `${call.result} ` + " ".repeat(k) })))[0]!.alike).toBeUndefined();
+  });
+
+  it("reads two readings of a cycle's call as one state when every number that changed moved less than 2 % of itself", () => {
+    const cycle = (first: string, second: string) => [c("weather", { city: "Bergen" }, first), c("thermostat", { id: 3 }, "idle, target 21"), c("weather", { city: "Bergen" }, second), c("thermostat", { id: 3 }, "idle, target 21")].map((call, k) => ({ ...call, message: k }));
+    // A sampled temperature and a clock read to the second (whole, not as its parts: 11:55:40 and 11:55:53 are 13 s apart).
+    const sampled = findLoops(cycle("rain, 9.42 °C at 11:55:40", "rain, 9.27 °C at 11:55:53"));
+    expect(sampled).toHaveLength(1);
+    expect(sampled[0]).toMatchObject({ period: 2, alike: ["numbers"] });
+    // A reading that moved more is a change: the room warmed 19.4 → 20.3 (4.4 %).
+    expect(findLoops(cycle("rain, 19.4 °C", "rain, 20.3 °C"))).toEqual([]);
+    // A small count that moved at all moved by much: 2 of 3 replicas, then 3.
+    expect(findLoops(cycle("2/3 replicas ready", "3/3 replicas ready"))).toEqual([]);
+    // Three readings or more show a direction: a slow rise one way is progress, however small each step.
+    const rising = ["20.2", "20.6", "21.0"].map((t, k) => ({ ...c("sensor", { room: "bedroom" }, `${t} °C`), message: k }));
+    expect(findLoops(rising)).toEqual([]);
+  });
+
+  it("reads a cycle's readings over the whole user turn, not only in a row, and never across the user's messages", () => {
+    const ab = (lags: number[], turns: number[]) => lags.flatMap((lag, k) => [{ ...c("replica_status", { db: "orders" }, `io thread failing, lag ${lag}`), message: 2 * k, userTurn: turns[k] }, { ...c("journal", { unit: "mysql" }, "Access denied for user 'repl'"), message: 2 * k + 1, userTurn: turns[k] }]);
+    // A-B-A-B-A-B with a lag going 50, 83, 62: noise over the turn, though no two readings are in a row.
+    expect(findLoops(ab([50, 83, 62], [1, 1, 1]))).toHaveLength(1);
+    // The same calls across three of the user's messages are three questions.
+    expect(findLoops(ab([50, 83, 62], [1, 2, 3]))).toEqual([]);
+  });
+
+  it("reads the same lines in another order as the same result, unless masking left rows alike", () => {
+    const plan = (order: number[]) => c("terraform_plan", { dir: "infra" }, ["Refreshing state...", ...order.map((k) => [`hcloud_volume.pgdata: Refreshing [id=102233]`, `hcloud_firewall.db: Refreshing [id=1203344]`, `hcloud_server.db: Refreshing [id=4711042]`][k]!), "", "No changes.", ""].join("\n"));
+    const reordered = findLoops([plan([0, 1, 2]), plan([2, 0, 1]), plan([1, 2, 0])]);
+    expect(reordered).toHaveLength(1);
+    expect(reordered[0]!.alike).toEqual(["order"]);
+    // A resource that appeared is a change, in any order.
+    expect(findLoops([plan([0, 1]), plan([1, 0, 2]), plan([2, 0, 1])].map((call, k) => ({ ...call, message: k })))).toEqual([]);
+    // Pods whose generated names were masked: rows alike, so their order is what says which pod is which.
+    const rollout = [["1/1 Running", "1/1 Running", "0/1 ContainerCreating"], ["1/1 Running", "0/1 ContainerCreating", "1/1 Running"], ["0/1 ContainerCreating", "1/1 Running", "1/1 Running"]];
+    expect(findLoops(rollout.map((states, k) => ({ ...c("kubectl", { args: "get pods" }, ["NAME READY STATUS", ...states.map((s) => `· ${s}`)].join("\n")), message: k })))).toEqual([]);
   });
 
   it("reads each number of a result apart: an array's items, a version's parts, an id too long to read exactly", () => {
@@ -403,6 +438,14 @@ describe("corrective notes", () => {
     expect(loopNote(fresh([r, r, r]), DEFAULTS, false)).toMatchObject({ kind: "loop", reason: "read_file repeated 3 times" });
     // A loop reaching back to the start of a truncated read is not known to be new.
     expect(loopNote(fresh([r, r, r]), DEFAULTS, true)).toBeNull();
+  });
+
+  it("a loop note says how results read as one outcome differed", () => {
+    const plan = (lines: string[], cpu: string) => c("status", { app: "web" }, [...lines, `cpu ${cpu}%`].join("\n"));
+    const text = (calls: CallRecord[]) => loopNote(fresh(calls), DEFAULTS, false)?.text;
+    expect(text([plan(["a ok", "b ok"], "40"), plan(["b ok", "a ok"], "40"), plan(["a ok", "b ok"], "40")])).toContain("got results that differed only in the order of their lines.");
+    expect(text([plan(["a ok"], "40"), plan(["a ok"], "61"), plan(["a ok"], "44")])).toContain("got results that differed only in numbers that went up and down or barely moved.");
+    expect(text([plan(["a ok"], "40"), plan(["a ok"], "40"), plan(["a ok"], "40")])).toContain("got the same result each time.");
   });
 
   it("a call is as new as its result: a loop completed by a result that came in this turn is new, whoever stored the call", () => {
