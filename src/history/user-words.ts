@@ -84,13 +84,15 @@ export function userUnits(message: string): WordUnit[] {
       continue;
     }
     const lines = part.split(/\n+/);
-    const logged = logLines(lines);
+    const recorded = recordLines(lines);
+    const mail = mailQuotes(lines);
     lines.forEach((line, k) => {
       const text = line.replace(/\s+/g, " ").trim();
       if (!text) return;
-      if (fenced || logged.has(k) || tableRow(line)) units.push({ text, kind: "pasted" });
+      if (fenced || recorded.has(k) || tableRow(line)) units.push({ text, kind: "pasted" });
       else {
-        const mailed = MAIL_QUOTED.exec(text);
+        const mailed = mail.has(k) ? MAIL_QUOTED.exec(text) : null;
+        if (mail.has(k) && !mailed) return;
         for (const sentence of sentencesOf(mailed ? mailed[1]! : text)) {
           const quoted = mailed ? [sentence] : quotedSentences(sentence);
           if (quoted) for (const part of quoted) units.push({ text: part, kind: "pasted" });
@@ -115,8 +117,26 @@ function tableRow(line: string): boolean {
   return (line.match(/[^\s.!?;:,](?:\t+| {2,})(?=\S)/g) ?? []).length >= 2;
 }
 
-/** A line quoted as mail quotes it (`> …`; not "> 200 errors", a comparison). */
+/** A line quoted as mail quotes it (`> …`, or `>` alone between its paragraphs; not "> 200 errors", a comparison). */
+const MAIL_LINE = /^\s*>(?:\s+(?![\d=<>])|\s*$)/;
 const MAIL_QUOTED = /^>\s+(?![\d=<>])(.*)$/su;
+
+/**
+ * The lines of mail someone else wrote, quoted: lines quoted as mail quotes them, in a row, that hold more than one
+ * sentence ("> Nell: Still no reply. I'll be contacting IPSO by Monday."). A sentence the user set in a quote to keep
+ * its wording ("> The map is not the territory (but it helps)." then "that's the wording legal approved") stays theirs.
+ */
+function mailQuotes(lines: readonly string[]): Set<number> {
+  const quoted = new Set<number>();
+  for (let k = 0; k < lines.length; ) {
+    let end = k;
+    while (end < lines.length && MAIL_LINE.test(lines[end]!)) end++;
+    const inner = lines.slice(k, end).map((line) => line.replace(/^\s*>\s*/, "")).join(" ").trim();
+    if (sentencesOf(inner).length > 1) for (let i = k; i < end; i++) quoted.add(i);
+    k = end > k ? end : k + 1;
+  }
+  return quoted;
+}
 
 /** A quotation is someone else's text, not a phrase to keep, past this many characters and one sentence. */
 const PASTED_QUOTE_CHARS = 80;
@@ -158,18 +178,31 @@ function machineLine(line: string): boolean {
 }
 
 /**
- * The lines of a pasted log, unfenced: three or more machine lines in a row (`machineLine`). They are the machine's
- * record, pasted for the assistant to read, not what the user said; a line or two so stamped stays the user's.
+ * A labelled value: a label of a few words (`Supplier`, `Signed (Kestrel)`, `Response required by`), a colon, then its
+ * value or a blank to fill (`____`). A line ending in its colon ("The PO as raised:") introduces what follows.
  */
-function logLines(lines: readonly string[]): Set<number> {
-  const logged = new Set<number>();
+const FORM_LINE = /^\s*\p{L}[\p{L}\p{N} ()\/&'.#-]{0,40}:\s+\S/u;
+
+/**
+ * The lines of a pasted record, unfenced: three or more machine lines in a row (`machineLine`: a log, an alarm panel,
+ * a chat's transcript), or three or more labelled values (`FORM_LINE`: a purchase order, a permit, an RFI as a system
+ * prints them). They are brought for the assistant to read, as a table's rows are, not what the user said; a line or
+ * two so stamped or labelled ("Budget: £4,200"), or a list the user bulleted, stays theirs.
+ */
+function recordLines(lines: readonly string[]): Set<number> {
+  return new Set([...runsOf(lines, machineLine), ...runsOf(lines, (line) => FORM_LINE.test(line))]);
+}
+
+/** The lines in runs of three or more in a row that pass `test`. */
+function runsOf(lines: readonly string[], test: (line: string) => boolean): number[] {
+  const found: number[] = [];
   for (let k = 0; k < lines.length; ) {
     let end = k;
-    while (end < lines.length && machineLine(lines[end]!)) end++;
-    if (end - k >= 3) for (let i = k; i < end; i++) logged.add(i);
+    while (end < lines.length && test(lines[end]!)) end++;
+    if (end - k >= 3) for (let i = k; i < end; i++) found.push(i);
     k = end > k ? end : k + 1;
   }
-  return logged;
+  return found;
 }
 
 /** Sentences of one line: after . ! ? … (and their full-width forms), not after an abbreviation, a decimal point or inside a path. */

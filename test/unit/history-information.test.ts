@@ -110,6 +110,19 @@ describe("the drop order", () => {
     expect(userUnits("[2024-02-09T19:10:00Z] ERROR publish: image too big\n[2024-02-09T19:10:04Z] WARN retry 1/3\n[2024-02-09T19:10:34Z] ERROR publish failed").every((u) => u.kind === "pasted")).toBe(true);
   });
 
+  it("reads a pasted record's labelled lines as pasted: three or more in a row, unbulleted", () => {
+    const message = "The PO as raised:\nPurchase order: PO-4885\nSupplier: Carrick Frame\nValue: £31,060 excl. VAT\nSigned (Kestrel): ____\nCan you check it against the schedule?";
+    expect(userUnits(message).map((u) => u.kind === "pasted")).toEqual([false, true, true, true, true, false]);
+    // A line or two so labelled is the user's, and so is a list they bulleted, and sentences that happen to hold a colon.
+    for (const own of [
+      "Budget: £4,200\nVenue: Harbour Hall",
+      "- Venue: Harbour Hall\n- Date: Thursday 12 June\n- Budget: £4,200",
+      "Note: the pour moved.\nThe crane goes on Friday.\nReminder: book the pump.",
+    ]) expect(userUnits(own).some((u) => u.kind === "pasted"), own).toBe(false);
+    // A link is no label: lines of URLs stay the user's.
+    expect(userUnits("https://a.example/one\nhttps://a.example/two\nhttps://a.example/three").some((u) => u.kind === "pasted")).toBe(false);
+  });
+
   it("reads a table's rows as pasted: cells set apart by pipes, tabs or columns of spaces", () => {
     const message = "Harold pasted this, no context:\nround              copies  returns\nSedgebury           2617  32.6%\nHolt Cross loop     3648  18.1%\nIs that this week's?";
     expect(userUnits(message).map((u) => u.kind === "pasted")).toEqual([false, true, true, true, false]);
@@ -137,8 +150,10 @@ describe("the drop order", () => {
     expect(userUnits(pitch).filter((u) => u.kind === "pasted").map((u) => u.text)).toEqual(["I have followed the new GP surgery for months and have two residents on record.", "I could do 950 words by Thursday the 12th."]);
     const translate = 'Can you put this into Spanish for Lucía? "Our coach will drop the musicians at the stage door at 20:20. Is there a piano tuner on the day?"';
     expect(userUnits(translate).map((u) => u.kind === "pasted")).toEqual([false, true, true]);
-    // The user's own: a short quotation, a quote inside their words, a comparison.
+    // The user's own: a short quotation, a quote inside their words, a comparison, one sentence set in a mail quote to
+    // keep its wording.
     for (const own of [
+      "> The map is not the territory (but it helps).\nthat's the wording legal approved, keep it",
       '"Fast. Simple. Yours." is the tagline.',
       '"Fast. Simple. Yours."',
       '"Dana owns the launch." Actually Priya owns it now, so update the doc titled "Launch plan".',
