@@ -84,12 +84,12 @@ export function userUnits(message: string): WordUnit[] {
       continue;
     }
     const lines = part.split(/\n+/);
-    const recorded = recordLines(lines);
+    const logged = logLines(lines);
     const mail = mailQuotes(lines);
     lines.forEach((line, k) => {
       const text = line.replace(/\s+/g, " ").trim();
       if (!text) return;
-      if (fenced || recorded.has(k) || tableRow(line)) units.push({ text, kind: "pasted" });
+      if (fenced || logged.has(k) || tableRow(line)) units.push({ text, kind: "pasted" });
       else {
         const mailed = mail.has(k) ? MAIL_QUOTED.exec(text) : null;
         if (mail.has(k) && !mailed) return;
@@ -122,19 +122,17 @@ const MAIL_LINE = /^\s*>(?:\s+(?![\d=<>])|\s*$)/;
 const MAIL_QUOTED = /^>\s+(?![\d=<>])(.*)$/su;
 
 /**
- * The lines of mail someone else wrote, quoted: lines quoted as mail quotes them, in a row, that hold more than one
- * sentence ("> Nell: Still no reply. I'll be contacting IPSO by Monday."). A sentence the user set in a quote to keep
- * its wording ("> The map is not the territory (but it helps)." then "that's the wording legal approved") stays theirs.
+ * The lines of mail someone else wrote, quoted: two or more lines in a row quoted as mail quotes them, or one that
+ * holds more than one sentence ("> Nell: Still no reply. I'll be contacting IPSO by Monday."). A sentence the user set
+ * in a quote to keep its wording ("> The map is not the territory (but it helps)." then "that's the wording legal
+ * approved") stays theirs.
  */
 function mailQuotes(lines: readonly string[]): Set<number> {
-  const quoted = new Set<number>();
-  for (let k = 0; k < lines.length; ) {
-    let end = k;
-    while (end < lines.length && MAIL_LINE.test(lines[end]!)) end++;
-    const inner = lines.slice(k, end).map((line) => line.replace(/^\s*>\s*/, "")).join(" ").trim();
-    if (sentencesOf(inner).length > 1) for (let i = k; i < end; i++) quoted.add(i);
-    k = end > k ? end : k + 1;
-  }
+  const quoted = new Set(runsOf(lines, (line) => MAIL_LINE.test(line), 2));
+  lines.forEach((line, k) => {
+    const one = MAIL_LINE.test(line) && !MAIL_LINE.test(lines[k - 1] ?? "") && !MAIL_LINE.test(lines[k + 1] ?? "");
+    if (one && sentencesOf(line.replace(/^\s*>\s*/, "")).length > 1) quoted.add(k);
+  });
   return quoted;
 }
 
@@ -178,28 +176,20 @@ function machineLine(line: string): boolean {
 }
 
 /**
- * A labelled value: a label of a few words (`Supplier`, `Signed (Kestrel)`, `Response required by`), a colon, then its
- * value or a blank to fill (`____`). A line ending in its colon ("The PO as raised:") introduces what follows.
+ * The lines of a pasted log, unfenced: three or more machine lines in a row (`machineLine`). They are the machine's
+ * record, pasted for the assistant to read, not what the user said; a line or two so stamped stays the user's.
  */
-const FORM_LINE = /^\s*\p{L}[\p{L}\p{N} ()\/&'.#-]{0,40}:\s+\S/u;
-
-/**
- * The lines of a pasted record, unfenced: three or more machine lines in a row (`machineLine`: a log, an alarm panel,
- * a chat's transcript), or three or more labelled values (`FORM_LINE`: a purchase order, a permit, an RFI as a system
- * prints them). They are brought for the assistant to read, as a table's rows are, not what the user said; a line or
- * two so stamped or labelled ("Budget: £4,200"), or a list the user bulleted, stays theirs.
- */
-function recordLines(lines: readonly string[]): Set<number> {
-  return new Set([...runsOf(lines, machineLine), ...runsOf(lines, (line) => FORM_LINE.test(line))]);
+function logLines(lines: readonly string[]): Set<number> {
+  return new Set(runsOf(lines, machineLine, 3));
 }
 
-/** The lines in runs of three or more in a row that pass `test`. */
-function runsOf(lines: readonly string[], test: (line: string) => boolean): number[] {
+/** The lines in runs of at least `min` in a row that pass `test`. */
+function runsOf(lines: readonly string[], test: (line: string) => boolean, min: number): number[] {
   const found: number[] = [];
   for (let k = 0; k < lines.length; ) {
     let end = k;
     while (end < lines.length && test(lines[end]!)) end++;
-    if (end - k >= 3) for (let i = k; i < end; i++) found.push(i);
+    if (end - k >= min) for (let i = k; i < end; i++) found.push(i);
     k = end > k ? end : k + 1;
   }
   return found;

@@ -13,7 +13,7 @@ export interface CallRecord {
   result: string | null;
   /** The assistant message that made it: calls of one message are a parallel batch, compared in any order. */
   message?: number;
-  /** The user's message it answers (their count so far): a streak of the same call never spans a new one. */
+  /** The user's message it answers (their count so far): a call's series never spans a new one (`seriesOf`). */
   userTurn?: number;
 }
 
@@ -422,10 +422,20 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
   if (repeats < 2) return [];
   const batches = batchesOf(calls);
   const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));
-  const { prints, alike } = fingerprintsOverSeries(calls, asked, batches, canonical);
-  const found = repeatsInARow(calls, prints, batches, repeats);
   const made = new Map<string, number>();
   for (const call of asked) made.set(call, (made.get(call) ?? 0) + 1);
+  const { results, prints, alike } = fingerprintsOverSeries(calls, asked, made, canonical);
+  // How a loop's own calls differed, when they did: a call beside them, or an identical tail of a noisy series, says nothing.
+  const alikeOf = (members: readonly number[]): Alike[] | undefined => {
+    if (members.every((i) => results[i] === results[members[0]!])) return undefined;
+    const kinds = new Set(members.flatMap((i) => alike.get(i) ?? []));
+    return kinds.size ? (["numbers", "order"] as const).filter((kind) => kinds.has(kind)) : undefined;
+  };
+  const withAlike = (loop: Loop, members: readonly number[]): Loop => {
+    const kinds = alikeOf(members);
+    return kinds ? { ...loop, alike: kinds } : loop;
+  };
+  const found = repeatsInARow(calls, prints, batches, repeats).map(({ loop, members }) => withAlike(loop, members));
   const order = cycleOrder(batches.map((batch) => withoutOneOffsBeside(batch, asked, made, (i) => acts(calls[i]!.name))), prints);
   const fps = order.map((i) => prints[i]!);
   const batchAt = batchStarts(order.map((i) => calls[i]!.message));
@@ -447,29 +457,25 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
         const covered = found.some((l) => firedAt >= l.start && firedAt <= l.end);
         if (primitive && !covered) {
           const tools = order.slice(start, start + period).map((i) => calls[i]!.name);
-          found.push({ start: Math.min(...span), end: Math.max(...span), firedAt, period, tools, repeats: Math.floor(length / period), wasted: length - period });
+          found.push(withAlike({ start: Math.min(...span), end: Math.max(...span), firedAt, period, tools, repeats: Math.floor(length / period), wasted: length - period }, span));
         }
       }
       // The next run starts period calls back from the break: those calls are trivially periodic.
       start = j - period + 1;
     }
   }
-  const withAlike = (loop: Loop): Loop => {
-    const kinds = new Set([...alike].filter(([i]) => i >= loop.start && i <= loop.end).map(([, kind]) => kind));
-    return kinds.size ? { ...loop, alike: (["numbers", "order"] as const).filter((kind) => kinds.has(kind)) } : loop;
-  };
-  return found.map(withAlike).sort((a, b) => a.firedAt - b.firedAt);
+  return found.sort((a, b) => a.firedAt - b.firedAt);
 }
 
-/** A call made in each of `repeats` consecutive messages (or, without messages, consecutive calls): a period-1 loop. */
-function repeatsInARow(calls: readonly CallRecord[], prints: readonly string[], batches: readonly number[][], repeats: number): Loop[] {
-  const loops: Loop[] = [];
+/** A call made in each of `repeats` consecutive messages (or, without messages, consecutive calls): a period-1 loop, with its calls. */
+function repeatsInARow(calls: readonly CallRecord[], prints: readonly string[], batches: readonly number[][], repeats: number): { loop: Loop; members: number[] }[] {
+  const loops: { loop: Loop; members: number[] }[] = [];
   // Per fingerprint: the positions of its current run, one per consecutive batch.
   let runs = new Map<string, number[]>();
   const close = (run: number[]) => {
     if (run.length < repeats) return;
     const firedAt = run[repeats - 1]!;
-    loops.push({ start: run[0]!, end: run.at(-1)!, firedAt, period: 1, tools: [calls[firedAt]!.name], repeats: run.length, wasted: run.length - 1 });
+    loops.push({ loop: { start: run[0]!, end: run.at(-1)!, firedAt, period: 1, tools: [calls[firedAt]!.name], repeats: run.length, wasted: run.length - 1 }, members: run });
   };
   for (const batch of batches) {
     const next = new Map<string, number[]>();
@@ -534,10 +540,11 @@ function batchStarts(messages: readonly (number | undefined)[]): Map<number, num
 
 /**
  * A number, as a slot of a result's skeleton: a clock reading (`11:55:40`, `0:00:03.240`, `68:27`), read whole in
- * seconds, or a run of digits with its decimal fraction. Signs and other separators stay in the skeleton, so an
- * array's items and a version's parts are numbers of their own.
+ * seconds; a decimal (`9.42`); or a run of digits. A dotted run of three parts or more (a version `1.9.0`, an address
+ * `10.0.2.11`) is read part by part. Signs and other separators stay in the skeleton, so an array's items are numbers
+ * of their own.
  */
-const NUMBER = /\d+(?::\d{2}(?!\d))+(?:\.\d+)?|\d+(?:\.\d+)?/g;
+const NUMBER = /\d+(?::\d{2}(?!\d))+(?:\.\d+)?|(?<![\d.])\d+\.\d+(?![.\d])|\d+/g;
 
 /** A number's value: a clock reading in seconds; null when too long to read exactly (an id, not a measure). */
 function valueOf(token: string): number | null {
@@ -548,13 +555,17 @@ function valueOf(token: string): number | null {
 
 /** How far two readings of one number may lie apart, relative to the larger, and still read as the same state. */
 const SAME_READING = 0.02;
+/** A day in seconds: a clock that goes back by more than half of one has passed midnight. */
+const DAY = 86_400;
 
 /**
- * Whether the results of one call, read in order, differ only in numbers that are noise: over three results or more,
- * every number that changed turned back (up then down, or down then up), since progress moves one way (a count up, a
- * remainder down) and noise both (a latency, a gauge, a sampled CPU); over two, which show no direction, every number
- * that changed moved by less than `SAME_READING` of itself (a PID, a sampled temperature, a clock, a counter fed by
- * others). A number that moved one way, moved more, or is too long to read exactly is progress.
+ * Whether the results of one call, read in order, differ only in numbers that are noise. A number that changed twice
+ * or more must have turned back (up then down, or down then up): progress moves one way (a count up, a remainder down),
+ * noise both (a latency, a gauge, a sampled CPU). A number that changed once shows no direction: it is noise when it
+ * moved by less than `SAME_READING` of the larger (a sampled temperature 9.42 and 9.27, a clock a few seconds on, a PID,
+ * a counter others feed, a number minted per occurrence), a change when it moved more (2 → 3 replicas, 19.4 → 20.3 °C).
+ * Blind corpora show the former far more often than a state that moves by a hair; when one does (a port 8080 → 8081, a
+ * job 1 % further on, read twice), it reads as noise. A number too long to read exactly that changed is a change.
  */
 function differOnlyInNoise(read: readonly string[]): boolean {
   const skeleton = read[0]!.replace(NUMBER, "#");
@@ -564,14 +575,21 @@ function differOnlyInNoise(read: readonly string[]): boolean {
   for (let slot = 0; slot < tokens[0]!.length; slot++) {
     const slotTokens = tokens.map((ts) => ts[slot]!);
     if (slotTokens.every((t) => t === slotTokens[0])) continue;
-    const values = slotTokens.map(valueOf);
-    if (values.some((v) => v === null)) return false;
-    const exact = values as number[];
-    if (exact.length === 2) {
-      const [a, b] = exact as [number, number];
-      if (Math.abs(a - b) > SAME_READING * Math.max(Math.abs(a), Math.abs(b))) return false;
+    const clock = slotTokens[0]!.includes(":");
+    const values: number[] = [];
+    for (const token of slotTokens) {
+      let value = valueOf(token);
+      if (value === null) return false;
+      const last = values.at(-1);
+      if (clock && last !== undefined) while (last - value > DAY / 2) value += DAY;
+      values.push(value);
+    }
+    const steps = values.slice(1).map((v, k) => [values[k]!, v] as const).filter(([a, b]) => a !== b);
+    if (steps.length === 1) {
+      const [a, b] = steps[0]!;
+      if (Math.abs(a - b) >= SAME_READING * Math.max(Math.abs(a), Math.abs(b))) return false;
     } else {
-      const moves = exact.slice(1).map((v, k) => Math.sign(v - exact[k]!)).filter((d) => d !== 0);
+      const moves = steps.map(([a, b]) => Math.sign(b - a));
       if (!moves.slice(1).some((d, k) => d !== moves[k])) return false;
     }
     moved = true;
@@ -581,45 +599,58 @@ function differOnlyInNoise(read: readonly string[]): boolean {
 
 /**
  * Whether two results hold the same lines in another order (a set's members, rows without an ORDER BY, a plan's refresh
- * lines as they finish). Only when each line with words in it is there once, its indentation kept (YAML nested otherwise is another document): a masked table's rows alike ("· 1/1
- * Running") have lost what told them apart, and their order is all that is left of it.
+ * lines as they finish). Only when no line is indented (an indented line belongs to the record above it: a YAML item's
+ * fields) and each line with words in it is there once: a masked table's rows alike ("· 1/1 Running") have lost what
+ * told them apart, and their order is all that is left of it. Lines are compared exactly.
  */
 function sameLinesReordered(a: string, b: string): boolean {
-  const sorted = (result: string) => result.split("\n").map((line) => line.trimEnd()).sort();
-  const [x, y] = [sorted(a), sorted(b)];
+  const [x, y] = [a.split("\n"), b.split("\n")];
+  if (x.some((line) => /^[ \t]/.test(line))) return false;
   const worded = x.filter((line) => /[\p{L}\p{N}]/u.test(line));
-  return new Set(worded).size === worded.length && x.join("\n") === y.join("\n");
-}
-
-/** A call's series: the same call (tool and arguments) within one user turn, once per batch, in order. A user's message is new input: a series never spans it. */
-function seriesOf(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][]): number[][] {
-  const series = new Map<string, number[]>();
-  for (const batch of batches) {
-    const inBatch = new Set<string>();
-    for (const i of batch) {
-      const key = JSON.stringify([calls[i]!.userTurn ?? null, asked[i]]);
-      if (inBatch.has(key)) continue;
-      inBatch.add(key);
-      const list = series.get(key);
-      if (list) list.push(i);
-      else series.set(key, [i]);
-    }
-  }
-  return [...series.values()];
+  if (new Set(worded).size !== worded.length) return false;
+  return x.sort().join("\n") === y.sort().join("\n");
 }
 
 /**
- * Each call's fingerprint, its results read over its series: results that differ only in numbers that are noise
- * (`differOnlyInNoise`) are one outcome, and so are two in a row that hold the same lines in another order
- * (`sameLinesReordered`). Progress that dips and recovers within three calls (a rollout's ready replicas 2, 1, 3),
- * random draws and slow progress read twice (a copy 1 % further on) read as noise too: the note then says how the
- * results differed, which is what the model saw.
+ * A call's series: the same call (tool and arguments) within one user turn, once per batch, in order, whatever was
+ * called between, but not across new work: a call made once in the window (a restart, a write, a step of its own)
+ * ends every series open, as a user's message does.
  */
-function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], canonical: (result: string) => string): { prints: string[]; alike: Map<number, Alike> } {
+function seriesOf(calls: readonly CallRecord[], asked: readonly string[], made: ReadonlyMap<string, number>): number[][] {
+  const done: number[][] = [];
+  let open = new Map<string, number[]>();
+  let turn: number | undefined;
+  let batch: number | undefined;
+  let inBatch = new Set<string>();
+  calls.forEach((call, i) => {
+    if (call.userTurn !== turn || made.get(asked[i]!) === 1) {
+      done.push(...open.values());
+      open = new Map();
+      turn = call.userTurn;
+    }
+    if (call.message === undefined || call.message !== batch) inBatch = new Set();
+    batch = call.message;
+    if (inBatch.has(asked[i]!)) return;
+    inBatch.add(asked[i]!);
+    const list = open.get(asked[i]!);
+    if (list) list.push(i);
+    else open.set(asked[i]!, [i]);
+  });
+  return [...done, ...open.values()];
+}
+
+/**
+ * Each call's canonical result and fingerprint, its results read over its series (`seriesOf`): results that differ
+ * only in numbers that are noise (`differOnlyInNoise`) are one outcome, and so are two in a row that hold the same
+ * lines in another order (`sameLinesReordered`); `alike` says which calls were read so, and how. Progress that dips
+ * and recovers within three calls (a rollout's ready replicas 2, 1, 3), random draws and a measured value read twice a
+ * hair apart read as noise too: the note then says how the results differed, which is what the model saw.
+ */
+function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly string[], made: ReadonlyMap<string, number>, canonical: (result: string) => string): { results: (string | null)[]; prints: string[]; alike: Map<number, Alike> } {
   const results = calls.map((call) => (call.result === null ? null : canonical(call.result)));
   const prints = results.map((result, i) => JSON.stringify([asked[i], result]));
   const alike = new Map<number, Alike>();
-  for (const series of seriesOf(calls, asked, batches)) {
+  for (const series of seriesOf(calls, asked, made)) {
     const read = series.map((i) => results[i]);
     if (read.some((result) => result === null) || series.length < 2) continue;
     if (differOnlyInNoise(read as string[])) {
@@ -638,5 +669,5 @@ function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly st
       alike.set(b, "order");
     }
   }
-  return { prints, alike };
+  return { results, prints, alike };
 }

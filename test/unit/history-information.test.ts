@@ -110,17 +110,12 @@ describe("the drop order", () => {
     expect(userUnits("[2024-02-09T19:10:00Z] ERROR publish: image too big\n[2024-02-09T19:10:04Z] WARN retry 1/3\n[2024-02-09T19:10:34Z] ERROR publish failed").every((u) => u.kind === "pasted")).toBe(true);
   });
 
-  it("reads a pasted record's labelled lines as pasted: three or more in a row, unbulleted", () => {
-    const message = "The PO as raised:\nPurchase order: PO-4885\nSupplier: Carrick Frame\nValue: £31,060 excl. VAT\nSigned (Kestrel): ____\nCan you check it against the schedule?";
-    expect(userUnits(message).map((u) => u.kind === "pasted")).toEqual([false, true, true, true, true, false]);
-    // A line or two so labelled is the user's, and so is a list they bulleted, and sentences that happen to hold a colon.
+  it("reads labelled lines as the user's own: a prompt, notes, a plan are written so as often as a pasted form", () => {
     for (const own of [
-      "Budget: £4,200\nVenue: Harbour Hall",
-      "- Venue: Harbour Hall\n- Date: Thursday 12 June\n- Budget: £4,200",
-      "Note: the pour moved.\nThe crane goes on Friday.\nReminder: book the pump.",
+      "Task: draft the board summary\nContext: Kenji reads every line\nConstraints: one page, no jargon",
+      "Note: the pour is moved to Tuesday\nReminder: book the pump for 7am\nAlso: tell Sam the crane is late",
+      "Monday: I drive them to school\nTuesday: you take them\nWednesday: Gran has them",
     ]) expect(userUnits(own).some((u) => u.kind === "pasted"), own).toBe(false);
-    // A link is no label: lines of URLs stay the user's.
-    expect(userUnits("https://a.example/one\nhttps://a.example/two\nhttps://a.example/three").some((u) => u.kind === "pasted")).toBe(false);
   });
 
   it("reads a table's rows as pasted: cells set apart by pipes, tabs or columns of spaces", () => {
@@ -140,6 +135,8 @@ describe("the drop order", () => {
 
   it("reads someone else's text set in quotes as pasted, sentence by sentence: mail quoting, or a long quotation", () => {
     const thread = "Thread from a reader, newest first:\n> Nell: Still no reply. I'll be contacting IPSO by Monday.\nCan you find the article?";
+    // Two quoted lines or more are someone's mail, punctuated or not.
+    expect(userUnits("Tom sent:\n> Hi Dana\n> The invoice is attached\n> Thanks, Tom\nIs it right?").map((u) => u.kind === "pasted")).toEqual([false, true, true, true, false]);
     expect(userUnits(thread).map((u) => [u.text, u.kind === "pasted"])).toEqual([
       ["Thread from a reader, newest first:", false],
       ["Nell: Still no reply.", true],

@@ -181,6 +181,34 @@ describe("the loop detector", () => {
     expect(findLoops(ab([50, 83, 62], [1, 2, 3]))).toEqual([]);
   });
 
+  it("never reads noise across new work, from calls beside a loop, or from a version's parts", () => {
+    const at = (call: CallRecord, k: number): CallRecord => ({ ...call, message: k, userTurn: 1 });
+    const status = (n: number) => c("job_status", { id: 7 }, `processed ${n} of 100`);
+    // Progress, a restart (new work: a call made once), progress again: over the turn the count turned back, but not within either run.
+    expect(findLoops([status(10), status(20), status(30), c("restart_job", { id: 7 }, "restarted"), status(0), status(10), status(20)].map(at))).toEqual([]);
+    // A file read three times the same while a process list beside it moved: the loop's own results were the same.
+    const read = c("read_file", { path: "a" }, "same content");
+    const loop = findLoops([[read, c("ps", {}, "pid 41230")], [read, c("ps", {}, "pid 41231")], [read, c("ps", {}, "pid 41232")]].flatMap((batch, k) => batch.map((call) => ({ ...call, message: k }))));
+    expect(loop.find((l) => l.tools[0] === "read_file")?.alike).toBeUndefined();
+    // A reading that changed once and then held (9.42, 9.27, 9.27): one state throughout, one loop.
+    const weather = (t: string) => c("weather", { city: "Bergen" }, `rain, ${t} °C`);
+    const idle = c("thermostat", { id: 3 }, "idle");
+    expect(findLoops([weather("9.42"), idle, weather("9.27"), idle, weather("9.27"), idle].map(at))).toHaveLength(1);
+    // A version's parts are numbers of their own: 1.9.0 → 1.10.0 → 1.11.0 moved one way.
+    expect(findLoops(["1.9.0", "1.10.0", "1.11.0"].map((v, k) => at(c("helm_status", { release: "web" }, `deployed chart web-${v}`), k)))).toEqual([]);
+    // A clock that passes midnight goes forward: 23:59:58, 23:59:59, 00:00:01 moved one way.
+    expect(findLoops(["23:59:58", "23:59:59", "00:00:01"].map((t, k) => at(c("clock", {}, `last heartbeat ${t}`), k)))).toEqual([]);
+  });
+
+  it("reads lines in another order as the same result only when they stand alone and are the same lines", () => {
+    const at = (call: CallRecord, k: number): CallRecord => ({ ...call, message: k, userTurn: 1 });
+    // A failover: the same hosts, their roles swapped. The indented fields belong to the item above them.
+    const hosts = (a: string, b: string) => c("cluster", {}, `- host: db-1\n  role: ${a}\n- host: db-2\n  role: ${b}`);
+    expect(findLoops([hosts("primary", "replica"), hosts("replica", "primary"), hosts("primary", "replica")].map(at))).toEqual([]);
+    // Line endings are not an order.
+    expect(findLoops(["a\r\nb", "a\nb", "a\r\nb"].map((r, k) => at(c("cat", { path: "x" }, r), k)))).toEqual([]);
+  });
+
   it("reads the same lines in another order as the same result, unless masking left rows alike", () => {
     const plan = (order: number[]) => c("terraform_plan", { dir: "infra" }, ["Refreshing state...", ...order.map((k) => [`hcloud_volume.pgdata: Refreshing [id=102233]`, `hcloud_firewall.db: Refreshing [id=1203344]`, `hcloud_server.db: Refreshing [id=4711042]`][k]!), "", "No changes.", ""].join("\n"));
     const reordered = findLoops([plan([0, 1, 2]), plan([2, 0, 1]), plan([1, 2, 0])]);
