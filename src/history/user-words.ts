@@ -122,17 +122,17 @@ const MAIL_LINE = /^\s*>(?:\s+(?![\d=<>])|\s*$)/;
 const MAIL_QUOTED = /^>\s+(?![\d=<>])(.*)$/su;
 
 /**
- * The lines of mail someone else wrote, quoted: two or more lines in a row quoted as mail quotes them, or one that
- * holds more than one sentence ("> Nell: Still no reply. I'll be contacting IPSO by Monday."). A sentence the user set
- * in a quote to keep its wording ("> The map is not the territory (but it helps)." then "that's the wording legal
- * approved") stays theirs.
+ * The lines of mail someone else wrote, quoted: a run of lines quoted as mail quotes them (bare `>` lines between
+ * its paragraphs included) that holds two lines of text or more, or one of more than one sentence ("> Nell: Still no
+ * reply. I'll be contacting IPSO by Monday."). A sentence the user set in a quote to keep its wording ("> The map is
+ * not the territory (but it helps)." then "that's the wording legal approved") stays theirs.
  */
 function mailQuotes(lines: readonly string[]): Set<number> {
-  const quoted = new Set(runsOf(lines, (line) => MAIL_LINE.test(line), 2));
-  lines.forEach((line, k) => {
-    const one = MAIL_LINE.test(line) && !MAIL_LINE.test(lines[k - 1] ?? "") && !MAIL_LINE.test(lines[k + 1] ?? "");
-    if (one && sentencesOf(line.replace(/^\s*>\s*/, "")).length > 1) quoted.add(k);
-  });
+  const quoted = new Set<number>();
+  for (const [from, to] of runsOf(lines, (line) => MAIL_LINE.test(line))) {
+    const texts = lines.slice(from, to).map((line) => line.replace(/^\s*>\s*/, "")).filter(Boolean);
+    if (texts.length >= 2 || (texts.length === 1 && sentencesOf(texts[0]!).length > 1)) for (let i = from; i < to; i++) quoted.add(i);
+  }
   return quoted;
 }
 
@@ -180,19 +180,21 @@ function machineLine(line: string): boolean {
  * record, pasted for the assistant to read, not what the user said; a line or two so stamped stays the user's.
  */
 function logLines(lines: readonly string[]): Set<number> {
-  return new Set(runsOf(lines, machineLine, 3));
+  const logged = new Set<number>();
+  for (const [from, to] of runsOf(lines, machineLine)) if (to - from >= 3) for (let i = from; i < to; i++) logged.add(i);
+  return logged;
 }
 
-/** The lines in runs of at least `min` in a row that pass `test`. */
-function runsOf(lines: readonly string[], test: (line: string) => boolean, min: number): number[] {
-  const found: number[] = [];
+/** The runs of lines in a row that pass `test`, each as [its first line, the line after its last]. */
+function runsOf(lines: readonly string[], test: (line: string) => boolean): [number, number][] {
+  const runs: [number, number][] = [];
   for (let k = 0; k < lines.length; ) {
     let end = k;
     while (end < lines.length && test(lines[end]!)) end++;
-    if (end - k >= min) for (let i = k; i < end; i++) found.push(i);
+    if (end > k) runs.push([k, end]);
     k = end > k ? end : k + 1;
   }
-  return found;
+  return runs;
 }
 
 /** Sentences of one line: after . ! ? … (and their full-width forms), not after an abbreviation, a decimal point or inside a path. */

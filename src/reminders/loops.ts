@@ -424,11 +424,15 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
   const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));
   const made = new Map<string, number>();
   for (const call of asked) made.set(call, (made.get(call) ?? 0) + 1);
-  const { results, prints, alike } = fingerprintsOverSeries(calls, asked, made, canonical);
+  const oneOff = (i: number) => made.get(asked[i]!) === 1;
+  const newWork = (batch: readonly number[]) => batch.every(oneOff) || batch.some((i) => oneOff(i) && acts(calls[i]!.name));
+  const { results, prints, alike } = fingerprintsOverSeries(calls, asked, batches, newWork, canonical);
   // How a loop's own calls differed, when they did: a call beside them, or an identical tail of a noisy series, says nothing.
   const alikeOf = (members: readonly number[]): Alike[] | undefined => {
-    if (members.every((i) => results[i] === results[members[0]!])) return undefined;
-    const kinds = new Set(members.flatMap((i) => alike.get(i) ?? []));
+    const byCall = new Map<string, number[]>();
+    for (const i of members) byCall.set(asked[i]!, [...(byCall.get(asked[i]!) ?? []), i]);
+    const differed = [...byCall.values()].filter((same) => same.some((i) => results[i] !== results[same[0]!]));
+    const kinds = new Set(differed.flat().flatMap((i) => alike.get(i) ?? []));
     return kinds.size ? (["numbers", "order"] as const).filter((kind) => kinds.has(kind)) : undefined;
   };
   const withAlike = (loop: Loop, members: readonly number[]): Loop => {
@@ -555,15 +559,18 @@ function valueOf(token: string): number | null {
 
 /** How far two readings of one number may lie apart, relative to the larger, and still read as the same state. */
 const SAME_READING = 0.02;
-/** A day in seconds: a clock that goes back by more than half of one has passed midnight. */
+/** How far two readings of a clock may lie apart, in seconds, and still read as the same state: a few seconds on. */
+const SAME_CLOCK = 60;
+/** A day in seconds. */
 const DAY = 86_400;
 
 /**
  * Whether the results of one call, read in order, differ only in numbers that are noise. A number that changed twice
  * or more must have turned back (up then down, or down then up): progress moves one way (a count up, a remainder down),
  * noise both (a latency, a gauge, a sampled CPU). A number that changed once shows no direction: it is noise when it
- * moved by less than `SAME_READING` of the larger (a sampled temperature 9.42 and 9.27, a clock a few seconds on, a PID,
- * a counter others feed, a number minted per occurrence), a change when it moved more (2 → 3 replicas, 19.4 → 20.3 °C).
+ * moved by less than `SAME_READING` of the larger (a sampled temperature 9.42 and 9.27, a PID, a counter others feed, a
+ * number minted per occurrence), or a clock by less than `SAME_CLOCK` seconds; a change when it moved more (2 → 3
+ * replicas, 19.4 → 20.3 °C).
  * Blind corpora show the former far more often than a state that moves by a hair; when one does (a port 8080 → 8081, a
  * job 1 % further on, read twice), it reads as noise. A number too long to read exactly that changed is a change.
  */
@@ -581,13 +588,14 @@ function differOnlyInNoise(read: readonly string[]): boolean {
       let value = valueOf(token);
       if (value === null) return false;
       const last = values.at(-1);
-      if (clock && last !== undefined) while (last - value > DAY / 2) value += DAY;
+      // A time of day that goes back by more than half a day has passed midnight.
+      if (clock && last !== undefined && last < DAY && value < DAY && last - value > DAY / 2) value += DAY;
       values.push(value);
     }
     const steps = values.slice(1).map((v, k) => [values[k]!, v] as const).filter(([a, b]) => a !== b);
     if (steps.length === 1) {
       const [a, b] = steps[0]!;
-      if (Math.abs(a - b) >= SAME_READING * Math.max(Math.abs(a), Math.abs(b))) return false;
+      if (Math.abs(a - b) >= (clock ? SAME_CLOCK : SAME_READING * Math.max(Math.abs(a), Math.abs(b)))) return false;
     } else {
       const moves = steps.map(([a, b]) => Math.sign(b - a));
       if (!moves.slice(1).some((d, k) => d !== moves[k])) return false;
@@ -601,10 +609,11 @@ function differOnlyInNoise(read: readonly string[]): boolean {
  * Whether two results hold the same lines in another order (a set's members, rows without an ORDER BY, a plan's refresh
  * lines as they finish). Only when no line is indented (an indented line belongs to the record above it: a YAML item's
  * fields) and each line with words in it is there once: a masked table's rows alike ("· 1/1 Running") have lost what
- * told them apart, and their order is all that is left of it. Lines are compared exactly.
+ * told them apart, and their order is all that is left of it. Lines are compared exactly but for the padding at their ends.
  */
 function sameLinesReordered(a: string, b: string): boolean {
-  const [x, y] = [a.split("\n"), b.split("\n")];
+  const linesOf = (result: string) => result.split("\n").map((line) => line.replace(/[ \t]+$/, ""));
+  const [x, y] = [linesOf(a), linesOf(b)];
   if (x.some((line) => /^[ \t]/.test(line))) return false;
   const worded = x.filter((line) => /[\p{L}\p{N}]/u.test(line));
   if (new Set(worded).size !== worded.length) return false;
@@ -613,30 +622,32 @@ function sameLinesReordered(a: string, b: string): boolean {
 
 /**
  * A call's series: the same call (tool and arguments) within one user turn, once per batch, in order, whatever was
- * called between, but not across new work: a call made once in the window (a restart, a write, a step of its own)
- * ends every series open, as a user's message does.
+ * called between or beside it, but not across new work: a user's message, or a batch of nothing but calls made once in
+ * the window (a restart, a write, a step of its own) or holding a one-off of a tool known to act, ends every series
+ * open, as it breaks a cycle (`withoutOneOffsBeside`).
  */
-function seriesOf(calls: readonly CallRecord[], asked: readonly string[], made: ReadonlyMap<string, number>): number[][] {
+function seriesOf(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], newWork: (batch: readonly number[]) => boolean): number[][] {
   const done: number[][] = [];
   let open = new Map<string, number[]>();
   let turn: number | undefined;
-  let batch: number | undefined;
-  let inBatch = new Set<string>();
-  calls.forEach((call, i) => {
-    if (call.userTurn !== turn || made.get(asked[i]!) === 1) {
-      done.push(...open.values());
-      open = new Map();
-      turn = call.userTurn;
+  const close = () => {
+    for (const series of open.values()) done.push(series);
+    open = new Map();
+  };
+  for (const batch of batches) {
+    if (calls[batch[0]!]!.userTurn !== turn || newWork(batch)) close();
+    turn = calls[batch[0]!]!.userTurn;
+    const inBatch = new Set<string>();
+    for (const i of batch) {
+      if (inBatch.has(asked[i]!)) continue;
+      inBatch.add(asked[i]!);
+      const list = open.get(asked[i]!);
+      if (list) list.push(i);
+      else open.set(asked[i]!, [i]);
     }
-    if (call.message === undefined || call.message !== batch) inBatch = new Set();
-    batch = call.message;
-    if (inBatch.has(asked[i]!)) return;
-    inBatch.add(asked[i]!);
-    const list = open.get(asked[i]!);
-    if (list) list.push(i);
-    else open.set(asked[i]!, [i]);
-  });
-  return [...done, ...open.values()];
+  }
+  close();
+  return done;
 }
 
 /**
@@ -646,20 +657,21 @@ function seriesOf(calls: readonly CallRecord[], asked: readonly string[], made: 
  * and recovers within three calls (a rollout's ready replicas 2, 1, 3), random draws and a measured value read twice a
  * hair apart read as noise too: the note then says how the results differed, which is what the model saw.
  */
-function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly string[], made: ReadonlyMap<string, number>, canonical: (result: string) => string): { results: (string | null)[]; prints: string[]; alike: Map<number, Alike> } {
+function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], newWork: (batch: readonly number[]) => boolean, canonical: (result: string) => string): { results: (string | null)[]; prints: string[]; alike: Map<number, Alike> } {
   const results = calls.map((call) => (call.result === null ? null : canonical(call.result)));
   const prints = results.map((result, i) => JSON.stringify([asked[i], result]));
   const alike = new Map<number, Alike>();
-  for (const series of seriesOf(calls, asked, made)) {
+  seriesOf(calls, asked, batches, newWork).forEach((series, n) => {
     const read = series.map((i) => results[i]);
-    if (read.some((result) => result === null) || series.length < 2) continue;
+    if (read.some((result) => result === null) || series.length < 2) return;
     if (differOnlyInNoise(read as string[])) {
+      // The series' number too: results read as one outcome here are not one with a series read apart.
       const skeleton = read[0]!.replace(NUMBER, "#");
       for (const i of series) {
-        prints[i] = JSON.stringify([asked[i], skeleton]);
+        prints[i] = JSON.stringify([asked[i], skeleton, n]);
         alike.set(i, "numbers");
       }
-      continue;
+      return;
     }
     for (let k = 1; k < series.length; k++) {
       const [a, b] = [series[k - 1]!, series[k]!];
@@ -668,6 +680,6 @@ function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly st
       alike.set(a, alike.get(a) ?? "order");
       alike.set(b, "order");
     }
-  }
+  });
   return { results, prints, alike };
 }

@@ -151,6 +151,7 @@ describe("the drop order", () => {
     // keep its wording.
     for (const own of [
       "> The map is not the territory (but it helps).\nthat's the wording legal approved, keep it",
+      "> The map is not the territory (but it helps).\n>\nthat's the wording legal approved, keep it",
       '"Fast. Simple. Yours." is the tagline.',
       '"Fast. Simple. Yours."',
       '"Dana owns the launch." Actually Priya owns it now, so update the doc titled "Launch plan".',

@@ -190,6 +190,11 @@ describe("the loop detector", () => {
     const read = c("read_file", { path: "a" }, "same content");
     const loop = findLoops([[read, c("ps", {}, "pid 41230")], [read, c("ps", {}, "pid 41231")], [read, c("ps", {}, "pid 41232")]].flatMap((batch, k) => batch.map((call) => ({ ...call, message: k }))));
     expect(loop.find((l) => l.tools[0] === "read_file")?.alike).toBeUndefined();
+    // A cycle whose own results were the same says so, though the same call read otherwise before it.
+    const temp = (n: number) => c("sensor", { id: 1 }, `temp ${n}`);
+    const x = c("other", {}, "x");
+    const cycle = findLoops([temp(100), temp(101), x, temp(101), x, temp(101), x].map((call, k) => ({ ...call, message: k, userTurn: 1 })));
+    expect(cycle.at(-1)?.alike).toBeUndefined();
     // A reading that changed once and then held (9.42, 9.27, 9.27): one state throughout, one loop.
     const weather = (t: string) => c("weather", { city: "Bergen" }, `rain, ${t} °C`);
     const idle = c("thermostat", { id: 3 }, "idle");
@@ -198,6 +203,29 @@ describe("the loop detector", () => {
     expect(findLoops(["1.9.0", "1.10.0", "1.11.0"].map((v, k) => at(c("helm_status", { release: "web" }, `deployed chart web-${v}`), k)))).toEqual([]);
     // A clock that passes midnight goes forward: 23:59:58, 23:59:59, 00:00:01 moved one way.
     expect(findLoops(["23:59:58", "23:59:59", "00:00:01"].map((t, k) => at(c("clock", {}, `last heartbeat ${t}`), k)))).toEqual([]);
+  });
+
+  it("keeps reading a series beside one-off calls in the same batch, and never joins two series read apart", () => {
+    const batch = (calls: CallRecord[], k: number) => calls.map((call) => ({ ...call, message: k, userTurn: 1 }));
+    const cpu = (n: number) => c("status", { host: "web-1" }, `cpu ${n}%`);
+    // A fresh read beside each poll is work beside the loop, not new work: the CPU went up and down, a loop.
+    expect(findLoops([41, 57, 44].flatMap((n, k) => batch([cpu(n), c("read_file", { path: `f${k}` }, "text")], k)))).toHaveLength(1);
+    // Progress on both sides of new work (a one-off batch): 1000 → 990 (a hair), then 500 → 495. Two series, never one.
+    const remaining = (n: number) => c("job_status", { id: 7 }, `remaining ${n} tasks`);
+    const calls = [[remaining(1000)], [remaining(990)], [c("scale_workers", { n: 8 }, "scaled to 8")], [remaining(500)], [remaining(495)]];
+    expect(findLoops(calls.flatMap((b, k) => batch(b, k)))).toEqual([]);
+  });
+
+  it("reads a clock that changed once as the same state only within a minute, at any time of day, in one step", () => {
+    const at = (call: CallRecord, k: number): CallRecord => ({ ...call, message: k, userTurn: 1 });
+    const beat = (t: string) => c("heartbeat", { node: 2 }, `last seen ${t}`);
+    const idle = c("queue", { name: "jobs" }, "empty");
+    expect(findLoops([beat("12:01:00"), idle, beat("12:01:40"), idle].map(at))).toHaveLength(1);
+    expect(findLoops([beat("12:01:00"), idle, beat("12:13:20"), idle].map(at))).toEqual([]);
+    expect(findLoops([beat("23:59:50"), idle, beat("00:00:10"), idle].map(at))).toHaveLength(1);
+    // A duration in hours is no time of day: never rolled over, however far it went back (rolling it a day at a time
+    // took seconds a number, past the test's timeout).
+    expect(findLoops(["15000000000:00:01", "0:00:00", "15000000000:00:01"].map((t, k) => at(c("uptime", {}, `up ${t}`), k)))).toHaveLength(1);
   });
 
   it("reads lines in another order as the same result only when they stand alone and are the same lines", () => {
