@@ -91,10 +91,10 @@ export function userUnits(message: string): WordUnit[] {
       if (!text) return;
       if (fenced || logged.has(k) || tableRow(line)) units.push({ text, kind: "pasted" });
       else {
-        const mailed = mail.has(k) ? MAIL_QUOTED.exec(text) : null;
-        if (mail.has(k) && !mailed) return;
-        for (const sentence of sentencesOf(mailed ? mailed[1]! : text)) {
-          const quoted = mailed ? [sentence] : quotedSentences(sentence);
+        const mailed = mail.has(k) ? text.replace(MAIL_MARK, "") : null;
+        if (mailed === "") return;
+        for (const sentence of sentencesOf(mailed ?? text)) {
+          const quoted = mailed !== null ? [sentence] : quotedSentences(sentence);
           if (quoted) for (const part of quoted) units.push({ text: part, kind: "pasted" });
           else for (const piece of clauses(sentence)) units.push({ text: piece, kind: kindOf(piece) });
         }
@@ -119,7 +119,8 @@ function tableRow(line: string): boolean {
 
 /** A line quoted as mail quotes it (`> …`, or `>` alone between its paragraphs; not "> 200 errors", a comparison). */
 const MAIL_LINE = /^\s*>(?:\s+(?![\d=<>])|\s*$)/;
-const MAIL_QUOTED = /^>\s+(?![\d=<>])(.*)$/su;
+/** The quote mark and the space after it. */
+const MAIL_MARK = /^\s*>\s*/;
 
 /**
  * The lines of mail someone else wrote, quoted: a run of lines quoted as mail quotes them (bare `>` lines between
@@ -130,7 +131,7 @@ const MAIL_QUOTED = /^>\s+(?![\d=<>])(.*)$/su;
 function mailQuotes(lines: readonly string[]): Set<number> {
   const quoted = new Set<number>();
   for (const [from, to] of runsOf(lines, (line) => MAIL_LINE.test(line))) {
-    const texts = lines.slice(from, to).map((line) => line.replace(/^\s*>\s*/, "")).filter(Boolean);
+    const texts = lines.slice(from, to).map((line) => line.replace(MAIL_MARK, "")).filter(Boolean);
     if (texts.length >= 2 || (texts.length === 1 && sentencesOf(texts[0]!).length > 1)) for (let i = from; i < to; i++) quoted.add(i);
   }
   return quoted;

@@ -424,8 +424,9 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
   const asked = calls.map((call) => JSON.stringify([call.name, canonicalArgs(call.args)]));
   const made = new Map<string, number>();
   for (const call of asked) made.set(call, (made.get(call) ?? 0) + 1);
-  const oneOff = (i: number) => made.get(asked[i]!) === 1;
-  const newWork = (batch: readonly number[]) => batch.every(oneOff) || batch.some((i) => oneOff(i) && acts(calls[i]!.name));
+  const kept = batches.map((batch) => withoutOneOffsBeside(batch, asked, made, (i) => acts(calls[i]!.name)));
+  // New work: a batch whose calls a cycle keeps include a call made once (a batch of nothing but one-offs, or an acting one).
+  const newWork = kept.map((batch) => batch.some((i) => made.get(asked[i]!) === 1));
   const { results, prints, alike } = fingerprintsOverSeries(calls, asked, batches, newWork, canonical);
   // How a loop's own calls differed, when they did: a call beside them, or an identical tail of a noisy series, says nothing.
   const alikeOf = (members: readonly number[]): Alike[] | undefined => {
@@ -440,7 +441,7 @@ export function findLoops(calls: readonly CallRecord[], options: Partial<LoopOpt
     return kinds ? { ...loop, alike: kinds } : loop;
   };
   const found = repeatsInARow(calls, prints, batches, repeats).map(({ loop, members }) => withAlike(loop, members));
-  const order = cycleOrder(batches.map((batch) => withoutOneOffsBeside(batch, asked, made, (i) => acts(calls[i]!.name))), prints);
+  const order = cycleOrder(kept, prints);
   const fps = order.map((i) => prints[i]!);
   const batchAt = batchStarts(order.map((i) => calls[i]!.message));
   const longest = Math.max(maxPeriod, ...batches.map((b) => b.length));
@@ -559,7 +560,7 @@ function valueOf(token: string): number | null {
 
 /** How far two readings of one number may lie apart, relative to the larger, and still read as the same state. */
 const SAME_READING = 0.02;
-/** How far two readings of a clock may lie apart, in seconds, and still read as the same state: a few seconds on. */
+/** How far two readings of a clock may lie apart, in seconds, and still read as the same state. */
 const SAME_CLOCK = 60;
 /** A day in seconds. */
 const DAY = 86_400;
@@ -626,7 +627,7 @@ function sameLinesReordered(a: string, b: string): boolean {
  * the window (a restart, a write, a step of its own) or holding a one-off of a tool known to act, ends every series
  * open, as it breaks a cycle (`withoutOneOffsBeside`).
  */
-function seriesOf(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], newWork: (batch: readonly number[]) => boolean): number[][] {
+function seriesOf(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], newWork: readonly boolean[]): number[][] {
   const done: number[][] = [];
   let open = new Map<string, number[]>();
   let turn: number | undefined;
@@ -634,8 +635,8 @@ function seriesOf(calls: readonly CallRecord[], asked: readonly string[], batche
     for (const series of open.values()) done.push(series);
     open = new Map();
   };
-  for (const batch of batches) {
-    if (calls[batch[0]!]!.userTurn !== turn || newWork(batch)) close();
+  batches.forEach((batch, b) => {
+    if (calls[batch[0]!]!.userTurn !== turn || newWork[b]) close();
     turn = calls[batch[0]!]!.userTurn;
     const inBatch = new Set<string>();
     for (const i of batch) {
@@ -645,7 +646,7 @@ function seriesOf(calls: readonly CallRecord[], asked: readonly string[], batche
       if (list) list.push(i);
       else open.set(asked[i]!, [i]);
     }
-  }
+  });
   close();
   return done;
 }
@@ -654,16 +655,16 @@ function seriesOf(calls: readonly CallRecord[], asked: readonly string[], batche
  * Each call's canonical result and fingerprint, its results read over its series (`seriesOf`): results that differ
  * only in numbers that are noise (`differOnlyInNoise`) are one outcome, and so are two in a row that hold the same
  * lines in another order (`sameLinesReordered`); `alike` says which calls were read so, and how. Progress that dips
- * and recovers within three calls (a rollout's ready replicas 2, 1, 3), random draws and a measured value read twice a
- * hair apart read as noise too: the note then says how the results differed, which is what the model saw.
+ * and recovers within three calls (a rollout's ready replicas 2, 1, 3), random draws and a state read twice a hair
+ * apart read as noise too: the note then says how the results differed, which is what the model saw.
  */
-function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], newWork: (batch: readonly number[]) => boolean, canonical: (result: string) => string): { results: (string | null)[]; prints: string[]; alike: Map<number, Alike> } {
+function fingerprintsOverSeries(calls: readonly CallRecord[], asked: readonly string[], batches: readonly number[][], newWork: readonly boolean[], canonical: (result: string) => string): { results: (string | null)[]; prints: string[]; alike: Map<number, Alike> } {
   const results = calls.map((call) => (call.result === null ? null : canonical(call.result)));
   const prints = results.map((result, i) => JSON.stringify([asked[i], result]));
   const alike = new Map<number, Alike>();
   seriesOf(calls, asked, batches, newWork).forEach((series, n) => {
     const read = series.map((i) => results[i]);
-    if (read.some((result) => result === null) || series.length < 2) return;
+    if (read.some((result) => result === null) || read.every((result) => result === read[0])) return;
     if (differOnlyInNoise(read as string[])) {
       // The series' number too: results read as one outcome here are not one with a series read apart.
       const skeleton = read[0]!.replace(NUMBER, "#");

@@ -73,7 +73,8 @@ export function rankByCosine(query: Float32Array, vectors: ReadonlyMap<string, F
  * shares with the query (its common words, its script), so only what stands above it ranks, and a semantic ranking
  * whose best barely clears its twentieth moves little. w is the square of the share of the query the best lexical hit
  * did not account for (1 − its `coverage`): a query the lexical ranker read whole keeps its order, one it could not
- * read at all (another language, other words) is ranked by both alike, and one it read mostly is barely moved. Scores, not ranks: reciprocal rank fusion flattens the lexical ranker's margins (its first and second
+ * read at all (another language, other words) is ranked by both alike, and one it read mostly is barely moved.
+ * Scores, not ranks: reciprocal rank fusion flattens the lexical ranker's margins (its first and second
  * differ by 1/61 − 1/62), so any weight on a weak semantic ranking reorders a query the lexical ranker was sure of
  * (docs/figures.md). Exact-name hits stay first, in the lexical order, untouched. Equal scores go to the better
  * lexical rank, then the better semantic rank, then by name: the same lists always fuse to the same answer.
