@@ -1,6 +1,6 @@
 /**
- * `npm run bench:corpora`: issue 19's figures on the twelve corpora written by people who never read src/history/
- * (test/fixtures/history-corpus-a.ts to -l.ts, listed in outside-corpora.ts). Pure Node, no runtime:
+ * `npm run bench:corpora`: issue 19's figures on the fourteen corpora written by people who never read src/history/
+ * (test/fixtures/history-corpus-a.ts to -n.ts, listed in outside-corpora.ts). Pure Node, no runtime:
  *
  * - survival: each corpus's sessions compacted turn by turn (the real planner and the default summariser) in 4k, 8k
  *   and 16k windows, the last model input judged: facts readable by kind, corrections whose old value is read alone,

@@ -303,3 +303,51 @@ export class Information {
     return this.df.get(term) ?? 0;
   }
 }
+
+/** Two canonical forms are alike when at least this share of their consecutive word pairs is the same (Dice). */
+const ALIKE_PAIRS = 0.5;
+/**
+ * Pairs met, summed over every pair shared, past which forms are compared whole instead (only the same form is alike):
+ * an input built so that thousands of forms share their pairs stays linear. Ordinary digests meet a few thousand.
+ */
+const ALIKE_WORK = 2_000_000;
+
+/**
+ * For each unit, how many units (itself included) have a canonical form alike to its own: half or more of their
+ * consecutive word pairs the same. A routine is a form the user fills again and again, and a template with a word slot
+ * ("Update the cost tracker: line 125, security, committed £39,595" … "line 23, traffic marshals, …") is one as much
+ * as a form repeated exactly; a fact is stated in a form of its own. Pairs keep the order an exact form has without
+ * asking every word to match. Each distinct form is compared once, through an index of pairs, so it meets only the
+ * forms it shares a pair with.
+ */
+export function alikeForms(units: readonly Terms[]): number[] {
+  const counts = new Map<string, number>();
+  for (const { form } of units) counts.set(form, (counts.get(form) ?? 0) + 1);
+  const forms = [...counts.keys()];
+  const pairs = forms.map((form) => {
+    const words = form.split(" ");
+    const set = new Set<string>(words.length === 1 ? words : []);
+    for (let k = 0; k + 1 < words.length; k++) set.add(`${words[k]} ${words[k + 1]}`);
+    return set;
+  });
+  const holders = new Map<string, number[]>();
+  pairs.forEach((set, f) =>
+    set.forEach((pair) => {
+      const list = holders.get(pair);
+      if (list) list.push(f);
+      else holders.set(pair, [f]);
+    }),
+  );
+  let work = 0;
+  for (const list of holders.values()) work += list.length * list.length;
+  const alike = new Map<string, number>();
+  pairs.forEach((set, f) => {
+    if (work > ALIKE_WORK) return alike.set(forms[f]!, counts.get(forms[f]!)!);
+    const shared = new Map<number, number>();
+    for (const pair of set) for (const g of holders.get(pair)!) shared.set(g, (shared.get(g) ?? 0) + 1);
+    let n = 0;
+    for (const [g, common] of shared) if ((2 * common) / (set.size + pairs[g]!.size) >= ALIKE_PAIRS) n += counts.get(forms[g]!)!;
+    alike.set(forms[f]!, n);
+  });
+  return units.map(({ form }) => alike.get(form)!);
+}

@@ -16,7 +16,7 @@
  *   sentence before it for as long as it stays; its phrasing breaks ties, nothing more.
  */
 import { countTokens } from "../core/tokens";
-import { entityShape, Information, isCommon, termsOf, type Terms } from "./information";
+import { alikeForms, entityShape, Information, isCommon, termsOf, type Terms } from "./information";
 import { kindOf, soundsLikeCorrection, type UnitKind } from "./user-words";
 
 /** A unit of the user's words: sentence `i` of the `of` in message `seq`. */
@@ -102,11 +102,11 @@ export function dropSteps(units: Unit[]): Unit[][] {
     for (const term of subjectsOf[k]!) earlier.set(term, [...(earlier.get(term) ?? []), k]);
   });
 
+  const alike = alikeForms(terms);
   const worth = units.map((unit, k) => {
     if (unit.repeat) return -1;
     const weight = (unit.kind === "correction" ? CORRECTION_WEIGHT : 1) * (unit.kind === "pasted" ? PASTED_WEIGHT : 1) * (isQuestion(unit.text) ? QUESTION_WEIGHT : 1);
-    const routine = Math.max(1, information.formFrequency(terms[k]!));
-    return (weight * information.of(terms[k]!)) / routine / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
+    return (weight * information.of(terms[k]!)) / alike[k]! / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
   });
 
   // A correction that gives a value but names no subject ("It goes out Sunday, not Thursday.") and the sentence before it, which does
