@@ -260,7 +260,7 @@ export class Information {
 
   add(terms: Terms): void {
     this.count++;
-    for (const term of [...terms.words, ...terms.entities, ...terms.phrases, `\u00b6${terms.form}`]) this.df.set(term, (this.df.get(term) ?? 0) + 1);
+    for (const term of [...terms.words, ...terms.entities, ...terms.phrases]) this.df.set(term, (this.df.get(term) ?? 0) + 1);
   }
 
   /**
@@ -293,61 +293,112 @@ export class Information {
     return sum;
   }
 
-  /** How many units share this unit's canonical form. */
-  formFrequency(terms: Terms): number {
-    return this.df.get(`\u00b6${terms.form}`) ?? 0;
-  }
-
   /** How many units hold this term. */
   frequency(term: string): number {
     return this.df.get(term) ?? 0;
   }
 }
 
-/** Two canonical forms are alike when at least this share of their consecutive word pairs is the same (Dice). */
+/** Two canonical forms are alike when their shared pairs weigh at least this share of both (Dice, pairs by rarity). */
 const ALIKE_PAIRS = 0.5;
+/** A form with fewer pairs that hold a word than this is compared whole: it has too few words to be a template of. */
+const ALIKE_MIN_PAIRS = 2;
 /**
- * Pairs met, summed over every pair shared, past which forms are compared whole instead (only the same form is alike):
- * an input built so that thousands of forms share their pairs stays linear. Ordinary digests meet a few thousand.
+ * Holders a form meets at most while it looks for forms alike, its rarest pairs first: a form whose pairs thousands of
+ * others share counts those it met, never fewer than its own copies, and the digest stays linear.
  */
-const ALIKE_WORK = 2_000_000;
+const ALIKE_VISITS = 1_024;
 
 /**
- * For each unit, how many units (itself included) have a canonical form alike to its own: half or more of their
- * consecutive word pairs the same. A routine is a form the user fills again and again, and a template with a word slot
- * ("Update the cost tracker: line 125, security, committed £39,595" … "line 23, traffic marshals, …") is one as much
- * as a form repeated exactly; a fact is stated in a form of its own. Pairs keep the order an exact form has without
- * asking every word to match. Each distinct form is compared once, through an index of pairs, so it meets only the
- * forms it shares a pair with.
+ * A form's consecutive word pairs, or null when fewer than ALIKE_MIN_PAIRS of them hold a word (not a value's shape or
+ * `#`, nor a script written without spaces, whose names read as shapes and whose particles repeat in every sentence).
  */
-export function alikeForms(units: readonly Terms[]): number[] {
-  const counts = new Map<string, number>();
-  for (const { form } of units) counts.set(form, (counts.get(form) ?? 0) + 1);
-  const forms = [...counts.keys()];
-  const pairs = forms.map((form) => {
-    const words = form.split(" ");
-    const set = new Set<string>(words.length === 1 ? words : []);
-    for (let k = 0; k + 1 < words.length; k++) set.add(`${words[k]} ${words[k + 1]}`);
-    return set;
-  });
-  const holders = new Map<string, number[]>();
-  pairs.forEach((set, f) =>
-    set.forEach((pair) => {
-      const list = holders.get(pair);
-      if (list) list.push(f);
-      else holders.set(pair, [f]);
-    }),
-  );
-  let work = 0;
-  for (const list of holders.values()) work += list.length * list.length;
-  const alike = new Map<string, number>();
-  pairs.forEach((set, f) => {
-    if (work > ALIKE_WORK) return alike.set(forms[f]!, counts.get(forms[f]!)!);
-    const shared = new Map<number, number>();
-    for (const pair of set) for (const g of holders.get(pair)!) shared.set(g, (shared.get(g) ?? 0) + 1);
-    let n = 0;
-    for (const [g, common] of shared) if ((2 * common) / (set.size + pairs[g]!.size) >= ALIKE_PAIRS) n += counts.get(forms[g]!)!;
-    alike.set(forms[f]!, n);
-  });
-  return units.map(({ form }) => alike.get(form)!);
+function formPairs(form: string): Set<string> | null {
+  const words = form.split(" ");
+  const word = (w: string) => w !== "" && !w.startsWith("\u00a7") && !w.includes("#") && !UNSPACED.test(w);
+  const pairs = new Set<string>();
+  let worded = 0;
+  for (let k = 0; k + 1 < words.length; k++) {
+    const pair = `${words[k]} ${words[k + 1]}`;
+    if (!pairs.has(pair) && (word(words[k]!) || word(words[k + 1]!))) worded++;
+    pairs.add(pair);
+  }
+  return worded >= ALIKE_MIN_PAIRS ? pairs : null;
+}
+
+/**
+ * Which of a conversation's units have canonical forms alike: their consecutive word pairs, each weighed by its rarity
+ * among the forms, shared for half or more of both forms' weight. A routine is a form the user fills again and again,
+ * and a template with a word slot ("Update the cost tracker: line 125, security, committed £39,595" … "line 23,
+ * traffic marshals, …") is one as much as a form repeated exactly; a fact is stated in a form of its own. Pairs keep a
+ * form's order without asking every word to match, and their rarity tells a template's words from grammar: "The venue
+ * is at Hartley Hall." and "The dinner is at Rosa's." share "is at" and "at" a name, which many forms hold, and not
+ * their subjects, so they are not alike. Each distinct form is compared once, through an index of its pairs, meeting
+ * at most ALIKE_VISITS holders.
+ */
+export class AlikeForms {
+  /** For each unit, how many units (itself included) have a form alike to its own. */
+  readonly counts: number[];
+  private readonly forms: string[];
+  private readonly of: number[];
+  private readonly pairs: (Set<string> | null)[];
+  private readonly holders = new Map<string, number[]>();
+  private readonly size: number[];
+
+  constructor(units: readonly Terms[]) {
+    const index = new Map<string, number>();
+    const copies: number[] = [];
+    this.of = units.map(({ form }) => {
+      let f = index.get(form);
+      if (f === undefined) index.set(form, (f = index.size));
+      copies[f] = (copies[f] ?? 0) + 1;
+      return f;
+    });
+    this.forms = [...index.keys()];
+    this.pairs = this.forms.map(formPairs);
+    this.pairs.forEach((set, f) =>
+      set?.forEach((pair) => {
+        const list = this.holders.get(pair);
+        if (list) list.push(f);
+        else this.holders.set(pair, [f]);
+      }),
+    );
+    this.size = this.pairs.map((set) => (set ? [...set].reduce((sum, pair) => sum + this.weight(pair), 0) : 0));
+    const alike = this.pairs.map((set, f) => {
+      let n = copies[f]!;
+      if (!set) return n;
+      const shared = new Map<number, number>();
+      let visits = 0;
+      const rarestFirst = [...set].sort((a, b) => this.holders.get(a)!.length - this.holders.get(b)!.length);
+      meet: for (const pair of rarestFirst) {
+        for (const g of this.holders.get(pair)!) {
+          if (++visits > ALIKE_VISITS) break meet;
+          if (g !== f) shared.set(g, (shared.get(g) ?? 0) + this.weight(pair));
+        }
+      }
+      for (const [g, common] of shared) if (this.dice(common, f, g)) n += copies[g]!;
+      return n;
+    });
+    this.counts = this.of.map((f) => alike[f]!);
+  }
+
+  /** Whether units `i` and `j` have forms alike. */
+  alike(i: number, j: number): boolean {
+    const [f, g] = [this.of[i]!, this.of[j]!];
+    if (f === g) return true;
+    const [x, y] = [this.pairs[f], this.pairs[g]];
+    if (!x || !y) return false;
+    let common = 0;
+    for (const pair of x) if (y.has(pair)) common += this.weight(pair);
+    return this.dice(common, f, g);
+  }
+
+  /** A pair weighs its rarity among the forms: one every form holds tells little. */
+  private weight(pair: string): number {
+    return Math.log(1 + this.forms.length / this.holders.get(pair)!.length);
+  }
+
+  private dice(common: number, f: number, g: number): boolean {
+    return (2 * common) / (this.size[f]! + this.size[g]!) >= ALIKE_PAIRS;
+  }
 }

@@ -16,7 +16,7 @@
  *   sentence before it for as long as it stays; its phrasing breaks ties, nothing more.
  */
 import { countTokens } from "../core/tokens";
-import { alikeForms, entityShape, Information, isCommon, termsOf, type Terms } from "./information";
+import { AlikeForms, entityShape, Information, isCommon, termsOf, type Terms } from "./information";
 import { kindOf, soundsLikeCorrection, type UnitKind } from "./user-words";
 
 /** A unit of the user's words: sentence `i` of the `of` in message `seq`. */
@@ -89,24 +89,24 @@ export function dropSteps(units: Unit[]): Unit[][] {
     return [...together].every((u) => u === e || u >= k || updaters.has(u) || !replacesANumber(terms[u]!, terms[k]!));
   };
 
+  const alike = new AlikeForms(terms);
   const earlier = new Map<string, number[]>();
   units.forEach((unit, k) => {
     if (unit.repeat || unit.kind === "filler" || unit.kind === "pasted") return;
     const shared = new Map<number, string[]>();
     for (const term of subjectsOf[k]!) for (const e of earlier.get(term) ?? []) shared.set(e, [...(shared.get(e) ?? []), term]);
     for (const [e, common] of shared) {
-      if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k) || routine(terms[e]!, terms[k]!, information.formFrequency(terms[k]!))) continue;
+      if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k) || (alike.alike(e, k) && routine(terms[e]!, terms[k]!, alike.counts[k]!))) continue;
       unit.kind = "correction";
       updaters.set(e, [...(updaters.get(e) ?? []), k]);
     }
     for (const term of subjectsOf[k]!) earlier.set(term, [...(earlier.get(term) ?? []), k]);
   });
 
-  const alike = alikeForms(terms);
   const worth = units.map((unit, k) => {
     if (unit.repeat) return -1;
     const weight = (unit.kind === "correction" ? CORRECTION_WEIGHT : 1) * (unit.kind === "pasted" ? PASTED_WEIGHT : 1) * (isQuestion(unit.text) ? QUESTION_WEIGHT : 1);
-    return (weight * information.of(terms[k]!)) / alike[k]! / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
+    return (weight * information.of(terms[k]!)) / alike.counts[k]! / cost(unit) + (soundsLikeCorrection(unit.text) ? TIE : 0);
   });
 
   // A correction that gives a value but names no subject ("It goes out Sunday, not Thursday.") and the sentence before it, which does
@@ -144,13 +144,13 @@ function cost(unit: Unit): number {
 const LINE_TOKENS = 7;
 
 /**
- * Whether two sentences are two runs of a routine rather than a value and its update: one canonical form that three or
- * more of the user's sentences share, and two or more values that differ between them ("Web traffic down 23.5 % …;
+ * Whether two sentences of alike forms (`AlikeForms`, checked by the caller) are two runs of a routine rather than a
+ * value and its update: forms alike that three or more of the user's sentences share, and two or more values that differ between them ("Web traffic down 23.5 % …;
  * Bernie to look at …" each week with other figures and names). An update changes one value of the same words ("the
  * agency HCA rate is £24.10 an hour" → "£25.35 an hour" → "£26 an hour"), however often.
  */
-function routine(earlier: Terms, later: Terms, formFrequency: number): boolean {
-  if (earlier.form !== later.form || formFrequency < ROUTINE_FORMS) return false;
+function routine(earlier: Terms, later: Terms, alike: number): boolean {
+  if (alike < ROUTINE_FORMS) return false;
   const numbers = later.numbers.filter((n, i) => n !== earlier.numbers[i]).length;
   const before = new Set(earlier.entities.filter((e) => entityShape(e) !== "number"));
   const entities = later.entities.filter((e) => entityShape(e) !== "number" && !before.has(e)).length;
