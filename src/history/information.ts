@@ -299,13 +299,14 @@ export class Information {
   }
 }
 
-/** Two canonical forms are alike when their shared pairs weigh at least this share of both (Dice, pairs by rarity). */
+/** Two canonical forms are alike when their shared pairs weigh at least this share of both (Dice, each pair by its rarity). */
 const ALIKE_PAIRS = 0.5;
 /** A form with fewer pairs that hold a word than this is compared whole: it has too few words to be a template of. */
 const ALIKE_MIN_PAIRS = 2;
 /**
- * Holders a form meets at most while it looks for forms alike, its rarest pairs first: a form whose pairs thousands of
- * others share counts those it met, never fewer than its own copies, and the digest stays linear.
+ * Index entries a form reads at most while it looks for other forms, through its rarest pairs first; each form met is
+ * then compared on all its pairs. A form whose pairs thousands of others share counts the alike among those it met,
+ * and the digest stays linear.
  */
 const ALIKE_VISITS = 1_024;
 
@@ -328,30 +329,35 @@ function formPairs(form: string): Set<string> | null {
 
 /**
  * Which of a conversation's units have canonical forms alike: their consecutive word pairs, each weighed by its rarity
- * among the forms, shared for half or more of both forms' weight. A routine is a form the user fills again and again,
- * and a template with a word slot ("Update the cost tracker: line 125, security, committed £39,595" … "line 23,
- * traffic marshals, …") is one as much as a form repeated exactly; a fact is stated in a form of its own. Pairs keep a
- * form's order without asking every word to match, and their rarity tells a template's words from grammar: "The venue
- * is at Hartley Hall." and "The dinner is at Rosa's." share "is at" and "at" a name, which many forms hold, and not
- * their subjects, so they are not alike. Each distinct form is compared once, through an index of its pairs, meeting
- * at most ALIKE_VISITS holders.
+ * among the conversation's forms (`weight`), shared for half or more of both forms' weight. A routine is a form the user fills again and again, and a
+ * template with a word slot ("Update the cost tracker: line 125, security, committed £39,595" … "line 23, traffic
+ * marshals, …") is one as much as a form repeated exactly; a fact is stated in a form of its own. Pairs keep a form's
+ * order without asking every word to match, and their rarity tells a template from grammar: "The venue is at Hartley
+ * Hall." and "The dinner is at Rosa's." share "is at" and "at" a name, which many forms hold, and not their subjects,
+ * so they are not alike. A routine that makes up most of the conversation has pairs as common as grammar, and reads
+ * as a routine no more.
+ * Each distinct form is compared once, through an index of its pairs (ALIKE_VISITS).
  */
 export class AlikeForms {
-  /** For each unit, how many units (itself included) have a form alike to its own. */
+  /** For each unit, how many units (itself included) have a form alike to its own; repeats the caller leaves uncounted count for none. */
   readonly counts: number[];
+  /** For each unit, how many units have its very form, repeats included. */
+  readonly copies: number[];
   private readonly forms: string[];
   private readonly of: number[];
   private readonly pairs: (Set<string> | null)[];
   private readonly holders = new Map<string, number[]>();
   private readonly size: number[];
 
-  constructor(units: readonly Terms[]) {
+  constructor(units: readonly Terms[], counted: (k: number) => boolean = () => true) {
     const index = new Map<string, number>();
     const copies: number[] = [];
-    this.of = units.map(({ form }) => {
+    const all: number[] = [];
+    this.of = units.map(({ form }, k) => {
       let f = index.get(form);
       if (f === undefined) index.set(form, (f = index.size));
-      copies[f] = (copies[f] ?? 0) + 1;
+      copies[f] = (copies[f] ?? 0) + (counted(k) ? 1 : 0);
+      all[f] = (all[f] ?? 0) + 1;
       return f;
     });
     this.forms = [...index.keys()];
@@ -367,38 +373,34 @@ export class AlikeForms {
     const alike = this.pairs.map((set, f) => {
       let n = copies[f]!;
       if (!set) return n;
-      const shared = new Map<number, number>();
+      // The forms met through its rarest pairs first, each then compared on all its pairs.
+      const met = new Set<number>();
       let visits = 0;
       const rarestFirst = [...set].sort((a, b) => this.holders.get(a)!.length - this.holders.get(b)!.length);
       meet: for (const pair of rarestFirst) {
         for (const g of this.holders.get(pair)!) {
           if (++visits > ALIKE_VISITS) break meet;
-          if (g !== f) shared.set(g, (shared.get(g) ?? 0) + this.weight(pair));
+          if (g !== f) met.add(g);
         }
       }
-      for (const [g, common] of shared) if (this.dice(common, f, g)) n += copies[g]!;
+      for (const g of met) if (this.formsAlike(f, g)) n += copies[g]!;
       return n;
     });
-    this.counts = this.of.map((f) => alike[f]!);
+    this.counts = this.of.map((f, k) => Math.max(1, alike[f]! + (counted(k) ? 0 : 1)));
+    this.copies = this.of.map((f) => all[f]!);
   }
 
-  /** Whether units `i` and `j` have forms alike. */
-  alike(i: number, j: number): boolean {
-    const [f, g] = [this.of[i]!, this.of[j]!];
+  private formsAlike(f: number, g: number): boolean {
     if (f === g) return true;
     const [x, y] = [this.pairs[f], this.pairs[g]];
     if (!x || !y) return false;
     let common = 0;
-    for (const pair of x) if (y.has(pair)) common += this.weight(pair);
-    return this.dice(common, f, g);
+    for (const pair of x.size <= y.size ? x : y) if ((x.size <= y.size ? y : x).has(pair)) common += this.weight(pair);
+    return (2 * common) / (this.size[f]! + this.size[g]!) >= ALIKE_PAIRS;
   }
 
-  /** A pair weighs its rarity among the forms: one every form holds tells little. */
+  /** A pair weighs its rarity among the forms: grammar many forms hold ("is at", "at" a name) tells little. */
   private weight(pair: string): number {
     return Math.log(1 + this.forms.length / this.holders.get(pair)!.length);
-  }
-
-  private dice(common: number, f: number, g: number): boolean {
-    return (2 * common) / (this.size[f]! + this.size[g]!) >= ALIKE_PAIRS;
   }
 }

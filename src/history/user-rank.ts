@@ -89,14 +89,14 @@ export function dropSteps(units: Unit[]): Unit[][] {
     return [...together].every((u) => u === e || u >= k || updaters.has(u) || !replacesANumber(terms[u]!, terms[k]!));
   };
 
-  const alike = new AlikeForms(terms);
+  const alike = new AlikeForms(terms, (k) => !units[k]!.repeat);
   const earlier = new Map<string, number[]>();
   units.forEach((unit, k) => {
     if (unit.repeat || unit.kind === "filler" || unit.kind === "pasted") return;
     const shared = new Map<number, string[]>();
     for (const term of subjectsOf[k]!) for (const e of earlier.get(term) ?? []) shared.set(e, [...(shared.get(e) ?? []), term]);
     for (const [e, common] of shared) {
-      if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k) || (alike.alike(e, k) && routine(terms[e]!, terms[k]!, alike.counts[k]!))) continue;
+      if (!changesAValue(terms[e]!, terms[k]!) || !nameASubject(common, e, k) || routine(terms[e]!, terms[k]!, alike.copies[k]!)) continue;
       unit.kind = "correction";
       updaters.set(e, [...(updaters.get(e) ?? []), k]);
     }
@@ -144,13 +144,13 @@ function cost(unit: Unit): number {
 const LINE_TOKENS = 7;
 
 /**
- * Whether two sentences of alike forms (`AlikeForms`, checked by the caller) are two runs of a routine rather than a
- * value and its update: forms alike that three or more of the user's sentences share, and two or more values that differ between them ("Web traffic down 23.5 % …;
+ * Whether two sentences are two runs of a routine rather than a value and its update: one canonical form that three or
+ * more of the user's sentences share, and two or more values that differ between them ("Web traffic down 23.5 % …;
  * Bernie to look at …" each week with other figures and names). An update changes one value of the same words ("the
  * agency HCA rate is £24.10 an hour" → "£25.35 an hour" → "£26 an hour"), however often.
  */
-function routine(earlier: Terms, later: Terms, alike: number): boolean {
-  if (alike < ROUTINE_FORMS) return false;
+function routine(earlier: Terms, later: Terms, copies: number): boolean {
+  if (earlier.form !== later.form || copies < ROUTINE_FORMS) return false;
   const numbers = later.numbers.filter((n, i) => n !== earlier.numbers[i]).length;
   const before = new Set(earlier.entities.filter((e) => entityShape(e) !== "number"));
   const entities = later.entities.filter((e) => entityShape(e) !== "number" && !before.has(e)).length;

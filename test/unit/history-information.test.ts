@@ -271,6 +271,18 @@ describe("the drop order", () => {
     }
   });
 
+  it("still reads an update of a value in the same words as an update when alike sentences surround it", () => {
+    const chat = ["thanks, that reads better now", "ok sounds good, let's keep going with the slides", "can you tidy up the intro paragraph a bit", "lovely, cheers"];
+    const chain = ["The HCA rate is £24.10 an hour.", "The HCA rate is £25.35 an hour.", "The HCA rate is £26 an hour, confirmed by Bettina."];
+    const steps = dropSteps(units([...chat, ...chain])).flat();
+    expect(steps.find((u) => u.text === chain[2])!.kind).toBe("correction");
+    const order = steps.map((u) => u.text);
+    expect(order.indexOf(chain[1]!)).toBeLessThan(order.indexOf(chain[2]!));
+    const regatta = ["The Dunmere regatta is on Saturday 12 July at Hartley Hall.", "Change of plan: the Dunmere regatta is on Sunday 13 July at Rosa's.", "The Dunmere prize-giving is on Monday 14 July at Hartley Hall."];
+    const after = dropSteps(units([...chat, ...regatta])).flat().map((u) => u.text);
+    expect(after.indexOf(regatta[0]!)).toBeLessThan(after.indexOf(regatta[1]!));
+  });
+
   it("keeps a correction that names no subject together with the sentence before it", () => {
     const steps = dropSteps(units(["The Heron release.", "It goes out Thursday, not Tuesday."]));
     expect(steps.map((s) => s.map((u) => u.text))).toContainEqual(["It goes out Thursday, not Tuesday.", "The Heron release."]);
