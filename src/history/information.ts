@@ -329,17 +329,17 @@ function formPairs(form: string): Set<string> | null {
 
 /**
  * Which of a conversation's units have canonical forms alike: their consecutive word pairs, each weighed by its rarity
- * among the conversation's forms (`weight`), shared for half or more of both forms' weight. A routine is a form the user fills again and again, and a
- * template with a word slot ("Update the cost tracker: line 125, security, committed £39,595" … "line 23, traffic
- * marshals, …") is one as much as a form repeated exactly; a fact is stated in a form of its own. Pairs keep a form's
- * order without asking every word to match, and their rarity tells a template from grammar: "The venue is at Hartley
- * Hall." and "The dinner is at Rosa's." share "is at" and "at" a name, which many forms hold, and not their subjects,
- * so they are not alike. A routine that makes up most of the conversation has pairs as common as grammar, and reads
- * as a routine no more.
- * Each distinct form is compared once, through an index of its pairs (ALIKE_VISITS).
+ * among the conversation's forms (`weight`), shared for half or more of both forms' weight. A routine is a form the
+ * user fills again and again, and a template with a word slot ("Update the cost tracker: line 125, security, committed
+ * £39,595" … "line 23, traffic marshals, …") is one as much as a form repeated exactly; a fact is stated in a form of
+ * its own. Pairs keep a form's order without asking every word to match, and their rarity tells a template from
+ * grammar: "The venue is at Hartley Hall." and "The dinner is at Rosa's." share "is at" and "at" a name, which many
+ * forms hold, and not their subjects, so they are not alike. A routine that makes up most of the conversation has pairs
+ * as common as grammar, and reads as a routine no more. Each distinct form is compared once, through an index of its
+ * pairs (ALIKE_VISITS).
  */
 export class AlikeForms {
-  /** For each unit, how many units (itself included) have a form alike to its own; repeats the caller leaves uncounted count for none. */
+  /** For each unit, how many units (itself included) have a form alike to its own; units left uncounted count for none. */
   readonly counts: number[];
   /** For each unit, how many units have its very form, repeats included. */
   readonly copies: number[];
@@ -386,16 +386,18 @@ export class AlikeForms {
       for (const g of met) if (this.formsAlike(f, g)) n += copies[g]!;
       return n;
     });
-    this.counts = this.of.map((f, k) => Math.max(1, alike[f]! + (counted(k) ? 0 : 1)));
+    // A counted unit is among its form's copies; one left uncounted still counts itself.
+    this.counts = this.of.map((f, k) => alike[f]! + (counted(k) ? 0 : 1));
     this.copies = this.of.map((f) => all[f]!);
   }
 
+  /** Whether two distinct forms, both compared by their pairs, share half or more of their weight. */
   private formsAlike(f: number, g: number): boolean {
-    if (f === g) return true;
     const [x, y] = [this.pairs[f], this.pairs[g]];
     if (!x || !y) return false;
+    const [fewer, more] = x.size <= y.size ? [x, y] : [y, x];
     let common = 0;
-    for (const pair of x.size <= y.size ? x : y) if ((x.size <= y.size ? y : x).has(pair)) common += this.weight(pair);
+    for (const pair of fewer) if (more.has(pair)) common += this.weight(pair);
     return (2 * common) / (this.size[f]! + this.size[g]!) >= ALIKE_PAIRS;
   }
 
