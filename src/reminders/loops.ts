@@ -324,8 +324,9 @@ function maskJsonExchange(result: string): string {
     const graphql = top && keys.every((key) => GRAPHQL_KEYS.has(key)) && isObject(object.extensions);
     const sorted: Record<string, unknown> = Object.create(null);
     for (const key of keys) {
-      const quota = namesQuota(key) && isObject(object[key]);
-      sorted[key] = masked(object[key], exchange || (graphql && key === "extensions") || quota, false);
+      // A block named for a quota or for the call's own occurrence (`processingTimingsMS`, `requestId`): all it holds is.
+      const occurrence = isObject(object[key]) && (namesQuota(key) || namedOccurrence(key, "0"));
+      sorted[key] = masked(object[key], exchange || (graphql && key === "extensions") || occurrence, false);
     }
     return sorted;
   };
@@ -564,6 +565,24 @@ const SAME_READING = 0.02;
 const SAME_CLOCK = 60;
 /** A day in seconds. */
 const DAY = 86_400;
+/** How far a tally others feed moves at each reading, relative to the larger: by a hair. */
+const TALLY_STEP = 0.005;
+
+/**
+ * Whether a number that moved one way read after read is a tally others feed or time that passed, not progress of the
+ * work: a whole number that only went up, each step under `TALLY_STEP` of the larger reading (garbage collections
+ * 81226, 81303, 81378; an error seen 3385, 3396, 3406 times; an attempt 215, 216, 217 of 86400; epoch milliseconds),
+ * or a clock that only went forward, each step under `SAME_CLOCK` (the time of the reading, a process's CPU time),
+ * a tally only in a result most of whose numbers stood still (`differOnlyInNoise`): a count that is all a call reads is
+ * its answer.
+ * Progress that moves by less than half a percent a reading would take two hundred readings to finish; a count
+ * going down (what is left) and a clock counting down (a countdown) stay progress.
+ */
+function talliedOn(steps: readonly (readonly [number, number])[], clock: boolean, tokens: readonly string[]): boolean {
+  if (!steps.every(([a, b]) => b > a)) return false;
+  if (clock) return steps.every(([a, b]) => b - a < SAME_CLOCK);
+  return tokens.every((token) => /^\d+$/.test(token)) && steps.every(([a, b]) => b - a < TALLY_STEP * b);
+}
 
 /**
  * Whether the results of one call, read in order, differ only in numbers that are noise. A number that changed twice
@@ -579,10 +598,12 @@ function differOnlyInNoise(read: readonly string[]): boolean {
   const skeleton = read[0]!.replace(NUMBER, "#");
   if (read.some((result) => result.replace(NUMBER, "#") !== skeleton)) return false;
   const tokens = read.map((result) => result.match(NUMBER) ?? []);
-  let moved = false;
+  let moved = 0;
+  let tallied = false;
   for (let slot = 0; slot < tokens[0]!.length; slot++) {
     const slotTokens = tokens.map((ts) => ts[slot]!);
     if (slotTokens.every((t) => t === slotTokens[0])) continue;
+    moved++;
     const clock = slotTokens[0]!.includes(":");
     const values: number[] = [];
     for (const token of slotTokens) {
@@ -594,6 +615,10 @@ function differOnlyInNoise(read: readonly string[]): boolean {
       values.push(value);
     }
     const steps = values.slice(1).map((v, k) => [values[k]!, v] as const).filter(([a, b]) => a !== b);
+    if (steps.length > 1 && talliedOn(steps, clock, slotTokens)) {
+      tallied ||= !clock;
+      continue;
+    }
     if (steps.length === 1) {
       const [a, b] = steps[0]!;
       if (Math.abs(a - b) >= (clock ? SAME_CLOCK : SAME_READING * Math.max(Math.abs(a), Math.abs(b)))) return false;
@@ -601,24 +626,37 @@ function differOnlyInNoise(read: readonly string[]): boolean {
       const moves = steps.map(([a, b]) => Math.sign(b - a));
       if (!moves.slice(1).some((d, k) => d !== moves[k])) return false;
     }
-    moved = true;
   }
-  return moved;
+  // A tally is noise beside what stood still: when most of a result's numbers moved, it is what the call reads. Time
+  // that passed is noise wherever it is read.
+  return moved > 0 && (!tallied || 2 * moved < tokens[0]!.length);
 }
 
 /**
  * Whether two results hold the same lines in another order (a set's members, rows without an ORDER BY, a plan's refresh
- * lines as they finish). Only when no line is indented (an indented line belongs to the record above it: a YAML item's
- * fields) and each line with words in it is there once: a masked table's rows alike ("· 1/1 Running") have lost what
- * told them apart, and their order is all that is left of it. Lines are compared exactly but for the padding at their ends.
+ * lines as they finish), their positions aside when they are numbered (`withoutPositions`). Only when no line is
+ * indented (an indented line belongs to the record above it: a YAML item's fields) and each line with words in it is
+ * there once: a masked table's rows alike ("· 1/1 Running") have lost what told them apart, and their order is all that
+ * is left of it. Lines are compared exactly but for the padding at their ends.
  */
 function sameLinesReordered(a: string, b: string): boolean {
-  const linesOf = (result: string) => result.split("\n").map((line) => line.replace(/[ \t]+$/, ""));
+  const linesOf = (result: string) => withoutPositions(result.split("\n").map((line) => line.replace(/[ \t]+$/, "")));
   const [x, y] = [linesOf(a), linesOf(b)];
   if (x.some((line) => /^[ \t]/.test(line))) return false;
   const worded = x.filter((line) => /[\p{L}\p{N}]/u.test(line));
   if (new Set(worded).size !== worded.length) return false;
   return x.sort().join("\n") === y.sort().join("\n");
+}
+
+/**
+ * Lines numbered 1, 2, 3… in order (redis-cli's `1) "u_f8phjr"`, a numbered list's `1. …`) without their numbers: a
+ * member's number says where it was printed, not what it is, so a set printed in another order keeps its lines.
+ */
+function withoutPositions(lines: string[]): string[] {
+  const numbered = /^(\d+)[.)] /;
+  const worded = lines.filter((line) => line !== "");
+  if (worded.length < 2 || !worded.every((line, k) => numbered.exec(line)?.[1] === String(k + 1))) return lines;
+  return lines.map((line) => line.replace(numbered, ""));
 }
 
 /**

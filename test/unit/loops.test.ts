@@ -158,6 +158,34 @@ describe("the loop detector", () => {
     expect(findLoops([flight(50), flight(50), flight(50)].map((call, k) => ({ ...call, result: `${call.result} ` + " ".repeat(k) })))[0]!.alike).toBeUndefined();
   });
 
+  it("reads a tally others feed, rising by a hair beside numbers that stand still, as noise; a count that is the answer, or one going down, as progress", () => {
+    const queue = (gcs: number, reductions: number, ready = 1432) => c("http_request", { url: "/api/queues/invoice.render" }, `{"consumers":0,"messages_ready":${ready},"durable":true,"garbage_collection":{"minor_gcs":${gcs},"min_heap_size":233},"reductions":${reductions},"members":3}`);
+    // Garbage collections and reductions only grow, each step under half a percent: the queue itself never moved.
+    const tally = findLoops([queue(81226, 99125325), queue(81303, 99128022), queue(81378, 99133968)]);
+    expect(tally).toHaveLength(1);
+    expect(tally[0]!.alike).toEqual(["numbers"]);
+    // The same tallies beside a queue that drained: progress.
+    expect(findLoops([queue(81226, 99125325, 1432), queue(81303, 99128022, 1200), queue(81378, 99133968, 950)])).toEqual([]);
+    // A count that is all the call reads is its answer, however little it moved (late events still arriving).
+    expect(findLoops([4821930, 4821987, 4822004].map((n) => c("sql", { q: "SELECT count(*) FROM raw.events" }, `count\n${n}\n(1 row)`)))).toEqual([]);
+    // What is left going down by a hair is progress; so is a count rising by more than a hair.
+    const left = (n: number) => c("copy_status", { job: 9 }, `{"rows_left":${n},"state":"copying","workers":4,"table":"ledger","chunk":5000}`);
+    expect(findLoops([left(120500), left(120300), left(120100)])).toEqual([]);
+    const copied = (n: number) => c("copy_status", { job: 9 }, `{"rows_copied":${n},"state":"copying","workers":4,"table":"ledger","chunk":5000}`);
+    expect(findLoops([copied(1203441), copied(1215002), copied(1226990)])).toEqual([]);
+    // A clock read forward, less than a minute a step, is the time of the reading; a countdown is a state.
+    const failing = (at: string) => c("shell", { cmd: "mysql -e 'SHOW REPLICA STATUS'" }, `Replica_IO_Running: Connecting\nLast_IO_Errno: 1045\nLast_IO_Error: Access denied for user 'repl'\nLast_IO_Error_Timestamp: 240502 ${at}`);
+    expect(findLoops(["11:55:40", "11:55:53", "11:56:04"].map(failing))).toHaveLength(1);
+    expect(findLoops(["04:12", "03:50", "03:20"].map((t) => c("job", { id: 1 }, `state waiting, exit 0, workers 4, retries 2, eta ${t}`)))).toEqual([]);
+  });
+
+  it("reads a JSON block named for the call's own time as the call's: all its numbers are occurrence marks", () => {
+    const search = (roundTrip: number, total: number) => c("algolia_search", { query: "earbuds" }, `{"hits":[],"nbHits":0,"processingTimingsMS":{"_request":{"roundTrip":${roundTrip}},"total":${total}}}`);
+    expect(findLoops([search(39, 0), search(123, 1), search(21, 1)])).toHaveLength(1);
+    // A block named otherwise is the resource's: a total that moved is a change.
+    expect(findLoops([0, 1, 1].map((total) => c("algolia_search", { query: "earbuds" }, `{"hits":[],"facets":{"total":${total}}}`)))).toEqual([]);
+  });
+
   it("reads two readings of a cycle's call as one state when every number that changed moved less than 2 % of itself", () => {
     const cycle = (first: string, second: string) => [c("weather", { city: "Bergen" }, first), c("thermostat", { id: 3 }, "idle, target 21"), c("weather", { city: "Bergen" }, second), c("thermostat", { id: 3 }, "idle, target 21")].map((call, k) => ({ ...call, message: k }));
     // A sampled temperature and a clock read to the second (whole, not as its parts: 11:55:40 and 11:55:53 are 13 s apart).
@@ -201,8 +229,10 @@ describe("the loop detector", () => {
     expect(findLoops([weather("9.42"), idle, weather("9.27"), idle, weather("9.27"), idle].map(at))).toHaveLength(1);
     // A version's parts are numbers of their own: 1.9.0 → 1.10.0 → 1.11.0 moved one way.
     expect(findLoops(["1.9.0", "1.10.0", "1.11.0"].map((v, k) => at(c("helm_status", { release: "web" }, `deployed chart web-${v}`), k)))).toEqual([]);
-    // A clock that passes midnight goes forward: 23:59:58, 23:59:59, 00:00:01 moved one way.
-    expect(findLoops(["23:59:58", "23:59:59", "00:00:01"].map((t, k) => at(c("clock", {}, `last heartbeat ${t}`), k)))).toEqual([]);
+    // A clock that passes midnight goes forward: 23:58:00, 23:59:30, 00:01:00 moved one way, a minute and more a step
+    // (read as going back, it would have turned back: noise). Less than a minute a step is time passing: the same state.
+    expect(findLoops(["23:58:00", "23:59:30", "00:01:00"].map((t, k) => at(c("clock", {}, `last heartbeat ${t}`), k)))).toEqual([]);
+    expect(findLoops(["23:59:58", "23:59:59", "00:00:01"].map((t, k) => at(c("clock", {}, `last heartbeat ${t}`), k)))).toHaveLength(1);
   });
 
   it("keeps reading a series beside one-off calls in the same batch, and never joins two series read apart", () => {
@@ -244,6 +274,10 @@ describe("the loop detector", () => {
     expect(reordered[0]!.alike).toEqual(["order"]);
     // A resource that appeared is a change, in any order.
     expect(findLoops([plan([0, 1]), plan([1, 0, 2]), plan([2, 0, 1])].map((call, k) => ({ ...call, message: k })))).toEqual([]);
+    // A set's members numbered as redis-cli prints them: the numbers say where each was printed, not what it is.
+    const members = (order: string[]) => c("redis", { command: "SMEMBERS", key: "flags:kill" }, order.map((m, k) => `${k + 1}) "${m}"`).join("\n"));
+    expect(findLoops([members(["u_f8", "u_ih", "u_ro"]), members(["u_ro", "u_f8", "u_ih"]), members(["u_ih", "u_ro", "u_f8"])])).toHaveLength(1);
+    expect(findLoops([members(["u_f8", "u_ih"]), members(["u_ro", "u_f8", "u_ih"]), members(["u_ih", "u_ro", "u_f8"])])).toEqual([]);
     // Pods whose generated names were masked: rows alike, so their order is what says which pod is which.
     const rollout = [["1/1 Running", "1/1 Running", "0/1 ContainerCreating"], ["1/1 Running", "0/1 ContainerCreating", "1/1 Running"], ["0/1 ContainerCreating", "1/1 Running", "1/1 Running"]];
     expect(findLoops(rollout.map((states, k) => ({ ...c("kubectl", { args: "get pods" }, ["NAME READY STATUS", ...states.map((s) => `· ${s}`)].join("\n")), message: k })))).toEqual([]);
