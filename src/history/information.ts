@@ -104,15 +104,24 @@ const AMOUNT = /[\p{Sc}]\s?\d[\d.,\u202f\u00a0 ]*\d|[\p{Sc}]\s?\d|\d[\d.,\u202f\
 const COUNTED = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)?\s?\p{L}{3,}(?![\p{L}\p{N}])/gu;
 /** A capitalised word or acronym past a sentence's first word (a name, a product, a place), or any run of a script without capitals. */
 const NAME = /(?<=[\s,;:(\u2014\u2013/"\u201c\u00ab\u201e-])(?!(?:I['\u2019](?:m|ll|ve|d)|OK|I)(?![\p{L}\p{N}]))\p{Lu}[\p{L}\p{N}'\u2019-]*(?:\s+\p{Lu}[\p{L}\p{N}'\u2019-]*)*|[\p{Script=Han}\p{Script=Katakana}\p{Script=Hangul}]{2,}/gu;
-/** Letters and digits, with the joiners that keep an identifier or a number whole ("v2.4", "cache-east-2", "4,200"). */
-const WORD = /[\p{L}\p{N}]+(?:['\u2019.,_-][\p{L}\p{N}]+)*/gu;
+/**
+ * Letters and digits with the marks on them (a Devanagari or Thai word's vowels), and the joiners that keep an
+ * identifier or a number whole ("v2.4", "cache-east-2", "4,200").
+ */
+const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:['\u2019.,_-][\p{L}\p{N}][\p{L}\p{M}\p{N}]*)*/gu;
 /** Runs of scripts written without spaces are read two characters at a time, as search engines index them. */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
-/** Lowercase, accents folded, apostrophes made one. */
+/**
+ * Lowercase, accents folded, apostrophes made one, compatibility forms made plain (full-width letters, ligatures).
+ * Only the marks of Latin, Greek and Cyrillic letters are accents ("Café" is "cafe"); elsewhere a mark is part of the
+ * letter and stays: kana's voicing (ガス, gas, is not カス, dregs), Devanagari's and Thai's vowels. Hangul and kana are
+ * composed again.
+ */
 export function fold(text: string): string {
-  return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/\u2019/g, "'");
+  return text.normalize("NFKD").replace(/(?<=[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}]\p{M}*)\p{M}/gu, "").normalize("NFC").toLowerCase().replace(/\u2019/g, "'");
 }
+
 
 /** Whether a match of a shape's pattern, at `at` in `text`, is one of its entities. */
 type Accept = (value: string, at: number, text: string) => boolean;
@@ -216,7 +225,7 @@ function formOf(text: string, entities: readonly Entity[]): { form: string; numb
   parts.push(text.slice(from).replace(/\ue000/g, " "));
   const amounts = entities.filter((e) => e.shape === "number").map((e) => fold(e.text).replace(/\s+/g, " "));
   const numbers: string[] = [];
-  const words = [...fold(parts.join("")).matchAll(/\ue000\w+|[\p{L}\p{N}]+(?:['.,_-][\p{L}\p{N}]+)*/gu)].map(([word]) => {
+  const words = [...fold(parts.join("")).matchAll(/\ue000\w+|[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:['.,_-][\p{L}\p{N}][\p{L}\p{M}\p{N}]*)*/gu)].map(([word]) => {
     // An amount is a number too: "£24.10 an hour" and "£25.35 an hour" give the same place a new value.
     if (word === "\ue000number") {
       numbers.push(amounts.shift()!);

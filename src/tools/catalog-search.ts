@@ -56,13 +56,16 @@ const COMPOUNDS: readonly (readonly [RegExp, string])[] = [
   [/\be-mail/gi, "email"],
 ];
 
-/** Lowercase words of a name, sentence or identifier: camelCase, snake_case, kebab-case, dots and colons split; stop words dropped. */
+/**
+ * Lowercase words of a name, sentence or identifier: camelCase, snake_case, kebab-case, dots and colons split; stop
+ * words dropped. A word keeps its marks (a Devanagari or Thai word's vowel signs are letters of it).
+ */
 function words(text: string): string[] {
   const joined = COMPOUNDS.reduce((t, [pattern, word]) => t.replace(pattern, word), text);
   const spaced = joined.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2").replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, "$1 $2");
   return spaced
     .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
+    .split(/[^\p{L}\p{M}\p{N}]+/u)
     .filter((word) => word !== "" && !STOP_WORDS.has(word));
 }
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { countTokens } from "../../src/core/tokens";
 import { digest, USER_SHARE } from "../../src/history/digest";
-import { AlikeForms, entitiesOf, Information, termsOf } from "../../src/history/information";
+import { AlikeForms, entitiesOf, fold, Information, termsOf } from "../../src/history/information";
 import { dropSteps, type Unit } from "../../src/history/user-rank";
 import { kindOf, userUnits } from "../../src/history/user-words";
 import type { SummaryInputMessage } from "../../src/history/summary";
@@ -57,6 +57,17 @@ describe("entity shapes", () => {
       expect(entitiesOf(text), text).toEqual([]);
       expect(["question", "other", "filler"], text).toContain(kindOf(text));
     }
+  });
+});
+
+describe("canonical form", () => {
+  it("folds the accents of Latin, Greek and Cyrillic letters and compatibility forms, never the marks that are letters elsewhere", () => {
+    expect(fold("Café Ｆｕｌｌ ﬁle naïve Ελληνικά")).toBe("cafe full file naive ελληνικα");
+    // Kana's voicing makes another word (ガス gas, カス dregs); Devanagari's and Thai's vowel signs are the word's vowels.
+    expect(fold("ガス")).not.toBe(fold("カス"));
+    for (const word of ["ガス", "किताब", "ภาษาไทย", "한국어"]) expect(fold(word)).toBe(word);
+    // A word keeps its vowel signs: किताब (book) is one word, not its consonants.
+    expect(termsOf("किताब").words).toEqual(["किताब"]);
   });
 });
 

@@ -21,6 +21,11 @@ describe("tokenize", () => {
     expect(tokenize("the JQLQuery for my-board.v2")).toEqual(["jql", "query", "board", "v2"]);
   });
 
+  it("keeps a word's marks: a Devanagari or Thai word's vowel signs are letters of it", () => {
+    expect(tokenize("फ़ाइल खोजें")).toEqual(["फ़ाइल", "खोजें"]);
+    expect(tokenize("ค้นหาไฟล์")).toEqual(["ค้นหาไฟล์"]);
+  });
+
   it("stems plurals, -ing and -ed to the same word", () => {
     for (const [a, b] of [["events", "event"], ["replies", "reply"], ["sharing", "share"], ["shared", "share"], ["meetings", "meeting"], ["added", "add"], ["running", "run"], ["matches", "match"]]) {
       expect(stem(a!), `${a} ~ ${b}`).toBe(stem(b!));
