@@ -57,10 +57,22 @@ const name = (s: string, nonce: string | null | undefined) => markerTitle(s, 80,
 /** How a loop's results differed, as its note says it. */
 const ALIKE: Record<Alike, string> = { numbers: "in numbers that went up and down or barely moved", order: "in the order of their lines" };
 
-/** A loop that reached its threshold among the new calls; one reaching back past the read window is not new. */
+/**
+ * A loop that reached its threshold among the new calls, or that only the new calls showed to be one (a series read
+ * as noise once a third reading turned back, though the call that completed it came earlier); one reaching back past
+ * the read window is not new, nor one the calls read before already held.
+ */
 export function loopNote(calls: readonly TimelineCall[], settings: Correctives, truncated: boolean, nonce?: string | null, detector: Partial<Pick<LoopOptions, "acts" | "canonical">> = {}): Corrective | null {
-  const loops = findLoops(calls, { repeats: settings.loopRepeats, maxPeriod: settings.loopPeriod, ...detector }).filter((l) => calls[l.firedAt]!.fresh && !(truncated && l.start === 0));
-  const loop = loops[0];
+  const options = { repeats: settings.loopRepeats, maxPeriod: settings.loopPeriod, ...detector };
+  const found = findLoops(calls, options).filter((l) => !(truncated && l.start === 0));
+  const seen = (l: { start: number; end: number }) => calls.slice(l.start, l.end + 1).some((call) => call.fresh);
+  const hindsight = found.filter((l) => !calls[l.firedAt]!.fresh && seen(l));
+  let before: Set<string> | undefined;
+  if (hindsight.length > 0) {
+    const read = calls.filter((call) => !call.fresh);
+    before = new Set(findLoops(read, options).map((l) => read[l.firedAt]!.id));
+  }
+  const loop = found.find((l) => calls[l.firedAt]!.fresh || (hindsight.includes(l) && !before!.has(calls[l.firedAt]!.id)));
   if (!loop) return null;
   const tools = loop.tools.map((t) => name(t, nonce));
   const alike = loop.alike ? `results that differed only ${loop.alike.map((kind) => ALIKE[kind]).join(" and ")}` : null;

@@ -530,6 +530,17 @@ describe("corrective notes", () => {
     expect(loopNote(fresh([r, r, r]), DEFAULTS, true)).toBeNull();
   });
 
+  it("a loop only the new calls showed to be one is new, though the call that completed it came earlier", () => {
+    const weather = (t: string) => c("weather", { city: "Bergen" }, `rain, ${t} °C`);
+    const idle = c("thermostat", { id: 3 }, "idle");
+    // A-B-A-B read before: 9.0 then 9.5 °C, a change. A third reading, 9.1, turns back: the readings were noise all along.
+    const calls = fresh([weather("9.0"), idle, weather("9.5"), idle, weather("9.1")]).map((call, i) => ({ ...call, fresh: i === 4 }));
+    expect(loopNote(calls.slice(0, 4).map((call) => ({ ...call, fresh: true })), DEFAULTS, false)).toBeNull();
+    expect(loopNote(calls, DEFAULTS, false)).toMatchObject({ kind: "loop", reason: "cycle weather → thermostat repeated 2 times" });
+    // Said once: the next turn reads the same calls as old.
+    expect(loopNote([...calls.map((call) => ({ ...call, fresh: false })), { ...fresh([c("other", {}, "x")])[0]!, id: "c9", message: 9 }], DEFAULTS, false)).toBeNull();
+  });
+
   it("a loop note says how results read as one outcome differed", () => {
     const plan = (lines: string[], cpu: string) => c("status", { app: "web" }, [...lines, `cpu ${cpu}%`].join("\n"));
     const text = (calls: CallRecord[]) => loopNote(fresh(calls), DEFAULTS, false)?.text;
