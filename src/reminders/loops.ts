@@ -149,6 +149,8 @@ const CALL_TIME_WORD = new Set(["time", "duration", "query", "response", "proces
 const SETTING = new Set(["max", "min", "limit", "target", "allowed"]);
 /** What a field's name says of a quota: the call's (`X-Shopify-Shop-Api-Call-Limit`, `Sforce-Limit-Info`), not a resource's (`memory_limit`). */
 const CALL_QUOTA = new Set(["call", "api", "info", "usage"]);
+/** Units a time since an event is counted in. */
+const SINCE_UNIT = new Set(["s", "sec", "secs", "second", "seconds", "ms", "min", "mins", "minute", "minutes"]);
 /** What a page or sync token is reissued as on every call (`nextSyncToken`, `next_page_token`), unlike an ETag, which follows the content. */
 const REISSUED = new Set(["next", "sync", "page", "continuation"]);
 
@@ -157,7 +159,8 @@ const REISSUED = new Set(["next", "sync", "page", "continuation"]);
  * (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `correlation-id: 5e0d1c`: the names HTTP's request-id headers and
  * distributed tracing give them), or its log's link; what HTTP says of the call rather than the resource (the rate
  * limit, a quota named for the call or the API, a cache's `Age`); how long the call took or its server has run
- * (`took`, `latency_ms`, `query_time_ms`, `uptime_seconds`; not a countdown such as `eta_seconds`); epoch seconds or
+ * (`took`, `latency_ms`, `query_time_ms`, `uptime_seconds`; not a countdown such as `eta_seconds`); how long since
+ * something happened, in a unit of time (`master_link_down_since_seconds`); epoch seconds or
  * milliseconds, or a fraction, in a field named for a time; a page or sync token reissued on every call; the server's
  * `system_fingerprint`.
  */
@@ -167,7 +170,7 @@ function namedOccurrence(name: string, value: string): boolean {
   if (/^x-[\w-]+$/i.test(name) && EXCHANGE_HEADER.test(name)) return true;
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.
-  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint|per|cache|serv|upstream|backend|replica|ttl|nonce/i.test(name)) return false;
+  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint|per|cache|serv|upstream|backend|replica|ttl|nonce|since/i.test(name)) return false;
   const words = nameWords(name);
   const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
   // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id", "request_log_url").
@@ -196,6 +199,10 @@ function namedOccurrence(name: string, value: string): boolean {
   // A time measured to a fraction (PostgreSQL's `actual time=0.050..1.465`): how long this run took.
   if (words.some((w) => w === "time" || w === "duration") && /^\d+\.\d+(?:\.\.\d+\.\d+)?$/.test(value)) return true;
   if (words.at(-1) === "token" && words.some((w) => REISSUED.has(w))) return true;
+  // How long since something happened, in a unit of time (`master_link_down_since_seconds`, `seconds_since_last_seen`):
+  // it grows as the clock does while nothing happens; when the thing happened is the state, and a reset is a change of
+  // words elsewhere or of a field named for the moment.
+  if (words.includes("since") && words.some((w) => SINCE_UNIT.has(w)) && /^\d+(?:\.\d+)?$/.test(value)) return true;
   // A nonce is used once by definition.
   if (words.includes("nonce")) return true;
   // Which build of the server answered (OpenAI's `system_fingerprint`); a certificate's or a key's is their own.

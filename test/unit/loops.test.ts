@@ -179,6 +179,13 @@ describe("the loop detector", () => {
     expect(findLoops(["04:12", "03:50", "03:20"].map((t) => c("job", { id: 1 }, `state waiting, exit 0, workers 4, retries 2, eta ${t}`)))).toEqual([]);
   });
 
+  it("reads how long since something happened, in a unit of time, as the clock's: the moment it happened is the state", () => {
+    const replica = (since: number, offset = 88213377) => c("shell", { command: "redis-cli INFO replication" }, `role:slave\r\nmaster_link_status:down\r\nmaster_repl_offset:${offset}\r\nmaster_link_down_since_seconds:${since}\r\nslave_priority:100`);
+    expect(findLoops([replica(623), replica(644), replica(655)])).toHaveLength(1);
+    // The offset moving is a change, whatever the clock does.
+    expect(findLoops([replica(623, 88213377), replica(644, 88290001), replica(655, 88390412)])).toEqual([]);
+  });
+
   it("reads a JSON block named for the call's own time as the call's: all its numbers are occurrence marks", () => {
     const search = (roundTrip: number, total: number) => c("algolia_search", { query: "earbuds" }, `{"hits":[],"nbHits":0,"processingTimingsMS":{"_request":{"roundTrip":${roundTrip}},"total":${total}}}`);
     expect(findLoops([search(39, 0), search(123, 1), search(21, 1)])).toHaveLength(1);
