@@ -7,6 +7,7 @@ import { InvalidCursor, MemoryStore, type WriteItem, type WriteOutcome } from ".
 import type { ApiEnv } from "../http/env";
 import { problemResponse } from "../http/problem";
 import { json, params, query } from "../http/validate";
+import { wellFormed } from "../protocol/text";
 
 /**
  * `/v1/memories/…`: memory in KV, always under the caller's own tenant and
@@ -26,7 +27,7 @@ const Source = z
 
 export const WriteBody = z
   .object({
-    text: z.string().min(1).max(MEMORY_LIMITS.textChars, `a memory is at most ${MEMORY_LIMITS.textChars} characters; store documents as artifacts`),
+    text: z.string().min(1).max(MEMORY_LIMITS.textChars, `a memory is at most ${MEMORY_LIMITS.textChars} characters; store documents as artifacts`).transform(wellFormed),
     level: LevelName.optional(),
     session: ScopeId.optional(),
     task: ScopeId.optional(),

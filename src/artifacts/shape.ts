@@ -4,6 +4,7 @@
  */
 import { isPlainObject } from "../core/json-pointer";
 import { ARTIFACT_LIMITS } from "../protocol/artifact-limits";
+import { wellFormed } from "../protocol/text";
 
 const encoder = new TextEncoder();
 /** Distinct keys counted at most; a list with more is reported as having at least this many. */
@@ -98,11 +99,6 @@ export function structuralSummary(type: string, data: unknown, sizeBytes: number
     shape = describeValue(data);
   }
   return cut(`${type}, ${formatBytes(sizeBytes)}: ${shape}`, ARTIFACT_LIMITS.summaryChars);
-}
-
-/** Lone UTF-16 surrogates (legal in JSON strings) become U+FFFD, so text survives UTF-8 storage as it is. */
-export function wellFormed(text: string): string {
-  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }
 
 /** At most `max` characters, with an ellipsis when cut, never splitting a surrogate pair. */

@@ -54,11 +54,11 @@ export interface CheckedDecisions {
 }
 
 /** Each decision must name an open call that is not decided yet; asked for or not, the user may decide it. */
-function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: readonly ApprovalDecision[], nonce: string | null): Result<CheckedDecisions> {
+function checkDecisions(open: OpenCalls, approvals: ApprovalStore, decisions: readonly ApprovalDecision[], nonce: string | null, pathOf = (i: number) => `approvals.${i}.toolCallId`): Result<CheckedDecisions> {
   const checked: CheckedDecisions = { decided: [], denials: [] };
   for (const [i, d] of decisions.entries()) {
     const tool = open.calls.get(d.toolCallId);
-    const at = [{ path: `approvals.${i}.toolCallId`, message: "not an undecided open call" }];
+    const at = [{ path: pathOf(i), message: "not an undecided open call" }];
     if (tool === undefined) return fail("conflict", `no open tool call '${d.toolCallId}': its result came, or a new message closed it`, at);
     const state = approvals.get(open.seq, d.toolCallId)?.state;
     if (state !== undefined && state !== "requested") return fail("conflict", `tool call '${d.toolCallId}' was already ${state}`, at);
@@ -115,7 +115,8 @@ export async function decideApproval(scope: ApprovalScope, toolCallId: string, d
   const callSeq = open.calls.has(toolCallId) ? open.seq : store.messages.lastCallSeq(toolCallId);
   const recorded = callSeq === null ? null : approvals.get(callSeq, toolCallId);
   if (recorded?.state === state) return ok({ approval: recorded, seq: null });
-  const checked = checkDecisions(open, approvals, [{ toolCallId, ...decision }], meta.nonce);
+  // The call is named in the route's path, not in a body's list.
+  const checked = checkDecisions(open, approvals, [{ toolCallId, ...decision }], meta.nonce, () => "toolCallId");
   if (!checked.ok) return checked;
   const denial = await admitMessages(open.calls, checked.value.denials, {
     policies: meta.resultPolicies,

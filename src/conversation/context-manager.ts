@@ -92,7 +92,8 @@ export class ConversationContextManager implements ContextManager {
     if (!assembled.ok) return assembled;
     // Before the first turn no system message exists yet: the agent of that turn brings it.
     const messages = system === null ? assembled.value.messages.slice(1) : assembled.value.messages;
-    const dropped = assembled.value.envelope.budget.truncations.filter((t) => t.kind === "history");
+    // Every message group given up, whatever its class: the newest (the user's last message and what answered it) too.
+    const dropped = assembled.value.envelope.budget.truncations.filter((t) => t.id.startsWith("history:") || t.id.startsWith("tool_result:"));
     const shown = assembled.value.historyShown.filter((i) => rendered.seqs[i] !== 0).length;
     return ok({
       messages,

@@ -20,8 +20,9 @@ import { gatewayBody } from "./request-body";
  */
 export const gatewayAnthropic = new Hono<ApiEnv>();
 
+/** A failure in Anthropic's shape; every answer carries a `request-id`, a refusal before the request was read too. */
 function failure(error: GatewayError, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(anthropicError(error)), { status: error.status, headers: { "Content-Type": "application/json", ...headers, ...error.headers } });
+  return new Response(JSON.stringify(anthropicError(error)), { status: error.status, headers: { "Content-Type": "application/json", "request-id": requestId(), ...headers, ...error.headers } });
 }
 
 const requestId = () => `req_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -44,7 +45,7 @@ gatewayAnthropic.use(
 const messagesBody = gatewayBody(
   MessagesRequest,
   (path) => path.map(String).join("."),
-  (error) => failure(error, { "request-id": requestId() }),
+  (error) => failure(error),
 );
 
 gatewayAnthropic.post("/messages", messagesBody, async (c) => {

@@ -50,7 +50,9 @@ export function upstreamError(error: ModelError): GatewayError {
       // The deployment's key refused, or the upstream failing: the client's request was fine, the gateway's upstream was not.
       const auth = error.status === 401 || error.status === 403;
       const why = auth ? "refused the deployment's key (UPSTREAM_KEY)" : "failed";
-      return gatewayError(502, `the upstream model ${why} (HTTP ${error.status}): ${error.message}`, auth ? "upstream_auth" : (error.code ?? "upstream_error"), headers);
+      // The gateway's own code: the upstream's (its `code`) names its API's failures, not this one's; the message keeps it.
+      const theirs = error.code ? ` [${error.code}]` : "";
+      return gatewayError(502, `the upstream model ${why} (HTTP ${error.status}${theirs}): ${error.message}`, auth ? "upstream_auth" : "upstream_error", headers);
     }
   }
 }

@@ -33,7 +33,7 @@ export type CompactionStatus = z.infer<typeof CompactionStatus>;
 export const RequestMessages = z.object({
   messages: z.array(ChatMessage),
   tokens: z.number(),
-  /** History older than what `maxTokens` could hold, given up whole groups at a time. */
+  /** History `maxTokens` could not hold, given up whole groups at a time, oldest first: with `tokens`, the whole. */
   truncated: z.object({ messages: z.number(), tokens: z.number() }),
 });
 export type RequestMessages = z.infer<typeof RequestMessages>;

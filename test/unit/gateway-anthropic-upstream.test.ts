@@ -207,6 +207,17 @@ describe("reading the answer", () => {
   });
 });
 
+describe("upstreamError", () => {
+  const status = (code: number, upstreamCode: string | null) => ({ kind: "status" as const, status: code, message: "boom", type: "api_error", code: upstreamCode, param: null, retryAfter: null, body: "" });
+  it("answers an upstream's failure with the gateway's own code, the upstream's kept in the message", () => {
+    expect(upstreamError(status(500, "ctl_500")).body.error).toEqual({ message: "the upstream model failed (HTTP 500 [ctl_500]): boom", type: "server_error", param: null, code: "upstream_error" });
+    expect(upstreamError(status(529, null)).body.error).toMatchObject({ type: "server_error", code: "upstream_error" });
+    expect(upstreamError(status(403, "invalid_key")).body.error).toMatchObject({ type: "server_error", code: "upstream_auth" });
+    // What the client asked for and was refused keeps the upstream's own code.
+    expect(upstreamError(status(429, "rate_limit_exceeded"))).toMatchObject({ status: 429, body: { error: { code: "rate_limit_exceeded" } } });
+  });
+});
+
 describe("upstreamConfig", () => {
   const env = (vars: Partial<Env>) => ({ UPSTREAM_MODEL: "m", UPSTREAM_KEY: "k", ...vars }) as Env;
   it("selects the API with UPSTREAM_API (default openai) and builds its URL", () => {

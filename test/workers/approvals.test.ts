@@ -228,7 +228,8 @@ describe("approvals of tool calls", () => {
     await expectProblem(await post("/approvals/del", { approved: true, reason: "fine" }), 400, "invalid-request");
     await expectProblem(await post("/approvals/del", { approved: false, reason: "x".repeat(2_001) }), 400, "invalid-request");
     await expectProblem(await post(`/approvals/${"x".repeat(129)}`, { approved: true }), 400, "invalid-request");
-    await expectProblem(await post("/approvals/ghost", { approved: true }), 409, "conflict");
+    // The call is named in the route's path: the issue says so.
+    expect((await expectProblem(await post("/approvals/ghost", { approved: true }), 409, "conflict")).issues).toEqual([{ path: "toolCallId", message: "not an undecided open call" }]);
     const twice = await s.frontend.request("POST", `${s.path}/turns`, {
       agent: s.agent,
       approvals: [{ toolCallId: "del", approved: false }, { toolCallId: "del", approved: false }],

@@ -282,6 +282,18 @@ describe("the context-manager contract over HTTP", () => {
     const small = await s.frontend.json<RequestMessages>("GET", `${s.path}/context?maxTokens=600`);
     expect(small.tokens).toBeLessThanOrEqual(600);
     expect(small.truncated.messages).toBeGreaterThan(0);
+    // What was left out is counted whole, the newest messages too: what is shown and what is not make the whole.
+    const whole = await s.frontend.json<RequestMessages>("GET", `${s.path}/context?maxTokens=2000000`);
+    expect(small.tokens + small.truncated.tokens).toBe(whole.tokens);
+    expect(whole.truncated).toEqual({ messages: 0, tokens: 0 });
+    // Ending on the assistant's answer, after the user's last message: that answer and the message before it are the
+    // newest, and what a budget leaves out of them is counted too.
+    const short = await setup(SUMMARISING);
+    const reply = Array.from({ length: 60 }, (_, k) => `Point ${k}: the ledger rebuild keeps its order.`).join(" ");
+    await short.frontend.json("PUT", `${short.path}/messages`, { messages: [{ role: "user", content: "hello there" }, { role: "assistant", content: reply }] });
+    const all = await short.frontend.json<RequestMessages>("GET", `${short.path}/context?maxTokens=2000000`);
+    const cut = await short.frontend.json<RequestMessages>("GET", `${short.path}/context?maxTokens=300`);
+    expect(cut.tokens + cut.truncated.tokens).toBe(all.tokens);
     expect(pairingProblems(small.messages)).toEqual([]);
 
     const status = await s.frontend.json<CompactionStatus>("GET", `${s.path}/compaction`);

@@ -137,7 +137,10 @@ describe("POST /v1/messages", () => {
     const { messages, key } = await setup();
     upstream.script = [{ text: "Hi." }];
     await messageOf(await messages({ messages: [{ role: "user", content: "hello" }] }, undefined, { Authorization: `Bearer ${key}` }));
-    expect(await errorOf(await messages({ messages: [{ role: "user", content: "hello" }] }, undefined, {}), 401)).toMatchObject({ type: "authentication_error" });
+    const refused = await messages({ messages: [{ role: "user", content: "hello" }] }, undefined, {});
+    // Every answer carries a request id, a refusal of the key too.
+    expect(refused.headers.get("request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(await errorOf(refused, 401)).toMatchObject({ type: "authentication_error" });
     expect(await errorOf(await messages({ messages: [{ role: "user", content: "hello" }] }, undefined, { "x-api-key": "sk-ant-not-ours" }), 401)).toMatchObject({ type: "authentication_error" });
     expect(upstream.requests).toHaveLength(1);
   });

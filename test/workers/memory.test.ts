@@ -127,6 +127,13 @@ describe("the write gate through the Worker", () => {
     expect(await rawUnder(id.tenant)).toHaveLength(3);
   });
 
+  it("stores text as text: a lone surrogate becomes U+FFFD, as in every other channel", async () => {
+    const alice = await Frontend.for(freshIdentity());
+    const stored = await remember(alice, { text: "The staging database lives in the Frankfurt region \ud800 behind the VPN." });
+    expect(stored.text).toBe("The staging database lives in the Frankfurt region \ufffd behind the VPN.");
+    expect((await alice.json<{ memories: StoredMemory[] }>("GET", "/v1/memories")).memories.map((m) => m.text)).toEqual([stored.text]);
+  });
+
   it("refuses fragments, dumps and low-information text with a reason, and stores nothing", async () => {
     const id = freshIdentity();
     const alice = await Frontend.for(id);
