@@ -1,6 +1,6 @@
 /**
  * `npm run bench:tools-outside`: search_tools on the outside catalogs (test/fixtures/tool-corpus-outside.ts,
- * tool-corpus-outside-b.ts, -c.ts, -d.ts, -e.ts and -f.ts, each written by someone who had not read src/tools/), recall@1/@5 by query kind, for the lexical ranker alone and fused with a
+ * tool-corpus-outside-b.ts, -c.ts, -d.ts, -e.ts, -f.ts and -g.ts, each written by someone who had not read src/tools/), recall@1/@5 by query kind, for the lexical ranker alone and fused with a
  * semantic ranker through the fake embedding (test/fixtures/fake-embedding.ts: hashed character trigrams and words,
  * the same stand-in the workerd tests bind as `AI`; it proves the fusion's plumbing, not a real model's quality).
  * Then search time over about 1,000 tools. Pure Node. MISSES=1 lists the lexical ranker's misses.
@@ -11,6 +11,7 @@ import { OUTSIDE_QUERIES_C, OUTSIDE_TOOLS_C } from "../test/fixtures/tool-corpus
 import { OUTSIDE_QUERIES_D, OUTSIDE_TOOLS_D } from "../test/fixtures/tool-corpus-outside-d";
 import { OUTSIDE_QUERIES_E, OUTSIDE_TOOLS_E } from "../test/fixtures/tool-corpus-outside-e";
 import { OUTSIDE_QUERIES_F, OUTSIDE_TOOLS_F } from "../test/fixtures/tool-corpus-outside-f";
+import { OUTSIDE_QUERIES_G, OUTSIDE_TOOLS_G } from "../test/fixtures/tool-corpus-outside-g";
 import { measureTools, rate, type Ranker } from "../test/fixtures/outside-tools";
 import { fakeEmbedding } from "../test/fixtures/fake-embedding";
 import { ToolIndex } from "../src/tools/catalog-search";
@@ -26,6 +27,7 @@ for (const [label, tools, queries] of [
   ["catalog D (test/fixtures/tool-corpus-outside-d.ts, held out at its first run)", OUTSIDE_TOOLS_D, OUTSIDE_QUERIES_D],
   ["catalog E (test/fixtures/tool-corpus-outside-e.ts, held out for the lexical ranker; the fusion by score was made with it)", OUTSIDE_TOOLS_E, OUTSIDE_QUERIES_E],
   ["catalog F (test/fixtures/tool-corpus-outside-f.ts, written after the ranker's and the fusion's last change, held out)", OUTSIDE_TOOLS_F, OUTSIDE_QUERIES_F],
+  ["catalog G (test/fixtures/tool-corpus-outside-g.ts, written blind during stop 35, held out)", OUTSIDE_TOOLS_G, OUTSIDE_QUERIES_G],
 ] as const) {
   const index = new ToolIndex(tools);
   const vectors = new Map(tools.map((tool) => [tool.name, unitVector(fakeEmbedding(embeddingText(tool)))]));
