@@ -146,8 +146,9 @@ export class MessageStore {
 
   /** The last message a turn stored (its user message, reply or results); what came after was appended outside any turn. */
   lastTurnSeq(): number {
-    // Walked back from the newest row, it stops at the first a turn stored: a few rows, not the whole table.
-    return this.seqOf("SELECT seq FROM messages WHERE turn_id IS NOT NULL ORDER BY seq DESC LIMIT 1") ?? 0;
+    // Walked back from the newest row, it stops at the first a turn stored: a few rows, not the whole table. What
+    // `POST …/tools/run` stored no model has read yet: not a turn's.
+    return this.seqOf("SELECT seq FROM messages WHERE turn_id IS NOT NULL AND turn_id NOT LIKE 'tools-run:%' ORDER BY seq DESC LIMIT 1") ?? 0;
   }
 
   lastUserSeq(): number {

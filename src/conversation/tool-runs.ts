@@ -106,7 +106,7 @@ export async function runOpenCalls(scope: ConversationScope, body: RunToolsBody)
   const served = servedCalls(pending, toolbox, history);
   const unserved = wanted && pending.find((c) => !served.includes(c));
   if (unserved) return fail("invalid-request", `the runtime does not serve '${unserved.name}' (call '${unserved.id}'): its result comes from the frontend`);
-  if (served.length === 0) return ok({ ran: [], toolResults: [], appended: 0, lastSeq: 0 });
+  if (served.length === 0) return ok({ ran: [], toolResults: [], appended: 0, lastSeq: store.messages.lastSeq() });
   // Stored like a turn's work, under an id of its own: the ledger, the events and the hooks name what wrote them.
   const runId = `tools-run:${crypto.randomUUID()}`;
   const tools = toolHost(scope);

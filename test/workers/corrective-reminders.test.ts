@@ -130,6 +130,24 @@ describe("corrective reminders", () => {
     expect((await s.turn({ toolResults: [{ tool_call_id: "l2", content: "index.ts" }] })).envelope.reminders).toBeUndefined();
   });
 
+  it("a continuation that brings no result of its own notes nothing and records nothing: the user's next message notes the loop, once", async () => {
+    const s = await setup();
+    await s.turn({ message: "Read the config." });
+    const read = (id: string) => [{ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: "read_file", arguments: '{"path":"cfg.yaml"}' } }] }, { role: "tool", tool_call_id: id, content: "No such file: cfg.yaml" }];
+    await s.frontend.json("POST", `${s.path}/messages`, { messages: [...read("r1"), ...read("r2"), ...read("r3")] });
+    // Nothing a note could ride on: the evidence says no note, no event is written, however many such turns come.
+    for (let i = 0; i < 2; i++) {
+      const bare = await s.turn({});
+      expect(bare.envelope.reminders).toBeUndefined();
+      expect(JSON.stringify(bare.messages)).not.toContain(String.raw`<system_reminder kind=\"loop\"`);
+    }
+    expect((await s.events()).filter((e) => e.type === "reminder.fired")).toEqual([]);
+    const next = await s.turn({ message: "Well?" });
+    expect(next.envelope.reminders).toEqual([{ kind: "loop", reason: "read_file repeated 3 times" }]);
+    expect(kinds(next)).toEqual(["loop"]);
+    expect((await s.events()).filter((e) => e.type === "reminder.fired")).toHaveLength(1);
+  });
+
   it("an agent without correctives gets no corrective notes", async () => {
     const s = await setup(null);
     await s.turn({ message: "Find it." });

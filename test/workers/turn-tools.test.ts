@@ -365,6 +365,8 @@ describe("running tools outside a turn", () => {
     // Then a bare continuation: the model reads everything since the user's message.
     const next = await s.turn({});
     expect(next.messages.slice(-4).map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool"]);
+    // Nothing left to run: nothing appended, and `lastSeq` is still the conversation's last message.
+    expect(await s.frontend.json("POST", `${s.path}/tools/run`, {})).toEqual({ ran: [], toolResults: [], appended: 0, lastSeq: messages.length + 2 });
   });
 });
 

@@ -44,7 +44,10 @@ const READ_ONLY_RUNTIME = new Set(["search_tools", "search_history", "read_skill
  */
 export async function remind(d: Loaded & Pulled & Admitted & Identified & Offered): Promise<Result<Staged<Reminded & Partial<Admitted>>>> {
   const reminders: Reminder[] = d.personaNote ? [{ kind: "persona", text: d.personaNote }] : [];
-  if (d.agent.correctives) reminders.push(...correctives(d, Correctives.parse(d.agent.correctives)));
+  // A continuation that brings no result of its own has nothing a note could ride on: none is noted (nor recorded),
+  // and the calls stay new until a turn that can carry it, the next that brings a result or the user's next message.
+  const carried = !d.continuation || d.admitted.messages.some((m) => m.role === "tool");
+  if (d.agent.correctives && carried) reminders.push(...correctives(d, Correctives.parse(d.agent.correctives)));
   if (d.continuation) return ok({ out: { reminders, stapled: [], stapledHits: [], ...onLastResult(d, reminders) }, decided: { kinds: reminders.map((r) => r.kind) } });
   const mentions = await resolveMentions(d);
   if (!mentions.ok) return mentions;
