@@ -13,9 +13,10 @@ export function withCompactionHooks(summariser: Summariser, scope: HookScope, no
   return {
     name: summariser.name,
     async summarise(request: SummaryRequest): Promise<SummaryDraft> {
-      const maxChars = request.maxTokens * 4;
+      // The bound is in tokens, as the runtime counts them; four characters a token is a guide for English prose.
+      const { maxTokens } = request;
       const outcome = await runChain(scope, "compaction", null as string | null, {
-        payload: () => ({ messages: request.messages.map((m) => ({ role: m.role, text: m.content })), previousSummary: request.previous?.text ?? null, maxChars }),
+        payload: () => ({ messages: request.messages.map((m) => ({ role: m.role, text: m.content })), previousSummary: request.previous?.text ?? null, maxTokens, maxChars: maxTokens * 4 }),
         apply: (state, decision) => (decision.action === "summary" ? { state: decision.summary, stop: true } : { state }),
         closed: () => ({ action: "continue" }),
       });

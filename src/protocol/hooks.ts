@@ -83,7 +83,7 @@ export const HookPayloads = {
     attempt: z.number().int(),
   }),
   /** The history a compaction folds into a summary, as text, and the summary it replaces. */
-  compaction: z.object({ messages: z.array(z.object({ role: z.string(), text: z.string() })), previousSummary: z.string().nullable(), maxChars: z.number().int() }),
+  compaction: z.object({ messages: z.array(z.object({ role: z.string(), text: z.string() })), previousSummary: z.string().nullable(), maxTokens: z.number().int(), maxChars: z.number().int() }),
   /** A notification after the turn is stored: nothing is answered. */
   "turn.end": z.object({ continuation: z.boolean(), toolCalls: z.array(z.object({ id: z.string(), tool: z.string(), outcome: z.string() })), tokens: z.number().int() }),
 } as const satisfies Record<HookPoint, z.ZodType>;

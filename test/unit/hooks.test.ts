@@ -558,7 +558,7 @@ describe("withCompactionHooks", () => {
     expect(wrapped.name).toBe("base");
     expect(await wrapped.summarise(request)).toEqual({ text: "They greeted; key [REDACTED:aws-access-key-id].", state: null, loss: ["written by b:write"] });
     expect(host.calls.map((c) => c.hook)).toEqual(["a:pass", "b:write"]);
-    expect(host.calls[0]!.params.payload).toEqual({ messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }], previousSummary: "earlier", maxChars: 200 });
+    expect(host.calls[0]!.params.payload).toEqual({ messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }], previousSummary: "earlier", maxTokens: 50, maxChars: 200 });
     expect(base.asked).toEqual([]);
     expect(scope.log).toEqual([
       { hook: "a:pass", point: "compaction", ms: 1, verdict: "continue" },

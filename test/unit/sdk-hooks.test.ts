@@ -209,7 +209,7 @@ describe("ContextApp hooks: answering hooks/call", () => {
     ]);
     const [broken, rejects] = await Promise.all([
       runtime.call("hooks/call", { hook: "broken", point: "memory", ...TURN, payload: { message: "hi", memory: [] } }),
-      runtime.call("hooks/call", { hook: "rejects", point: "compaction", ...TURN, payload: { messages: [], previousSummary: null, maxChars: 100 } }),
+      runtime.call("hooks/call", { hook: "rejects", point: "compaction", ...TURN, payload: { messages: [], previousSummary: null, maxTokens: 25, maxChars: 100 } }),
     ]);
     expect(broken).toEqual({ jsonrpc: "2.0", id: broken.id, error: { code: ErrorCode.InternalError, message: "vector store down" } });
     expect(rejects.error).toEqual({ code: ErrorCode.InternalError, message: "summariser busy" });

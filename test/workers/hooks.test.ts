@@ -170,7 +170,7 @@ describe("fail modes", () => {
     const pending = hub.callTool("guardian:slow", {}, { conversationId: "c-00000001", toolCallId: "t1" });
     for (let i = 0; i < 100 && !app.calls.some((c) => c.method === "tools/call"); i++) await new Promise((r) => setTimeout(r, 5));
     const spec = { id: "guardian:big", app: "guardian", name: "big", point: "compaction" as const, agents: ["*:*"], tools: null, order: 0, deadlineMs: 1000, failMode: "open" as const };
-    const huge = await hub.callHook(spec, { hook: "big", point: "compaction", conversationId: "c-00000001", turnId: "t", agent: "a:b", payload: { messages: [{ role: "user", text: "é".repeat(600_000) }], previousSummary: null, maxChars: 1 } });
+    const huge = await hub.callHook(spec, { hook: "big", point: "compaction", conversationId: "c-00000001", turnId: "t", agent: "a:b", payload: { messages: [{ role: "user", text: "é".repeat(600_000) }], previousSummary: null, maxTokens: 1, maxChars: 4 } });
     expect(huge).toMatchObject({ ok: false, reason: "invalid", detail: "the request is larger than one WebSocket message (1048576 bytes) can carry" });
     expect(app.calls.filter((c) => c.method === "hooks/call")).toEqual([]);
     release();
@@ -383,7 +383,7 @@ describe("memory, assembled blocks, compaction and turn end", () => {
     const agent = await notes.createAgent("assistant", []);
     const frontend = await Frontend.for(id);
     const { id: conversation } = await frontend.json<{ id: string }>("POST", "/v1/conversations", { compaction: { contextWindow: 4_096, outputReserve: 512, tailTokens: 600 } });
-    const asked: { messages: unknown[]; previousSummary: unknown; maxChars: unknown }[] = [];
+    const asked: { messages: unknown[]; previousSummary: unknown; maxTokens: unknown; maxChars: unknown }[] = [];
     await hookApp(id, "guardian", [
       [{ name: "summarise", point: "compaction", ...ALL }, (p) => (asked.push(p as never), { action: "summary", summary: `HOOK SUMMARY of ${(p.messages as unknown[]).length} messages; key AKIAIOSFODNN7EXAMPLE` })],
       [{ name: "note", point: "assembled", ...ALL }, () => ({ action: "change", add: [{ title: "Note", content: "Be brief." }] })],
@@ -400,6 +400,9 @@ describe("memory, assembled blocks, compaction and turn end", () => {
     expect(turns.length).toBeGreaterThan(2);
     expect(asked).toHaveLength(1);
     expect(asked[0]!.previousSummary).toBeNull();
+    // The bound is in tokens; maxChars is that times four.
+    expect(asked[0]!.maxTokens).toEqual(expect.any(Number));
+    expect(asked[0]!.maxChars).toBe((asked[0]!.maxTokens as number) * 4);
     const summary = compacted!.messages.map((m) => textOf(m as ChatMessage)).find((t) => t.includes("HOOK SUMMARY"))!;
     expect(summary).toContain(`HOOK SUMMARY of ${asked[0]!.messages.length} messages`);
     expect(summary).not.toContain("AKIAIOSFODNN7EXAMPLE");
