@@ -12,7 +12,7 @@ import { needsGuardModel } from "./guard-model";
 import { evaluateGuard } from "./guard";
 import { toolsByModelName } from "./model-names";
 import { isRuntimeTool } from "./runtime-tools";
-import { parseArguments } from "./validate";
+import { parseArguments, validateArguments } from "./validate";
 import { admitText } from "../protect";
 import type { Toolbox } from "../protocol/tools";
 
@@ -47,22 +47,31 @@ export async function gateCalls(calls: readonly ModelCall[], ctx: GateContext): 
   const verdicts = await inOrder(scope, guarded.allowed, async (call, own) => {
     const spec = specs.get(call.name);
     const tool = spec?.name ?? call.name;
+    let patchedBy: string | undefined;
     const outcome = await runChain(own, "tool.before", call, {
       tool: { name: tool, toolCallId: call.id },
       payload: (c) => ({ request: ctx.request ?? null, call: { id: c.id, tool, arguments: parsed(c.arguments) }, ...(spec?.annotations ? { annotations: spec.annotations } : {}) }),
-      apply: (c, decision) => (decision.action === "patch" ? { state: { ...c, arguments: JSON.stringify(decision.arguments) } } : { state: c, stop: decision.action === "deny" }),
+      apply: (c, decision, hook) => {
+        if (decision.action !== "patch") return { state: c, stop: decision.action === "deny" };
+        patchedBy = hook.id;
+        return { state: { ...c, arguments: JSON.stringify(decision.arguments) } };
+      },
       closed: (_, why) => ({ action: "deny", reason: why }),
     });
     const stopped = outcome.stoppedBy;
-    if (stopped?.decision.action !== "deny") return { call: outcome.state };
-    // The hook's reason reaches the model, the evidence and the events: text from outside, past the boundary.
-    const reason = admitText(ctx.neutralize(stopped.decision.reason)).text;
-    return {
+    const denial = (reason: string, by: string) => ({
       denied: {
         result: { toolCallId: call.id, content: `${HOOK_DENIED_RESULT} Its reason: ${reason}`, runtimeWritten: true },
-        ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: 0, reason, deniedBy: stopped.hook.id },
+        ran: { toolCallId: call.id, tool: call.name, servedBy: tool, outcome: "denied" as const, ms: 0, reason, deniedBy: by },
       },
-    };
+    });
+    // The hook's reason reaches the model, the evidence and the events: text from outside, past the boundary.
+    if (stopped?.decision.action === "deny") return denial(admitText(ctx.neutralize(stopped.decision.reason)).text, stopped.hook.id);
+    // A patch the tool's schema refuses is the hook's fault, not the model's: the call is not run, and the model is
+    // told so rather than asked to fix arguments it did not write.
+    const patched = patchedBy && spec ? validateArguments(spec.inputSchema, parsed(outcome.state.arguments)) : null;
+    if (patched && !patched.ok) return denial(`${patchedBy}'s patch of its arguments does not match ${tool}'s schema (${patched.problem.join("; ")}); the call as made was not run`, patchedBy!);
+    return { call: outcome.state };
   });
   return {
     allowed: verdicts.flatMap((v) => ("call" in v && v.call ? [v.call] : [])),

@@ -404,6 +404,20 @@ describe("gateCalls", () => {
     expect(forC1.map((c) => (c.params.payload as { call: { arguments: unknown } }).call.arguments)).toEqual([{ to: "rival@example.com" }, { to: "safe@example.com", cc: [] }]);
   });
 
+  it("a patch the tool's schema refuses is the hook's: the call is not run, and the model is not asked to fix what it did not write", async () => {
+    const strict: ToolSpec = { ...spec("mail:send"), inputSchema: { type: "object", properties: { to: { type: "string" } }, required: ["to"], additionalProperties: false } };
+    const host = fakeHost({ "p:bad": answer({ action: "patch", arguments: { to: 42 } }, 1) });
+    const scope = scopeOf([hook("p:bad", "tool.before", { tools: ["mail:*"] })], host);
+    const gate = await gateCalls([call("c1", "mail__send", { to: "a@example.com" })], { toolbox: box({ bound: [strict] }), neutralize: neutralizeText, hooks: scope, request: null });
+    expect(gate.allowed).toEqual([]);
+    expect(gate.denied.map((d) => [d.ran.outcome, d.ran.deniedBy])).toEqual([["denied", "p:bad"]]);
+    expect(gate.denied[0]!.result.content).toMatch(/^\[not run: a hook denied this tool call\] Its reason: p:bad's patch of its arguments does not match mail:send's schema \(.+\); the call as made was not run$/);
+    // A patch the schema takes runs.
+    const good = fakeHost({ "p:ok": answer({ action: "patch", arguments: { to: "b@example.com" } }, 1) });
+    const passed = await gateCalls([call("c2", "mail__send", { to: "a@example.com" })], { toolbox: box({ bound: [strict] }), neutralize: neutralizeText, hooks: scopeOf([hook("p:ok", "tool.before", { tools: ["mail:*"] })], good), request: null });
+    expect(passed.allowed.map((c) => c.arguments)).toEqual([JSON.stringify({ to: "b@example.com" })]);
+  });
+
   it("with no hooks and no model guard, every call passes unchanged and nothing is asked", async () => {
     const calls = [call("c1", "mail__send", { to: "a" }), call("c2", "delegate", {}), call("c3", "ghost__tool", {})];
     const host = fakeHost({});
