@@ -114,12 +114,13 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /**
  * Lowercase, accents folded, apostrophes made one, compatibility forms made plain (full-width letters, ligatures).
- * Only the marks of Latin, Greek and Cyrillic letters are accents ("Café" is "cafe"); elsewhere a mark is part of the
- * letter and stays: kana's voicing (ガス, gas, is not カス, dregs), Devanagari's and Thai's vowels. Hangul and kana are
- * composed again.
+ * Only the marks of Latin, Greek and Cyrillic letters are accents ("Café" is "cafe"), and Arabic's and Hebrew's vowel
+ * points are optional; elsewhere a mark is part of the letter and stays: kana's voicing (ガス, gas, is not カス, dregs),
+ * Devanagari's and Thai's vowels. Hangul and kana are composed again.
  */
 export function fold(text: string): string {
-  return text.normalize("NFKD").replace(/(?<=[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}]\p{M}*)\p{M}/gu, "").normalize("NFC").toLowerCase().replace(/\u2019/g, "'");
+  // One pass, each run of marks replaced whole after its letter: linear however long the run (a lookbehind over it is not).
+  return text.normalize("NFKD").replace(/([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Arabic}\p{Script=Hebrew}])\p{M}+/gu, "$1").normalize("NFC").toLowerCase().replace(/\u2019/g, "'");
 }
 
 

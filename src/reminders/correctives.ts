@@ -6,7 +6,7 @@
 import { markerTitle } from "../core/neutralize";
 import { openTag } from "../core/runtime-tag";
 import type { Correctives } from "../protocol/methods";
-import { findLoops, type Alike, type CallRecord, type LoopOptions } from "./loops";
+import { findLoops, type Alike, type CallRecord, type Loop, type LoopOptions } from "./loops";
 
 export type CorrectiveKind = "loop" | "done_without_action" | "interrupted";
 
@@ -65,14 +65,17 @@ const ALIKE: Record<Alike, string> = { numbers: "in numbers that went up and dow
 export function loopNote(calls: readonly TimelineCall[], settings: Correctives, truncated: boolean, nonce?: string | null, detector: Partial<Pick<LoopOptions, "acts" | "canonical">> = {}): Corrective | null {
   const options = { repeats: settings.loopRepeats, maxPeriod: settings.loopPeriod, ...detector };
   const found = findLoops(calls, options).filter((l) => !(truncated && l.start === 0));
-  const seen = (l: { start: number; end: number }) => calls.slice(l.start, l.end + 1).some((call) => call.fresh);
-  const hindsight = found.filter((l) => !calls[l.firedAt]!.fresh && seen(l));
-  let before: Set<string> | undefined;
+  const holdsNew = (l: Loop) => calls.slice(l.start, l.end + 1).some((call) => call.fresh);
+  const hindsight = found.filter((l) => !calls[l.firedAt]!.fresh && holdsNew(l));
+  // The loops the calls read before already held, by their positions here (call ids may repeat): one of them with the
+  // same tools over the same calls was noted then, however its readings merge now.
+  let held: { start: number; end: number; tools: string }[] = [];
   if (hindsight.length > 0) {
-    const read = calls.filter((call) => !call.fresh);
-    before = new Set(findLoops(read, options).map((l) => read[l.firedAt]!.id));
+    const at = calls.flatMap((call, i) => (call.fresh ? [] : [i]));
+    held = findLoops(at.map((i) => calls[i]!), options).map((l) => ({ start: at[l.start]!, end: at[l.end]!, tools: l.tools.join("\u0000") }));
   }
-  const loop = found.find((l) => calls[l.firedAt]!.fresh || (hindsight.includes(l) && !before!.has(calls[l.firedAt]!.id)));
+  const noted = (l: Loop) => held.some((h) => h.tools === l.tools.join("\u0000") && h.start <= l.end && l.start <= h.end);
+  const loop = found.find((l) => calls[l.firedAt]!.fresh || (hindsight.includes(l) && !noted(l)));
   if (!loop) return null;
   const tools = loop.tools.map((t) => name(t, nonce));
   const alike = loop.alike ? `results that differed only ${loop.alike.map((kind) => ALIKE[kind]).join(" and ")}` : null;

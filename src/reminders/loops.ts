@@ -149,8 +149,6 @@ const CALL_TIME_WORD = new Set(["time", "duration", "query", "response", "proces
 const SETTING = new Set(["max", "min", "limit", "target", "allowed"]);
 /** What a field's name says of a quota: the call's (`X-Shopify-Shop-Api-Call-Limit`, `Sforce-Limit-Info`), not a resource's (`memory_limit`). */
 const CALL_QUOTA = new Set(["call", "api", "info", "usage"]);
-/** Units a time since an event is counted in. */
-const SINCE_UNIT = new Set(["s", "sec", "secs", "second", "seconds", "ms", "min", "mins", "minute", "minutes"]);
 /** What a page or sync token is reissued as on every call (`nextSyncToken`, `next_page_token`), unlike an ETag, which follows the content. */
 const REISSUED = new Set(["next", "sync", "page", "continuation"]);
 
@@ -159,8 +157,7 @@ const REISSUED = new Set(["next", "sync", "page", "continuation"]);
  * (`"request_id": "a9f0e1"`, `X-Request-Id: …`, `correlation-id: 5e0d1c`: the names HTTP's request-id headers and
  * distributed tracing give them), or its log's link; what HTTP says of the call rather than the resource (the rate
  * limit, a quota named for the call or the API, a cache's `Age`); how long the call took or its server has run
- * (`took`, `latency_ms`, `query_time_ms`, `uptime_seconds`; not a countdown such as `eta_seconds`); how long since
- * something happened, in a unit of time (`master_link_down_since_seconds`); epoch seconds or
+ * (`took`, `latency_ms`, `query_time_ms`, `uptime_seconds`; not a countdown such as `eta_seconds`); epoch seconds or
  * milliseconds, or a fraction, in a field named for a time; a page or sync token reissued on every call; the server's
  * `system_fingerprint`.
  */
@@ -170,7 +167,7 @@ function namedOccurrence(name: string, value: string): boolean {
   if (/^x-[\w-]+$/i.test(name) && EXCHANGE_HEADER.test(name)) return true;
   const epoch = /^1\d{9}(?:\d{3})?$/.test(value);
   // Most fields are none of these: read a name's words only when it could be one.
-  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint|per|cache|serv|upstream|backend|replica|ttl|nonce|since/i.test(name)) return false;
+  if (!epoch && !/id|rat|age|limit|log|ms|us|ns|lat|elapsed|took|uptime|time|token|fingerprint|per|cache|serv|upstream|backend|replica|ttl|nonce/i.test(name)) return false;
   const words = nameWords(name);
   const after = (word: string, next: string) => words.some((w, k) => w === word && words[k + 1] === next);
   // One request's identity, however short ("request_id", "X-Trace-Id", "correlation-id", "request_log_url").
@@ -184,7 +181,7 @@ function namedOccurrence(name: string, value: string): boolean {
   // How long the call took by a unit finer than a second with a word of the call's time (`openai-processing-ms`,
   // `query_time_ms`), or how fast it ran (`bytesProcessedPerSecond`); a countdown (`eta_ms`, `timeout_ms`) or a
   // setting (`max_requests_per_second`) is not the call's.
-  const ranFor = TIME_UNIT.has(words.at(-1)!) && words.some((w) => CALL_TIME_WORD.has(w));
+  const ranFor = namesCallDuration(name);
   const ranAt = words.some((w, k) => w === "per" && PER_TIME.has(words[k + 1] ?? "")) && !words.some((w) => SETTING.has(w));
   if ((words.some((w) => CALL_TIME.has(w)) || ranFor || ranAt) && /^\d+(?:\.\d+)?$/.test(value)) return true;
   // Whether a cache answered (`cacheHit`), and how much of a prompt it held (`cached_tokens`); which replica or host
@@ -199,10 +196,6 @@ function namedOccurrence(name: string, value: string): boolean {
   // A time measured to a fraction (PostgreSQL's `actual time=0.050..1.465`): how long this run took.
   if (words.some((w) => w === "time" || w === "duration") && /^\d+\.\d+(?:\.\.\d+\.\d+)?$/.test(value)) return true;
   if (words.at(-1) === "token" && words.some((w) => REISSUED.has(w))) return true;
-  // How long since something happened, in a unit of time (`master_link_down_since_seconds`, `seconds_since_last_seen`):
-  // it grows as the clock does while nothing happens; when the thing happened is the state, and a reset is a change of
-  // words elsewhere or of a field named for the moment.
-  if (words.includes("since") && words.some((w) => SINCE_UNIT.has(w)) && /^\d+(?:\.\d+)?$/.test(value)) return true;
   // A nonce is used once by definition.
   if (words.includes("nonce")) return true;
   // Which build of the server answered (OpenAI's `system_fingerprint`); a certificate's or a key's is their own.
@@ -317,23 +310,25 @@ function maskJsonExchange(result: string): string {
   if (start < 0) return result;
   // In place, over what JSON.parse just made: a 1 MB body is walked in milliseconds. Objects without a prototype, so
   // a `__proto__` key is a key like any other.
-  const masked = (value: unknown, exchange: boolean, top: boolean): unknown => {
+  // `timed`: inside a block named for how long the call took, whose numbers are the call's, not the resource's.
+  const masked = (value: unknown, exchange: boolean, top: boolean, timed = false): unknown => {
     if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) value[i] = masked(value[i], exchange, false);
+      for (let i = 0; i < value.length; i++) value[i] = masked(value[i], exchange, false, timed);
       return value;
     }
     // A command's output carried in a JSON string (`{"stdout": "NAME  AGE\n…"}`) is text, read as lines like any other.
     if (typeof value === "string" && value.includes("\n")) return exchange ? "·" : maskLines(value);
-    if (value === null || typeof value !== "object") return exchange ? "·" : value;
+    if (value === null || typeof value !== "object") return exchange || (timed && typeof value === "number") ? "·" : value;
     const object = value as Record<string, unknown>;
     const keys = Object.keys(object).sort();
     // A GraphQL response is `data`, `errors` and `extensions` and nothing else, its extensions an object.
     const graphql = top && keys.every((key) => GRAPHQL_KEYS.has(key)) && isObject(object.extensions);
     const sorted: Record<string, unknown> = Object.create(null);
     for (const key of keys) {
-      // A block named for a quota or for the call's own occurrence (`processingTimingsMS`, `requestId`): all it holds is.
-      const occurrence = isObject(object[key]) && (namesQuota(key) || namedOccurrence(key, "0"));
-      sorted[key] = masked(object[key], exchange || (graphql && key === "extensions") || occurrence, false);
+      const block = isObject(object[key]);
+      const quota = block && namesQuota(key);
+      // A block named for how long the call took (Algolia's `processingTimingsMS`): its numbers, whatever their names.
+      sorted[key] = masked(object[key], exchange || (graphql && key === "extensions") || quota, false, timed || (block && namesCallDuration(key)));
     }
     return sorted;
   };
@@ -354,6 +349,12 @@ function maskJsonExchange(result: string): string {
 const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 const GRAPHQL_KEYS = new Set(["data", "errors", "extensions"]);
 const isObject = (value: unknown): boolean => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** A name for how long the call took, in a unit finer than a second (`processingTimingsMS`, `query_time_ms`). */
+function namesCallDuration(name: string): boolean {
+  const words = nameWords(name);
+  return TIME_UNIT.has(words.at(-1)!) && words.some((w) => CALL_TIME_WORD.has(w));
+}
 
 /** A key naming a quota block (`rateLimit`, `throttleStatus`); it counts only where it holds an object of counters. */
 function namesQuota(key: string): boolean {
@@ -572,25 +573,6 @@ const SAME_READING = 0.02;
 const SAME_CLOCK = 60;
 /** A day in seconds. */
 const DAY = 86_400;
-/** How far a tally others feed moves at each reading, relative to the larger: by a hair. */
-const TALLY_STEP = 0.005;
-
-/**
- * Whether a number that moved one way read after read is a tally others feed or time that passed, not progress of the
- * work: a whole number that only went up, each step under `TALLY_STEP` of the larger reading (garbage collections
- * 81226, 81303, 81378; an error seen 3385, 3396, 3406 times; an attempt 215, 216, 217 of 86400; epoch milliseconds),
- * or a clock that only went forward, each step under `SAME_CLOCK` (the time of the reading, a process's CPU time),
- * a tally only in a result most of whose numbers stood still (`differOnlyInNoise`): a count that is all a call reads is
- * its answer.
- * Progress that moves by less than half a percent a reading would take two hundred readings to finish; a count
- * going down (what is left) and a clock counting down (a countdown) stay progress.
- */
-function talliedOn(steps: readonly (readonly [number, number])[], clock: boolean, tokens: readonly string[]): boolean {
-  if (!steps.every(([a, b]) => b > a)) return false;
-  if (clock) return steps.every(([a, b]) => b - a < SAME_CLOCK);
-  return tokens.every((token) => /^\d+$/.test(token)) && steps.every(([a, b]) => b - a < TALLY_STEP * b);
-}
-
 /**
  * Whether the results of one call, read in order, differ only in numbers that are noise. A number that changed twice
  * or more must have turned back (up then down, or down then up): progress moves one way (a count up, a remainder down),
@@ -605,12 +587,10 @@ function differOnlyInNoise(read: readonly string[]): boolean {
   const skeleton = read[0]!.replace(NUMBER, "#");
   if (read.some((result) => result.replace(NUMBER, "#") !== skeleton)) return false;
   const tokens = read.map((result) => result.match(NUMBER) ?? []);
-  let moved = 0;
-  let tallied = false;
+  let moved = false;
   for (let slot = 0; slot < tokens[0]!.length; slot++) {
     const slotTokens = tokens.map((ts) => ts[slot]!);
     if (slotTokens.every((t) => t === slotTokens[0])) continue;
-    moved++;
     const clock = slotTokens[0]!.includes(":");
     const values: number[] = [];
     for (const token of slotTokens) {
@@ -622,10 +602,6 @@ function differOnlyInNoise(read: readonly string[]): boolean {
       values.push(value);
     }
     const steps = values.slice(1).map((v, k) => [values[k]!, v] as const).filter(([a, b]) => a !== b);
-    if (steps.length > 1 && talliedOn(steps, clock, slotTokens)) {
-      tallied ||= !clock;
-      continue;
-    }
     if (steps.length === 1) {
       const [a, b] = steps[0]!;
       if (Math.abs(a - b) >= (clock ? SAME_CLOCK : SAME_READING * Math.max(Math.abs(a), Math.abs(b)))) return false;
@@ -633,37 +609,24 @@ function differOnlyInNoise(read: readonly string[]): boolean {
       const moves = steps.map(([a, b]) => Math.sign(b - a));
       if (!moves.slice(1).some((d, k) => d !== moves[k])) return false;
     }
+    moved = true;
   }
-  // A tally is noise beside what stood still: when most of a result's numbers moved, it is what the call reads. Time
-  // that passed is noise wherever it is read.
-  return moved > 0 && (!tallied || 2 * moved < tokens[0]!.length);
+  return moved;
 }
 
 /**
  * Whether two results hold the same lines in another order (a set's members, rows without an ORDER BY, a plan's refresh
- * lines as they finish), their positions aside when they are numbered (`withoutPositions`). Only when no line is
- * indented (an indented line belongs to the record above it: a YAML item's fields) and each line with words in it is
- * there once: a masked table's rows alike ("· 1/1 Running") have lost what told them apart, and their order is all that
- * is left of it. Lines are compared exactly but for the padding at their ends.
+ * lines as they finish). Only when no line is indented (an indented line belongs to the record above it: a YAML item's
+ * fields) and each line with words in it is there once: a masked table's rows alike ("· 1/1 Running") have lost what
+ * told them apart, and their order is all that is left of it. Lines are compared exactly but for the padding at their ends.
  */
 function sameLinesReordered(a: string, b: string): boolean {
-  const linesOf = (result: string) => withoutPositions(result.split("\n").map((line) => line.replace(/[ \t]+$/, "")));
+  const linesOf = (result: string) => result.split("\n").map((line) => line.replace(/[ \t]+$/, ""));
   const [x, y] = [linesOf(a), linesOf(b)];
   if (x.some((line) => /^[ \t]/.test(line))) return false;
   const worded = x.filter((line) => /[\p{L}\p{N}]/u.test(line));
   if (new Set(worded).size !== worded.length) return false;
   return x.sort().join("\n") === y.sort().join("\n");
-}
-
-/**
- * Lines numbered 1, 2, 3… in order (redis-cli's `1) "u_f8phjr"`, a numbered list's `1. …`) without their numbers: a
- * member's number says where it was printed, not what it is, so a set printed in another order keeps its lines.
- */
-function withoutPositions(lines: string[]): string[] {
-  const numbered = /^(\d+)[.)] /;
-  const worded = lines.filter((line) => line !== "");
-  if (worded.length < 2 || !worded.every((line, k) => numbered.exec(line)?.[1] === String(k + 1))) return lines;
-  return lines.map((line) => line.replace(numbered, ""));
 }
 
 /**

@@ -158,39 +158,33 @@ describe("the loop detector", () => {
     expect(findLoops([flight(50), flight(50), flight(50)].map((call, k) => ({ ...call, result: `${call.result} ` + " ".repeat(k) })))[0]!.alike).toBeUndefined();
   });
 
-  it("reads a tally others feed, rising by a hair beside numbers that stand still, as noise; a count that is the answer, or one going down, as progress", () => {
-    const queue = (gcs: number, reductions: number, ready = 1432) => c("http_request", { url: "/api/queues/invoice.render" }, `{"consumers":0,"messages_ready":${ready},"durable":true,"garbage_collection":{"minor_gcs":${gcs},"min_heap_size":233},"reductions":${reductions},"members":3}`);
-    // Garbage collections and reductions only grow, each step under half a percent: the queue itself never moved.
-    const tally = findLoops([queue(81226, 99125325), queue(81303, 99128022), queue(81378, 99133968)]);
-    expect(tally).toHaveLength(1);
-    expect(tally[0]!.alike).toEqual(["numbers"]);
-    // The same tallies beside a queue that drained: progress.
-    expect(findLoops([queue(81226, 99125325, 1432), queue(81303, 99128022, 1200), queue(81378, 99133968, 950)])).toEqual([]);
-    // A count that is all the call reads is its answer, however little it moved (late events still arriving).
-    expect(findLoops([4821930, 4821987, 4822004].map((n) => c("sql", { q: "SELECT count(*) FROM raw.events" }, `count\n${n}\n(1 row)`)))).toEqual([]);
-    // What is left going down by a hair is progress; so is a count rising by more than a hair.
-    const left = (n: number) => c("copy_status", { job: 9 }, `{"rows_left":${n},"state":"copying","workers":4,"table":"ledger","chunk":5000}`);
-    expect(findLoops([left(120500), left(120300), left(120100)])).toEqual([]);
-    const copied = (n: number) => c("copy_status", { job: 9 }, `{"rows_copied":${n},"state":"copying","workers":4,"table":"ledger","chunk":5000}`);
-    expect(findLoops([copied(1203441), copied(1215002), copied(1226990)])).toEqual([]);
-    // A clock read forward, less than a minute a step, is the time of the reading; a countdown is a state.
-    const failing = (at: string) => c("shell", { cmd: "mysql -e 'SHOW REPLICA STATUS'" }, `Replica_IO_Running: Connecting\nLast_IO_Errno: 1045\nLast_IO_Error: Access denied for user 'repl'\nLast_IO_Error_Timestamp: 240502 ${at}`);
-    expect(findLoops(["11:55:40", "11:55:53", "11:56:04"].map(failing))).toHaveLength(1);
-    expect(findLoops(["04:12", "03:50", "03:20"].map((t) => c("job", { id: 1 }, `state waiting, exit 0, workers 4, retries 2, eta ${t}`)))).toEqual([]);
+  it("reads a number that moved one way, however little, as progress: a tally others feed cannot be told from it by its numbers", () => {
+    // A node syncing from a large base, a reindex's count toward its total, a file downloading: each moves by a hair
+    // of itself a reading, and each is progress.
+    const syncing = (block: number) => c("shell", { cmd: "geth attach --exec eth.syncing" }, `{currentBlock: ${block}, highestBlock: 18712345, knownStates: 0, pulledStates: 0, startingBlock: 18200000}`);
+    expect(findLoops([18402000, 18404000, 18406000].map(syncing))).toEqual([]);
+    const reindex = (created: number) => c("http_request", { url: "/_tasks/oTUltX4IQMOUUVeiohTt8A:12345" }, JSON.stringify({ completed: false, task: { status: { total: 12000000, created, updated: 0, batches: Math.floor(created / 1000) } } }));
+    expect(findLoops([3450000, 3460000, 3470000].map(reindex))).toEqual([]);
+    // So do garbage collections counted by a queue that never moved: a loop the rules cannot see (docs/reminders.md).
+    const queue = (gcs: number) => c("http_request", { url: "/api/queues/invoice.render" }, `{"consumers":0,"messages_ready":1432,"garbage_collection":{"minor_gcs":${gcs}}}`);
+    expect(findLoops([81226, 81303, 81378].map(queue))).toEqual([]);
   });
 
-  it("reads how long since something happened, in a unit of time, as the clock's: the moment it happened is the state", () => {
-    const replica = (since: number, offset = 88213377) => c("shell", { command: "redis-cli INFO replication" }, `role:slave\r\nmaster_link_status:down\r\nmaster_repl_offset:${offset}\r\nmaster_link_down_since_seconds:${since}\r\nslave_priority:100`);
-    expect(findLoops([replica(623), replica(644), replica(655)])).toHaveLength(1);
-    // The offset moving is a change, whatever the clock does.
-    expect(findLoops([replica(623, 88213377), replica(644, 88290001), replica(655, 88390412)])).toEqual([]);
-  });
-
-  it("reads a JSON block named for the call's own time as the call's: all its numbers are occurrence marks", () => {
+  it("reads a JSON block named for how long the call took as the call's: its numbers, not its words", () => {
     const search = (roundTrip: number, total: number) => c("algolia_search", { query: "earbuds" }, `{"hits":[],"nbHits":0,"processingTimingsMS":{"_request":{"roundTrip":${roundTrip}},"total":${total}}}`);
     expect(findLoops([search(39, 0), search(123, 1), search(21, 1)])).toHaveLength(1);
     // A block named otherwise is the resource's: a total that moved is a change.
     expect(findLoops([0, 1, 1].map((total) => c("algolia_search", { query: "earbuds" }, `{"hits":[],"facets":{"total":${total}}}`)))).toEqual([]);
+    // A block named for a resource's own latency or log holds state: a status or a share that moved is a change.
+    expect(findLoops(["down", "up", "fail"].map((status) => c("health", { id: 1 }, `{"checks":{"uptime":{"status":"${status}"}}}`)))).toEqual([]);
+    expect(findLoops([41, 77, 97].map((used) => c("sql", { q: "log" }, `{"transaction_log":{"used_percent":${used},"log_reuse_wait":"LOG_BACKUP"}}`)))).toEqual([]);
+  });
+
+  it("reads how long since something happened as state: its reset is what the call shows", () => {
+    const backup = (since: number) => c("shell", { command: "backup-status" }, `state:idle\nseconds_since_last_success:${since}\nlast_error:none`);
+    const idle = c("thermostat", { id: 3 }, "idle");
+    // A-B-A-B: the backup ran in between (86410 → 4): a change, not a loop.
+    expect(findLoops([backup(86410), idle, backup(4), idle].map((call, k) => ({ ...call, message: k })))).toEqual([]);
   });
 
   it("reads two readings of a cycle's call as one state when every number that changed moved less than 2 % of itself", () => {
@@ -236,10 +230,8 @@ describe("the loop detector", () => {
     expect(findLoops([weather("9.42"), idle, weather("9.27"), idle, weather("9.27"), idle].map(at))).toHaveLength(1);
     // A version's parts are numbers of their own: 1.9.0 → 1.10.0 → 1.11.0 moved one way.
     expect(findLoops(["1.9.0", "1.10.0", "1.11.0"].map((v, k) => at(c("helm_status", { release: "web" }, `deployed chart web-${v}`), k)))).toEqual([]);
-    // A clock that passes midnight goes forward: 23:58:00, 23:59:30, 00:01:00 moved one way, a minute and more a step
-    // (read as going back, it would have turned back: noise). Less than a minute a step is time passing: the same state.
-    expect(findLoops(["23:58:00", "23:59:30", "00:01:00"].map((t, k) => at(c("clock", {}, `last heartbeat ${t}`), k)))).toEqual([]);
-    expect(findLoops(["23:59:58", "23:59:59", "00:00:01"].map((t, k) => at(c("clock", {}, `last heartbeat ${t}`), k)))).toHaveLength(1);
+    // A clock that passes midnight goes forward: 23:59:58, 23:59:59, 00:00:01 moved one way.
+    expect(findLoops(["23:59:58", "23:59:59", "00:00:01"].map((t, k) => at(c("clock", {}, `last heartbeat ${t}`), k)))).toEqual([]);
   });
 
   it("keeps reading a series beside one-off calls in the same batch, and never joins two series read apart", () => {
@@ -281,10 +273,6 @@ describe("the loop detector", () => {
     expect(reordered[0]!.alike).toEqual(["order"]);
     // A resource that appeared is a change, in any order.
     expect(findLoops([plan([0, 1]), plan([1, 0, 2]), plan([2, 0, 1])].map((call, k) => ({ ...call, message: k })))).toEqual([]);
-    // A set's members numbered as redis-cli prints them: the numbers say where each was printed, not what it is.
-    const members = (order: string[]) => c("redis", { command: "SMEMBERS", key: "flags:kill" }, order.map((m, k) => `${k + 1}) "${m}"`).join("\n"));
-    expect(findLoops([members(["u_f8", "u_ih", "u_ro"]), members(["u_ro", "u_f8", "u_ih"]), members(["u_ih", "u_ro", "u_f8"])])).toHaveLength(1);
-    expect(findLoops([members(["u_f8", "u_ih"]), members(["u_ro", "u_f8", "u_ih"]), members(["u_ih", "u_ro", "u_f8"])])).toEqual([]);
     // Pods whose generated names were masked: rows alike, so their order is what says which pod is which.
     const rollout = [["1/1 Running", "1/1 Running", "0/1 ContainerCreating"], ["1/1 Running", "0/1 ContainerCreating", "1/1 Running"], ["0/1 ContainerCreating", "1/1 Running", "1/1 Running"]];
     expect(findLoops(rollout.map((states, k) => ({ ...c("kubectl", { args: "get pods" }, ["NAME READY STATUS", ...states.map((s) => `· ${s}`)].join("\n")), message: k })))).toEqual([]);
@@ -544,6 +532,14 @@ describe("corrective notes", () => {
     const calls = fresh([weather("9.0"), idle, weather("9.5"), idle, weather("9.1")]).map((call, i) => ({ ...call, fresh: i === 4 }));
     expect(loopNote(calls.slice(0, 4).map((call) => ({ ...call, fresh: true })), DEFAULTS, false)).toBeNull();
     expect(loopNote(calls, DEFAULTS, false)).toMatchObject({ kind: "loop", reason: "cycle weather → thermostat repeated 2 times" });
+    // Noted before, a loop whose readings merge anew with a fresh one is the same loop: not noted again (9.0, then 9.5
+    // three times, noted; a fresh 9.1 turns the series back).
+    const steady = fresh([weather("9.0"), weather("9.5"), weather("9.5"), weather("9.5"), weather("9.1")]).map((call, i) => ({ ...call, fresh: i === 4 }));
+    expect(loopNote(steady.slice(0, 4).map((call) => ({ ...call, fresh: true })), DEFAULTS, false)).toMatchObject({ reason: "weather repeated 3 times" });
+    expect(loopNote(steady, DEFAULTS, false)).toBeNull();
+    // Ids reused by a provider (every call "call_0") do not make an old loop stand for a new one.
+    const reused = [...fresh([c("read_file", { path: "a" }, "A"), c("read_file", { path: "a" }, "A"), c("read_file", { path: "a" }, "A")]), ...calls].map((call, i) => ({ ...call, id: "call_0", message: i, fresh: i === 7 }));
+    expect(loopNote(reused, DEFAULTS, false)).toMatchObject({ reason: "cycle weather → thermostat repeated 2 times" });
     // Said once: the next turn reads the same calls as old.
     expect(loopNote([...calls.map((call) => ({ ...call, fresh: false })), { ...fresh([c("other", {}, "x")])[0]!, id: "c9", message: 9 }], DEFAULTS, false)).toBeNull();
   });
