@@ -61,7 +61,8 @@ const COMPOUNDS: readonly (readonly [RegExp, string])[] = [
  * words dropped. A word keeps its marks (a Devanagari or Thai word's vowel signs are letters of it).
  */
 function words(text: string): string[] {
-  const joined = COMPOUNDS.reduce((t, [pattern, word]) => t.replace(pattern, word), text);
+  // One canonical form for what looks the same: "café" typed as e plus an accent is the word "café".
+  const joined = COMPOUNDS.reduce((t, [pattern, word]) => t.replace(pattern, word), text.normalize("NFC"));
   const spaced = joined.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2").replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, "$1 $2");
   return spaced
     .toLowerCase()

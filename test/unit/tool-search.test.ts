@@ -25,6 +25,8 @@ describe("tokenize", () => {
   it("keeps a word's marks: a Devanagari or Thai word's vowel signs are letters of it", () => {
     expect(tokenize("फ़ाइल खोजें")).toEqual(["फ़ाइल", "खोजें"]);
     expect(tokenize("ค้นหาไฟล์")).toEqual(["ค้นหาไฟล์"]);
+    // What looks the same is the same word, however its accents were typed.
+    expect(tokenize("cafe\u0301")).toEqual(tokenize("café"));
   });
 
   it("stems plurals, -ing and -ed to the same word", () => {
