@@ -29,6 +29,9 @@ const STORED_COLUMNS = 9;
  * keeps its token count and the running total through it, so a request can
  * tell what fits without reading the messages.
  */
+/** What a `POST …/tools/run` stores carries its own id under this prefix (`tools-run:<uuid>`): work outside any turn. */
+export const TOOLS_RUN_PREFIX = "tools-run:";
+
 export class MessageStore {
   /** `searchIndex`: search_history's index, which each message joins as it is stored. */
   constructor(
@@ -148,7 +151,7 @@ export class MessageStore {
   lastTurnSeq(): number {
     // Walked back from the newest row, it stops at the first a turn stored: a few rows, not the whole table. What
     // `POST …/tools/run` stored no model has read yet: not a turn's.
-    return this.seqOf("SELECT seq FROM messages WHERE turn_id IS NOT NULL AND turn_id NOT LIKE 'tools-run:%' ORDER BY seq DESC LIMIT 1") ?? 0;
+    return this.seqOf("SELECT seq FROM messages WHERE turn_id IS NOT NULL AND turn_id NOT LIKE ? ORDER BY seq DESC LIMIT 1", `${TOOLS_RUN_PREFIX}%`) ?? 0;
   }
 
   lastUserSeq(): number {

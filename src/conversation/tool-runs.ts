@@ -8,6 +8,7 @@ import { modelToolName } from "../tools/model-names";
 import type { HookScope } from "../hooks/chain";
 import { runCalls, servedCalls, type ToolRunReport } from "../tools/run";
 import type { ModelCall } from "../tools/calls";
+import { TOOLS_RUN_PREFIX } from "./message-store";
 import { checkRoom } from "./capacity";
 import type { OpenCalls } from "./message-store";
 import type { ConversationDb } from "./store";
@@ -108,7 +109,7 @@ export async function runOpenCalls(scope: ConversationScope, body: RunToolsBody)
   if (unserved) return fail("invalid-request", `the runtime does not serve '${unserved.name}' (call '${unserved.id}'): its result comes from the frontend`);
   if (served.length === 0) return ok({ ran: [], toolResults: [], appended: 0, lastSeq: store.messages.lastSeq() });
   // Stored like a turn's work, under an id of its own: the ledger, the events and the hooks name what wrote them.
-  const runId = `tools-run:${crypto.randomUUID()}`;
+  const runId = `${TOOLS_RUN_PREFIX}${crypto.randomUUID()}`;
   const tools = toolHost(scope);
   const hooks: HookScope = { host: tools, conversationId: meta.conversationId, turnId: runId, agent: toolbox.agent.id, hooks: toolbox.hooks ?? [], log: [] };
   const report = await runCalls(served, { toolbox, loaded: store.toolState.loaded(), host: tools, conversationId: meta.conversationId, neutralize: (text) => neutralize(text, meta.nonce), hooks, request: store.messages.lastUserText(), history });

@@ -108,7 +108,10 @@ const NAME = /(?<=[\s,;:(\u2014\u2013/"\u201c\u00ab\u201e-])(?!(?:I['\u2019](?:m
  * Letters and digits with the marks on them (a Devanagari or Thai word's vowels), and the joiners that keep an
  * identifier or a number whole ("v2.4", "cache-east-2", "4,200").
  */
-const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:['\u2019.,_-][\p{L}\p{N}][\p{L}\p{M}\p{N}]*)*/gu;
+const WORD_PART = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/u.source;
+const WORD = new RegExp(`${WORD_PART}(?:['\u2019.,_-]${WORD_PART})*`, "gu");
+/** A folded text's words (its apostrophes made one), and the entity placeholders `formOf` put in it. */
+const FORM_WORD = new RegExp(`\ue000\\w+|${WORD_PART}(?:['.,_-]${WORD_PART})*`, "gu");
 /** Runs of scripts written without spaces are read two characters at a time, as search engines index them. */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
@@ -122,7 +125,6 @@ export function fold(text: string): string {
   // One pass, each run of marks replaced whole after its letter: linear however long the run (a lookbehind over it is not).
   return text.normalize("NFKD").replace(/([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Arabic}\p{Script=Hebrew}])\p{M}+/gu, "$1").normalize("NFC").toLowerCase().replace(/\u2019/g, "'");
 }
-
 
 /** Whether a match of a shape's pattern, at `at` in `text`, is one of its entities. */
 type Accept = (value: string, at: number, text: string) => boolean;
@@ -226,7 +228,7 @@ function formOf(text: string, entities: readonly Entity[]): { form: string; numb
   parts.push(text.slice(from).replace(/\ue000/g, " "));
   const amounts = entities.filter((e) => e.shape === "number").map((e) => fold(e.text).replace(/\s+/g, " "));
   const numbers: string[] = [];
-  const words = [...fold(parts.join("")).matchAll(/\ue000\w+|[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:['.,_-][\p{L}\p{N}][\p{L}\p{M}\p{N}]*)*/gu)].map(([word]) => {
+  const words = [...fold(parts.join("")).matchAll(FORM_WORD)].map(([word]) => {
     // An amount is a number too: "£24.10 an hour" and "£25.35 an hour" give the same place a new value.
     if (word === "\ue000number") {
       numbers.push(amounts.shift()!);

@@ -573,6 +573,7 @@ const SAME_READING = 0.02;
 const SAME_CLOCK = 60;
 /** A day in seconds. */
 const DAY = 86_400;
+
 /**
  * Whether the results of one call, read in order, differ only in numbers that are noise. A number that changed twice
  * or more must have turned back (up then down, or down then up): progress moves one way (a count up, a remainder down),
